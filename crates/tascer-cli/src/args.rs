@@ -1,0 +1,139 @@
+//! Command-line arguments. Flags that Claude Code's print mode (`claude -p`)
+//! also has keep its names and meanings.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Tascer: a governed, provable agent runtime.
+#[derive(Debug, Parser)]
+#[command(name = "tascer", version, about, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do; without a subcommand, runs a prompt like `tascer run`.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// `tascer -p "prompt"` works like `claude -p "prompt"`.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a prompt as an agent session (streams the answer; ends with a summary line).
+    Run(RunArgs),
+    /// Run a scripted session against a built-in mock model (no API key needed).
+    Demo(DemoArgs),
+    /// List and inspect stored sessions.
+    Sessions {
+        /// What to do with sessions.
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+/// `tascer sessions …`
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List recent sessions.
+    List {
+        /// How many to show.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one session's messages.
+    Show {
+        /// Session id.
+        id: String,
+        /// Print the stored frames as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Output formats, as in `claude -p --output-format`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Streaming text for people.
+    #[default]
+    Text,
+    /// One JSON object: the result.
+    Json,
+    /// One JSON object per line for every message.
+    StreamJson,
+}
+
+/// Arguments of `tascer run`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    /// The prompt; read from standard input when absent.
+    pub prompt: Option<String>,
+    /// Print mode (accepted for `claude -p` compatibility; `tascer run` always prints).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+    /// Model id (default: claude-sonnet-4-5, or gpt-4o-mini for OpenAI-compatible servers; env TASCER_MODEL).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Model to switch to after repeated overload errors.
+    #[arg(long)]
+    pub fallback_model: Option<String>,
+    /// Stop after this many model calls.
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+    /// Stop once the session has cost this much (USD).
+    #[arg(long)]
+    pub max_budget_usd: Option<f64>,
+    /// Resume a session by id.
+    #[arg(short = 'r', long)]
+    pub resume: Option<String>,
+    /// Continue the most recent session in the working directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_: bool,
+    /// With --resume/--continue, copy the session into a new one.
+    #[arg(long)]
+    pub fork_session: bool,
+    /// Use this UUID for the new session.
+    #[arg(long)]
+    pub session_id: Option<String>,
+    /// Working directory for the session.
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Replace the default system prompt.
+    #[arg(long)]
+    pub system_prompt: Option<String>,
+    /// Append to the default system prompt.
+    #[arg(long)]
+    pub append_system_prompt: Option<String>,
+    /// Tools auto-approved (Claude Code rule syntax; comma- or space-separated).
+    #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+    /// Tools removed from the model's context (comma- or space-separated).
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+    /// Only offer these built-in tools (comma-separated; "" for none).
+    #[arg(long, value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Emit stream_event messages (with --output-format stream-json).
+    #[arg(long)]
+    pub include_partial_messages: bool,
+    /// Accepted for `claude -p` compatibility (stream-json is always complete).
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+/// Arguments of `tascer demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Keep the demo's workspace and store instead of deleting them.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print every message as a JSON line instead of text.
+    #[arg(long)]
+    pub stream_json: bool,
+}

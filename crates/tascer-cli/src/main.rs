@@ -1,0 +1,58 @@
+//! The `tascer` command-line tool.
+
+mod args;
+mod demo;
+mod render;
+mod run;
+mod sessions;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command, SessionsCommand};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async move {
+        match cli.command {
+            Some(Command::Run(args)) => run::run(args).await,
+            Some(Command::Demo(args)) => demo::demo(args).await,
+            Some(Command::Sessions {
+                command: SessionsCommand::List { limit, json },
+            }) => sessions::list(limit, json),
+            Some(Command::Sessions {
+                command: SessionsCommand::Show { id, json },
+            }) => sessions::show(&id, json),
+            None => run::run(cli.run).await,
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TASCER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

@@ -1,0 +1,217 @@
+//! Rendering a run's messages: text for people, JSON for machines.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tascer::{ContentBlock, Message, ResultMessage, ToolResultContent, UserContent};
+
+use crate::args::OutputFormat;
+
+/// Renders messages as they arrive.
+pub struct Renderer {
+    format: OutputFormat,
+    spinner: Option<ProgressBar>,
+    streamed_text: bool,
+    color: bool,
+}
+
+impl Renderer {
+    /// A renderer for this format.
+    pub fn new(format: OutputFormat) -> Self {
+        Renderer {
+            format,
+            spinner: None,
+            streamed_text: false,
+            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+
+    /// Renders one message.
+    pub fn render(&mut self, message: &Message) -> std::io::Result<()> {
+        match self.format {
+            OutputFormat::StreamJson => {
+                let mut out = std::io::stdout().lock();
+                serde_json::to_writer(&mut out, message)?;
+                out.write_all(b"\n")?;
+                out.flush()
+            }
+            OutputFormat::Json => {
+                if let Message::Result(result) = message {
+                    let mut out = std::io::stdout().lock();
+                    serde_json::to_writer(&mut out, &Message::Result(result.clone()))?;
+                    out.write_all(b"\n")?;
+                }
+                Ok(())
+            }
+            OutputFormat::Text => self.render_text(message),
+        }
+    }
+
+    /// Clears the spinner.
+    pub fn finish(&mut self) {
+        self.stop_spinner();
+    }
+
+    fn start_spinner(&mut self) {
+        if self.spinner.is_some() || !std::io::stderr().is_terminal() {
+            return;
+        }
+        let spinner = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+            spinner.set_style(style);
+        }
+        spinner.set_message("thinking…");
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        self.spinner = Some(spinner);
+    }
+
+    fn stop_spinner(&mut self) {
+        if let Some(spinner) = self.spinner.take() {
+            spinner.finish_and_clear();
+        }
+    }
+
+    fn dim(&self, text: &str) -> String {
+        if self.color {
+            format!("\x1b[2m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn render_text(&mut self, message: &Message) -> std::io::Result<()> {
+        let mut out = std::io::stdout().lock();
+        match message {
+            Message::System(system) if system.subtype == "init" => {
+                drop(out);
+                self.start_spinner();
+            }
+            Message::System(system) if system.subtype == "api_retry" => {
+                drop(out);
+                self.stop_spinner();
+                let status = system
+                    .data
+                    .get("error_status")
+                    .map(|s| s.to_string())
+                    .unwrap_or_default();
+                eprintln!("{}", self.dim(&format!("  ↻ API error {status}, retrying…")));
+                self.start_spinner();
+            }
+            Message::System(_) => {}
+            Message::StreamEvent(event) => {
+                let delta = event
+                    .event
+                    .get("delta")
+                    .filter(|d| d.get("type").and_then(|t| t.as_str()) == Some("text_delta"))
+                    .and_then(|d| d.get("text"))
+                    .and_then(|t| t.as_str());
+                if let Some(text) = delta {
+                    drop(out);
+                    self.stop_spinner();
+                    let mut out = std::io::stdout().lock();
+                    out.write_all(text.as_bytes())?;
+                    out.flush()?;
+                    self.streamed_text = true;
+                }
+            }
+            Message::Assistant(assistant) => {
+                drop(out);
+                self.stop_spinner();
+                let mut out = std::io::stdout().lock();
+                for block in &assistant.message.content {
+                    match block {
+                        ContentBlock::Text { text } if !self.streamed_text => {
+                            writeln!(out, "{text}")?;
+                        }
+                        ContentBlock::Text { .. } => writeln!(out)?,
+                        ContentBlock::ToolUse { name, input, .. } => {
+                            writeln!(out, "⏺ {name}({})", summarize_input(input))?;
+                        }
+                        _ => {}
+                    }
+                }
+                self.streamed_text = false;
+            }
+            Message::User(user) => {
+                if let UserContent::Blocks(blocks) = &user.message.content {
+                    for block in blocks {
+                        if let ContentBlock::ToolResult {
+                            content, is_error, ..
+                        } = block
+                        {
+                            let line = summarize_result(content, is_error.unwrap_or(false));
+                            writeln!(out, "{}", self.dim(&format!("  ⎿  {line}")))?;
+                        }
+                    }
+                }
+                drop(out);
+                self.start_spinner();
+            }
+            Message::Result(result) => {
+                drop(out);
+                self.stop_spinner();
+                eprintln!("{}", closing_line(result));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The one-line summary of a finished turn.
+pub fn closing_line(result: &ResultMessage) -> String {
+    let tokens = result.usage.total_tokens();
+    let secs = result.duration_ms as f64 / 1000.0;
+    let status = if result.is_error {
+        let why = result
+            .errors
+            .first()
+            .cloned()
+            .or_else(|| result.result.clone())
+            .unwrap_or_else(|| "error".into());
+        format!("✗ {why}")
+    } else {
+        "✓ done".to_string()
+    };
+    format!(
+        "{status} · {} turn{} · {tokens} tokens · ${:.4} · {secs:.1}s · session {}",
+        result.num_turns,
+        if result.num_turns == 1 { "" } else { "s" },
+        result.total_cost_usd,
+        result.session_id
+    )
+}
+
+fn summarize_input(input: &serde_json::Value) -> String {
+    let main = ["command", "file_path", "pattern", "url", "query", "path"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(|v| v.as_str()));
+    let text = match main {
+        Some(s) => s.to_string(),
+        None => input.to_string(),
+    };
+    shorten(&text.replace('\n', " "), 80)
+}
+
+fn summarize_result(content: &ToolResultContent, is_error: bool) -> String {
+    let text = content.to_text();
+    let lines = text.lines().count();
+    let first = text.lines().next().unwrap_or("").trim();
+    let mut line = shorten(first, 100);
+    if lines > 1 {
+        line.push_str(&format!(" (+{} lines)", lines - 1));
+    }
+    if line.is_empty() {
+        line = "(no output)".into();
+    }
+    if is_error { format!("error: {line}") } else { line }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}

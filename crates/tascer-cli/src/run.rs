@@ -1,0 +1,205 @@
+//! `tascer run`: one prompt as an agent session.
+
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use futures::StreamExt;
+use tascer::{Client, Message, Options};
+
+use crate::args::{OutputFormat, RunArgs};
+use crate::render::Renderer;
+
+/// Runs `tascer run` and returns the exit code: 0, or 1 when the result is
+/// an error.
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let prompt = read_prompt(args.prompt.clone())?;
+    let mut options = options_from_args(&args);
+    options.provider = provider_from_env()?;
+    run_with_options(prompt, options, args.output_format).await
+}
+
+/// Runs one prompt with ready options and renders it in `format`.
+pub async fn run_with_options(
+    prompt: String,
+    options: Options,
+    format: OutputFormat,
+) -> anyhow::Result<ExitCode> {
+    let mut options = options;
+    if format == OutputFormat::Text {
+        // Text mode streams the answer as it is generated.
+        options.include_partial_messages = true;
+    }
+    let mut client = match Client::connect(options).await {
+        Ok(client) => client,
+        Err(err) => {
+            if format != OutputFormat::Text {
+                let result = tascer_result_for_startup_failure(&err.to_string());
+                println!("{result}");
+            }
+            return Err(err.into());
+        }
+    };
+    let interrupter = client.interrupter();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupter.interrupt();
+        }
+    });
+    client.query(prompt).await?;
+    let mut renderer = Renderer::new(format);
+    let mut stream = client.receive_response();
+    let mut is_error = false;
+    while let Some(message) = stream.next().await {
+        if let Message::Result(result) = &message {
+            is_error = result.is_error;
+        }
+        renderer.render(&message)?;
+    }
+    renderer.finish();
+    client.disconnect().await;
+    Ok(if is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn tascer_result_for_startup_failure(error: &str) -> String {
+    serde_json::json!({
+        "type": "result",
+        "subtype": "error_during_execution",
+        "is_error": true,
+        "duration_ms": 0,
+        "duration_api_ms": 0,
+        "num_turns": 0,
+        "session_id": "",
+        "total_cost_usd": 0.0,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "modelUsage": {},
+        "permission_denials": [],
+        "errors": [error],
+        "result": error,
+        "terminal_reason": "turn_setup_failed",
+        "uuid": tascer::new_id(),
+    })
+    .to_string()
+}
+
+fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {
+    if let Some(p) = prompt.filter(|p| !p.trim().is_empty()) {
+        return Ok(p);
+    }
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        bail!("no prompt: pass one as an argument (tascer run \"…\") or on standard input");
+    }
+    let mut text = String::new();
+    stdin
+        .read_to_string(&mut text)
+        .context("cannot read the prompt from standard input")?;
+    if text.trim().is_empty() {
+        bail!("no prompt: standard input was empty");
+    }
+    Ok(text)
+}
+
+/// The provider from the environment, with the CLI's own knobs applied:
+/// `TASCER_MAX_RETRIES` (retries after the first attempt) and
+/// `TASCER_PRICES` (a JSON price table, inline or as a file path, merged
+/// over the defaults). `None` when neither is set: the library then reads
+/// the provider variables itself.
+fn provider_from_env() -> anyhow::Result<Option<tascer::ProviderConfig>> {
+    let retries = std::env::var("TASCER_MAX_RETRIES").ok().filter(|v| !v.is_empty());
+    let prices = std::env::var("TASCER_PRICES").ok().filter(|v| !v.is_empty());
+    if retries.is_none() && prices.is_none() {
+        return Ok(None);
+    }
+    let mut provider = tascer::ProviderConfig::from_env()?;
+    if let Some(n) = retries {
+        provider.max_retries = n
+            .parse()
+            .with_context(|| format!("TASCER_MAX_RETRIES must be a whole number, got {n:?}"))?;
+    }
+    if let Some(table) = prices {
+        let json = if table.trim_start().starts_with('{') {
+            table
+        } else {
+            std::fs::read_to_string(&table)
+                .with_context(|| format!("cannot read TASCER_PRICES file {table}"))?
+        };
+        provider
+            .prices
+            .merge_json(&json)
+            .context("TASCER_PRICES is not a valid price table")?;
+    }
+    Ok(Some(provider))
+}
+
+/// Builds session options from the flags.
+pub fn options_from_args(args: &RunArgs) -> Options {
+    let mut options = Options::new();
+    options.model = args.model.clone();
+    options.fallback_model = args.fallback_model.clone();
+    options.max_turns = args.max_turns;
+    options.max_budget_usd = args.max_budget_usd;
+    options.resume = args.resume.clone();
+    options.continue_conversation = args.continue_;
+    options.fork_session = args.fork_session;
+    options.session_id = args.session_id.clone();
+    options.cwd = args.cwd.clone();
+    if let Some(prompt) = &args.system_prompt {
+        options = options.system_prompt(prompt.clone());
+    }
+    if let Some(text) = &args.append_system_prompt {
+        options = options.append_system_prompt(text.clone());
+    }
+    options.allowed_tools = split_list(&args.allowed_tools);
+    options.disallowed_tools = split_list(&args.disallowed_tools);
+    options.tools = args.tools.as_ref().map(|t| split_list(t));
+    options.include_partial_messages = args.include_partial_messages;
+    options
+}
+
+/// Splits comma/space separated lists, keeping `Bash(npm run test:*)` whole.
+fn split_list(items: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for item in items {
+        let mut depth = 0usize;
+        let mut current = String::new();
+        for ch in item.chars() {
+            match ch {
+                '(' => {
+                    depth += 1;
+                    current.push(ch);
+                }
+                ')' => {
+                    depth = depth.saturating_sub(1);
+                    current.push(ch);
+                }
+                ' ' | ',' if depth == 0 => {
+                    if !current.trim().is_empty() {
+                        out.push(current.trim().to_string());
+                    }
+                    current.clear();
+                }
+                _ => current.push(ch),
+            }
+        }
+        if !current.trim().is_empty() {
+            out.push(current.trim().to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_list;
+
+    #[test]
+    fn splits_on_commas_and_spaces_but_not_inside_rules() {
+        let got = split_list(&["Read, Bash(npm run test:*) Edit".to_string()]);
+        assert_eq!(got, vec!["Read", "Bash(npm run test:*)", "Edit"]);
+    }
+}

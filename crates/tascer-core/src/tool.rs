@@ -1,0 +1,108 @@
+//! The [`Tool`] trait: what every tool (built-in, custom, MCP) implements.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::content::ToolResultContent;
+
+/// What a tool gets besides its input.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Session id.
+    pub session_id: String,
+    /// The `tool_use` id of this call.
+    pub tool_use_id: String,
+    /// The session's working directory. Shared and mutable so that `cd` in
+    /// Bash sticks between calls.
+    pub cwd: Arc<Mutex<PathBuf>>,
+    /// Extra environment variables for subprocesses.
+    pub env: Arc<HashMap<String, String>>,
+    /// Cancelled on interrupt; long-running tools must stop when it fires.
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// The current working directory.
+    pub fn cwd(&self) -> PathBuf {
+        match self.cwd.lock() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Changes the working directory for later calls.
+    pub fn set_cwd(&self, dir: PathBuf) {
+        match self.cwd.lock() {
+            Ok(mut guard) => *guard = dir,
+            Err(poisoned) => *poisoned.into_inner() = dir,
+        }
+    }
+
+    /// Resolves a path against the working directory.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let p = PathBuf::from(path);
+        if p.is_absolute() { p } else { self.cwd().join(p) }
+    }
+}
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// Content for the model's `tool_result`.
+    pub content: ToolResultContent,
+    /// True when the call failed; the model sees `is_error: true`.
+    pub is_error: bool,
+    /// Structured raw output (the frame's `tool_use_result`).
+    pub raw: Option<Value>,
+}
+
+impl ToolOutput {
+    /// A successful text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: ToolResultContent::Text(text.into()),
+            is_error: false,
+            raw: None,
+        }
+    }
+
+    /// A failed result with a message for the model.
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolOutput {
+            content: ToolResultContent::Text(message.into()),
+            is_error: true,
+            raw: None,
+        }
+    }
+
+    /// Adds the structured raw output.
+    pub fn with_raw(mut self, raw: Value) -> Self {
+        self.raw = Some(raw);
+        self
+    }
+}
+
+/// A tool the model can call.
+///
+/// Implementations validate their own input and report bad input as
+/// [`ToolOutput::error`], never by panicking.
+pub trait Tool: Send + Sync {
+    /// Name the model calls it by.
+    fn name(&self) -> &str;
+    /// What it does, for the model.
+    fn description(&self) -> &str;
+    /// JSON Schema of its input.
+    fn input_schema(&self) -> Value;
+    /// True when the tool never changes anything (used for plan mode and
+    /// for running calls concurrently).
+    fn is_read_only(&self) -> bool {
+        false
+    }
+    /// Runs the tool.
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}

@@ -1,0 +1,352 @@
+//! [`ModelClient`]: one HTTP client, the retry loop and provider dispatch.
+
+use std::error::Error as StdError;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tascer_core::Usage;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::anthropic_stream::AnthropicAssembler;
+use crate::config::{ProviderConfig, ProviderKind};
+use crate::error::{ModelError, api_error_from_body};
+use crate::openai_stream::OpenAiAssembler;
+use crate::types::{ModelEvent, ModelRequest, ModelResponse, Parsed};
+use crate::{anthropic, openai, retry, sse};
+
+/// Connect timeout for every request.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A model provider client. Cheap to clone: clones share one connection pool.
+#[derive(Clone)]
+pub struct ModelClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ProviderConfig,
+    http: reqwest::Client,
+    endpoint: String,
+    headers: HeaderMap,
+}
+
+/// A failed attempt, with the server's retry hint.
+struct Failure {
+    error: ModelError,
+    retry_after: Option<Duration>,
+}
+
+impl From<ModelError> for Failure {
+    fn from(error: ModelError) -> Self {
+        Failure {
+            error,
+            retry_after: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ModelClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelClient")
+            .field("provider", &self.provider_name())
+            .field("endpoint", &self.inner.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ModelClient {
+    /// Builds a client; fails on an unusable base URL or header.
+    pub fn new(config: ProviderConfig) -> Result<Self, ModelError> {
+        let endpoint = config.endpoint();
+        let url = reqwest::Url::parse(&endpoint).map_err(|e| {
+            ModelError::InvalidConfig(format!("base URL {:?}: {e}", config.base_url))
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ModelError::InvalidConfig(format!(
+                "base URL {:?} must be http or https",
+                config.base_url
+            )));
+        }
+        let headers = build_headers(&config)?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT.min(config.request_timeout))
+            .user_agent(concat!("tascer/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ModelError::InvalidConfig(format!("HTTP client: {e}")))?;
+        Ok(ModelClient {
+            inner: Arc::new(Inner {
+                config,
+                http,
+                endpoint,
+                headers,
+            }),
+        })
+    }
+
+    /// The configuration this client was built with.
+    pub fn config(&self) -> &ProviderConfig {
+        &self.inner.config
+    }
+
+    /// `anthropic` or `openai`.
+    pub fn provider_name(&self) -> &'static str {
+        self.inner.config.kind.name()
+    }
+
+    /// The cost of `usage` on `model`, USD, from the configured prices.
+    pub fn cost_usd(&self, model: &str, usage: &Usage) -> f64 {
+        self.inner.config.prices.cost_usd(model, usage)
+    }
+
+    /// Sends one request, retrying rate limits, overloads, server errors,
+    /// unreachable endpoints and timeouts. `events` receives stream, retry
+    /// and fallback events as they happen. When `cancel` fires the HTTP
+    /// request is dropped and [`ModelError::Cancelled`] returned.
+    pub async fn send(
+        &self,
+        request: &ModelRequest,
+        events: Option<&UnboundedSender<ModelEvent>>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let config = &self.inner.config;
+        let emit = |event: ModelEvent| {
+            if let Some(tx) = events {
+                let _ = tx.send(event);
+            }
+        };
+        let mut model = request.model.clone();
+        let mut overloads = 0u32;
+        let mut api_duration = Duration::ZERO;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            if cancel.is_cancelled() {
+                return Err(ModelError::Cancelled);
+            }
+            let started = Instant::now();
+            let outcome = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(ModelError::Cancelled),
+                result = tokio::time::timeout(
+                    config.request_timeout,
+                    self.attempt(request, &model, events),
+                ) => result.unwrap_or_else(|_| {
+                    Err(Failure::from(ModelError::Timeout {
+                        provider: self.provider_name(),
+                        after: config.request_timeout,
+                    }))
+                }),
+            };
+            api_duration += started.elapsed();
+            let Failure { error, retry_after } = match outcome {
+                Ok(parsed) => return Ok(self.response(parsed, &model, attempt, api_duration)),
+                Err(failure) => failure,
+            };
+            if !error.is_retryable() || attempt > config.max_retries {
+                return Err(error);
+            }
+            overloads = if error.status() == Some(529) {
+                overloads + 1
+            } else {
+                0
+            };
+            if overloads > 0
+                && overloads >= config.overloads_before_fallback
+                && let Some(fallback) = config.fallback_model.as_ref().filter(|f| **f != model)
+            {
+                tracing::warn!(from = %model, to = %fallback, "model overloaded; switching to fallback");
+                emit(ModelEvent::Fallback {
+                    from: std::mem::replace(&mut model, fallback.clone()),
+                    to: fallback.clone(),
+                });
+            }
+            let delay = retry_after.unwrap_or_else(|| {
+                retry::jittered_backoff(attempt, config.initial_backoff, config.max_backoff)
+            });
+            tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, error = %error, "retrying model request");
+            emit(ModelEvent::Retry {
+                attempt,
+                max_retries: config.max_retries,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                status: error.status(),
+                error: error.to_string(),
+            });
+            tokio::select! {
+                () = cancel.cancelled() => return Err(ModelError::Cancelled),
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    fn response(
+        &self,
+        parsed: Parsed,
+        model: &str,
+        attempts: u32,
+        api_duration: Duration,
+    ) -> ModelResponse {
+        ModelResponse {
+            id: parsed.id,
+            model: if parsed.model.is_empty() {
+                model.to_string()
+            } else {
+                parsed.model
+            },
+            content: parsed.content,
+            stop_reason: parsed.stop_reason,
+            usage: parsed.usage,
+            attempts,
+            api_duration,
+        }
+    }
+
+    /// One HTTP attempt asking for `model`.
+    async fn attempt(
+        &self,
+        request: &ModelRequest,
+        model: &str,
+        events: Option<&UnboundedSender<ModelEvent>>,
+    ) -> Result<Parsed, Failure> {
+        let inner = &self.inner;
+        let provider = self.provider_name();
+        let body = match inner.config.kind {
+            ProviderKind::Anthropic => {
+                anthropic::request_body(request, model, inner.config.default_max_tokens)
+            }
+            ProviderKind::OpenAi => openai::request_body(request, model),
+        };
+        let response = inner
+            .http
+            .post(&inner.endpoint)
+            .headers(inner.headers.clone())
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| ModelError::Unreachable {
+                provider,
+                url: inner.endpoint.clone(),
+                detail: error_chain(&e),
+            })?;
+        let status = response.status().as_u16();
+        if !response.status().is_success() {
+            let retry_after = retry::retry_after(response.headers());
+            let text = response.text().await.unwrap_or_default();
+            return Err(Failure {
+                error: api_error_from_body(provider, status, &text),
+                retry_after,
+            });
+        }
+        let parsed = match (inner.config.kind, request.stream) {
+            (ProviderKind::Anthropic, true) => {
+                sse::read_stream(response, AnthropicAssembler::new(status), provider, events).await
+            }
+            (ProviderKind::OpenAi, true) => {
+                let assembler = OpenAiAssembler::new(status, model);
+                sse::read_stream(response, assembler, provider, events).await
+            }
+            (kind, false) => {
+                let text = response
+                    .text()
+                    .await
+                    .map_err(|e| ModelError::MalformedResponse {
+                        provider,
+                        status,
+                        detail: format!("reading the body failed: {}", error_chain(&e)),
+                    })?;
+                match kind {
+                    ProviderKind::Anthropic => anthropic::parse_response(status, &text),
+                    ProviderKind::OpenAi => openai::parse_response(status, &text),
+                }
+            }
+        };
+        Ok(parsed?)
+    }
+}
+
+fn build_headers(config: &ProviderConfig) -> Result<HeaderMap, ModelError> {
+    let mut headers = HeaderMap::new();
+    let mut add = |name: &str, value: &str, secret: bool| -> Result<(), ModelError> {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| ModelError::InvalidConfig(format!("header name {name:?}: {e}")))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|e| ModelError::InvalidConfig(format!("value of header {name}: {e}")))?;
+        value.set_sensitive(secret);
+        headers.append(name, value);
+        Ok(())
+    };
+    add(CONTENT_TYPE.as_str(), "application/json", false)?;
+    match config.kind {
+        ProviderKind::Anthropic => {
+            add("anthropic-version", anthropic::API_VERSION, false)?;
+            if let Some(key) = &config.api_key {
+                add("x-api-key", key, true)?;
+            }
+        }
+        ProviderKind::OpenAi => {
+            if let Some(key) = &config.api_key {
+                add("authorization", &format!("Bearer {key}"), true)?;
+            }
+        }
+    }
+    for (name, value) in &config.extra_headers {
+        add(name, value, false)?;
+    }
+    Ok(headers)
+}
+
+/// A short description of a transport error: "connection refused", or the
+/// innermost cause.
+pub(crate) fn error_chain(error: &(dyn StdError + 'static)) -> String {
+    let mut current = Some(error);
+    let mut last = error.to_string();
+    while let Some(err) = current {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return "connection refused".to_string();
+        }
+        last = err.to_string();
+        current = err.source();
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_config() {
+        let mut c = ProviderConfig::anthropic();
+        c.base_url = "not a url".into();
+        assert!(matches!(
+            ModelClient::new(c),
+            Err(ModelError::InvalidConfig(_))
+        ));
+        let mut c = ProviderConfig::openai();
+        c.extra_headers.push(("bad header".into(), "x".into()));
+        assert!(matches!(
+            ModelClient::new(c),
+            Err(ModelError::InvalidConfig(_))
+        ));
+    }
+
+    #[test]
+    fn headers() {
+        let mut c = ProviderConfig::openai();
+        let h = build_headers(&c).unwrap();
+        assert!(h.get("authorization").is_none());
+        c.api_key = Some("k".into());
+        c.extra_headers.push(("x-extra".into(), "1".into()));
+        let h = build_headers(&c).unwrap();
+        assert_eq!(h.get("authorization").unwrap(), "Bearer k");
+        assert_eq!(h.get("x-extra").unwrap(), "1");
+        let mut c = ProviderConfig::anthropic();
+        c.api_key = Some("k".into());
+        let h = build_headers(&c).unwrap();
+        assert_eq!(h.get("x-api-key").unwrap(), "k");
+        assert_eq!(h.get("anthropic-version").unwrap(), "2023-06-01");
+    }
+}

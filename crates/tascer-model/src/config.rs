@@ -1,0 +1,226 @@
+//! Provider configuration: endpoint, credentials, retry policy, prices.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::ModelError;
+use crate::price::PriceTable;
+
+/// Which wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// The Anthropic Messages API (`POST /v1/messages`).
+    Anthropic,
+    /// An OpenAI-compatible Chat Completions API (`POST /chat/completions`).
+    OpenAi,
+}
+
+impl ProviderKind {
+    /// `anthropic` or `openai`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAi => "openai",
+        }
+    }
+}
+
+/// Default Anthropic base URL (the client appends `/v1/messages`).
+pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// Default OpenAI base URL (the client appends `/chat/completions`).
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// The environment variables [`ProviderConfig::from_env`] looks for, as named
+/// in [`ModelError::MissingApiKey`].
+pub const API_KEY_VARS: &str =
+    "ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server";
+
+/// How to reach and use one model provider.
+#[derive(Clone)]
+pub struct ProviderConfig {
+    /// Wire format.
+    pub kind: ProviderKind,
+    /// API key; `None` sends no auth header (fine for local servers).
+    pub api_key: Option<String>,
+    /// Base URL; trailing slashes are tolerated.
+    pub base_url: String,
+    /// Retries after the first attempt (default 4, so up to 5 attempts).
+    pub max_retries: u32,
+    /// First backoff delay (default 500 ms), doubled per retry, full jitter.
+    pub initial_backoff: Duration,
+    /// Backoff cap (default 20 s).
+    pub max_backoff: Duration,
+    /// Limit on one whole attempt, stream included (default 600 s).
+    pub request_timeout: Duration,
+    /// Model to switch to after repeated overloads.
+    pub fallback_model: Option<String>,
+    /// Consecutive 529 (overloaded) answers before switching to
+    /// `fallback_model` (default 2).
+    pub overloads_before_fallback: u32,
+    /// `max_tokens` sent to Anthropic when the request has none (default 8192).
+    pub default_max_tokens: u32,
+    /// Prices for cost reporting.
+    pub prices: PriceTable,
+    /// Extra headers sent with every request.
+    pub extra_headers: Vec<(String, String)>,
+}
+
+impl ProviderConfig {
+    fn defaults(kind: ProviderKind, base_url: &str) -> Self {
+        ProviderConfig {
+            kind,
+            api_key: None,
+            base_url: base_url.to_string(),
+            max_retries: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(20),
+            request_timeout: Duration::from_secs(600),
+            fallback_model: None,
+            overloads_before_fallback: 2,
+            default_max_tokens: 8192,
+            prices: PriceTable::with_defaults(),
+            extra_headers: Vec::new(),
+        }
+    }
+
+    /// Anthropic with default settings and no key.
+    pub fn anthropic() -> Self {
+        Self::defaults(ProviderKind::Anthropic, ANTHROPIC_DEFAULT_BASE_URL)
+    }
+
+    /// OpenAI with default settings and no key.
+    pub fn openai() -> Self {
+        Self::defaults(ProviderKind::OpenAi, OPENAI_DEFAULT_BASE_URL)
+    }
+
+    /// Reads the process environment; see [`ProviderConfig::from_env_with`].
+    pub fn from_env() -> Result<Self, ModelError> {
+        Self::from_env_with(|name| std::env::var(name).ok())
+    }
+
+    /// Picks a provider from environment variables looked up with `get`:
+    /// `ANTHROPIC_API_KEY` (with optional `ANTHROPIC_BASE_URL`) selects
+    /// Anthropic; otherwise `OPENAI_API_KEY` and/or `OPENAI_BASE_URL` select
+    /// an OpenAI-compatible server (a base URL alone is enough, for local
+    /// servers that need no key). Empty values count as unset.
+    pub fn from_env_with(get: impl Fn(&str) -> Option<String>) -> Result<Self, ModelError> {
+        let var = |name: &str| {
+            get(name)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        if let Some(key) = var("ANTHROPIC_API_KEY") {
+            let mut config = Self::anthropic();
+            config.api_key = Some(key);
+            if let Some(base) = var("ANTHROPIC_BASE_URL") {
+                config.base_url = base;
+            }
+            return Ok(config);
+        }
+        let key = var("OPENAI_API_KEY");
+        let base = var("OPENAI_BASE_URL");
+        if key.is_none() && base.is_none() {
+            return Err(ModelError::MissingApiKey {
+                vars: API_KEY_VARS.to_string(),
+            });
+        }
+        let mut config = Self::openai();
+        config.api_key = key;
+        if let Some(base) = base {
+            config.base_url = base;
+        }
+        Ok(config)
+    }
+
+    /// The full endpoint URL for this provider.
+    pub fn endpoint(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        match self.kind {
+            ProviderKind::Anthropic => format!("{base}/v1/messages"),
+            ProviderKind::OpenAi => format!("{base}/chat/completions"),
+        }
+    }
+}
+
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("kind", &self.kind)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("base_url", &self.base_url)
+            .field("max_retries", &self.max_retries)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("max_backoff", &self.max_backoff)
+            .field("request_timeout", &self.request_timeout)
+            .field("fallback_model", &self.fallback_model)
+            .field("overloads_before_fallback", &self.overloads_before_fallback)
+            .field("default_max_tokens", &self.default_max_tokens)
+            .field(
+                "extra_headers",
+                &self
+                    .extra_headers
+                    .iter()
+                    .map(|(k, _)| k)
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn anthropic_wins() {
+        let c = ProviderConfig::from_env_with(env(&[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", "http://localhost:1/"),
+            ("OPENAI_API_KEY", "sk-oai"),
+        ]))
+        .unwrap();
+        assert_eq!(c.kind, ProviderKind::Anthropic);
+        assert_eq!(c.api_key.as_deref(), Some("sk-ant"));
+        assert_eq!(c.endpoint(), "http://localhost:1/v1/messages");
+    }
+
+    #[test]
+    fn openai_base_url_alone() {
+        let c =
+            ProviderConfig::from_env_with(env(&[("OPENAI_BASE_URL", "http://localhost:11434/v1")]))
+                .unwrap();
+        assert_eq!(c.kind, ProviderKind::OpenAi);
+        assert_eq!(c.api_key, None);
+        assert_eq!(c.endpoint(), "http://localhost:11434/v1/chat/completions");
+        let c = ProviderConfig::from_env_with(env(&[("OPENAI_API_KEY", "k")])).unwrap();
+        assert_eq!(c.endpoint(), "https://api.openai.com/v1/chat/completions");
+    }
+
+    #[test]
+    fn missing_key_names_both() {
+        let err = ProviderConfig::from_env_with(env(&[("ANTHROPIC_API_KEY", "  ")])).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("ANTHROPIC_API_KEY") && text.contains("OPENAI_API_KEY"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn debug_hides_key() {
+        let mut c = ProviderConfig::anthropic();
+        c.api_key = Some("secret".into());
+        assert!(!format!("{c:?}").contains("secret"));
+        assert_eq!(c.endpoint(), "https://api.anthropic.com/v1/messages");
+    }
+}

@@ -1,0 +1,245 @@
+//! The error type of every model call.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// What can go wrong talking to a model provider.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// No credentials or endpoint were configured.
+    #[error("no API key: set {vars}")]
+    MissingApiKey {
+        /// The environment variables that would have supplied one.
+        vars: String,
+    },
+    /// The provider could not be reached (connection refused, DNS, reset
+    /// before a response arrived).
+    #[error("cannot reach {provider} at {url}: {detail}")]
+    Unreachable {
+        /// `anthropic` or `openai`.
+        provider: &'static str,
+        /// The URL that was requested.
+        url: String,
+        /// What failed.
+        detail: String,
+    },
+    /// The provider answered with an error (non-retryable, or retries ran out).
+    #[error("{provider} API error (HTTP {status}, {kind}): {message}")]
+    Api {
+        /// `anthropic` or `openai`.
+        provider: &'static str,
+        /// HTTP status (or the status an SSE `error` event stands for).
+        status: u16,
+        /// The provider's error type, e.g. `rate_limit_error`.
+        kind: String,
+        /// The provider's error message.
+        message: String,
+    },
+    /// A streamed response could not be understood.
+    #[error("{provider} stream (HTTP {status}): {detail}")]
+    MalformedStream {
+        /// `anthropic` or `openai`.
+        provider: &'static str,
+        /// HTTP status of the response.
+        status: u16,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A streamed response ended before its final event.
+    #[error("{provider} stream (HTTP {status}) ended early: {detail}")]
+    TruncatedStream {
+        /// `anthropic` or `openai`.
+        provider: &'static str,
+        /// HTTP status of the response.
+        status: u16,
+        /// What was missing.
+        detail: String,
+    },
+    /// A non-streamed response body could not be understood.
+    #[error("{provider} response (HTTP {status}) is malformed: {detail}")]
+    MalformedResponse {
+        /// `anthropic` or `openai`.
+        provider: &'static str,
+        /// HTTP status of the response.
+        status: u16,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The whole request took longer than the configured timeout.
+    #[error("{provider} request timed out after {}s", after.as_secs_f64())]
+    Timeout {
+        /// `anthropic` or `openai`.
+        provider: &'static str,
+        /// The timeout that expired.
+        after: Duration,
+    },
+    /// The caller cancelled the request.
+    #[error("model request cancelled")]
+    Cancelled,
+    /// The configuration cannot work (bad URL, bad price JSON …).
+    #[error("invalid model configuration: {0}")]
+    InvalidConfig(String),
+}
+
+impl ModelError {
+    /// The HTTP status involved, when there was a response.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ModelError::Api { status, .. }
+            | ModelError::MalformedStream { status, .. }
+            | ModelError::TruncatedStream { status, .. }
+            | ModelError::MalformedResponse { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Whether trying again may help: rate limits, overloads, server errors,
+    /// unreachable endpoints and timeouts.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ModelError::Api { status, .. } => is_retryable_status(*status),
+            ModelError::Unreachable { .. } | ModelError::Timeout { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// HTTP statuses worth retrying.
+pub(crate) fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500 | 502 | 503 | 504 | 529)
+}
+
+/// Builds an [`ModelError::Api`] from an error body of either provider:
+/// `{"error":{"type"|"code":…,"message":…}}` or `{"error":"…"}`; anything
+/// else is reported as raw text cut to 500 characters.
+pub(crate) fn api_error_from_body(provider: &'static str, status: u16, body: &str) -> ModelError {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    let (kind, message) = match error {
+        Some(Value::Object(obj)) => {
+            let kind = obj
+                .get("type")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .or_else(|| obj.get("code").and_then(value_to_string));
+            let message = obj.get("message").and_then(value_to_string);
+            (kind, message)
+        }
+        Some(Value::String(s)) => (None, Some(s.clone())),
+        _ => (None, None),
+    };
+    ModelError::Api {
+        provider,
+        status,
+        kind: kind.unwrap_or_else(|| default_kind(status).to_string()),
+        message: message.unwrap_or_else(|| {
+            let text = truncate_chars(body.trim(), 500);
+            if text.is_empty() {
+                "(empty body)".to_string()
+            } else {
+                text
+            }
+        }),
+    }
+}
+
+/// The HTTP status an Anthropic error type stands for (used for SSE `error`
+/// events, which arrive on an HTTP 200 stream).
+pub(crate) fn status_for_error_kind(kind: &str, fallback: u16) -> u16 {
+    match kind {
+        "invalid_request_error" => 400,
+        "authentication_error" => 401,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "request_too_large" => 413,
+        "rate_limit_error" => 429,
+        "api_error" => 500,
+        "overloaded_error" => 529,
+        _ => fallback,
+    }
+}
+
+fn default_kind(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        s if s >= 500 => "api_error",
+        _ => "http_error",
+    }
+}
+
+fn value_to_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// At most `max` characters of `s`, with `…` when cut.
+pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_anthropic_error_body() {
+        let e = api_error_from_body(
+            "anthropic",
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}"#,
+        );
+        assert_eq!(
+            e.to_string(),
+            "anthropic API error (HTTP 400, invalid_request_error): bad"
+        );
+        assert!(!e.is_retryable());
+        assert_eq!(e.status(), Some(400));
+    }
+
+    #[test]
+    fn parses_openai_error_body() {
+        let e = api_error_from_body(
+            "openai",
+            429,
+            r#"{"error":{"message":"slow down","type":"","code":"rate_limit_exceeded"}}"#,
+        );
+        match &e {
+            ModelError::Api { kind, message, .. } => {
+                assert_eq!(kind, "rate_limit_exceeded");
+                assert_eq!(message, "slow down");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn raw_body_is_cut() {
+        let body = "x".repeat(800);
+        match api_error_from_body("openai", 502, &body) {
+            ModelError::Api { kind, message, .. } => {
+                assert_eq!(kind, "api_error");
+                assert_eq!(message.chars().count(), 501);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        match api_error_from_body("openai", 404, r#"{"error":"model 'x' not found"}"#) {
+            ModelError::Api { message, .. } => assert_eq!(message, "model 'x' not found"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

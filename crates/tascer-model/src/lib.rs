@@ -1,0 +1,28 @@
+//! Model providers for Tascer over plain HTTP: the Anthropic Messages API and
+//! OpenAI-compatible Chat Completions, streamed or not, with retries,
+//! fallback on overload, and cost accounting.
+//!
+//! Build a [`ProviderConfig`] (e.g. [`ProviderConfig::from_env`]), wrap it in
+//! a [`ModelClient`] and call [`ModelClient::send`] with a [`ModelRequest`].
+//! Streaming events reach the caller as [`ModelEvent::Stream`] values in
+//! Anthropic's SSE event shape, whatever the provider.
+
+mod anthropic;
+mod anthropic_stream;
+mod client;
+mod config;
+mod error;
+mod openai;
+mod openai_stream;
+mod price;
+mod retry;
+mod sse;
+mod types;
+
+pub use client::ModelClient;
+pub use config::{
+    ANTHROPIC_DEFAULT_BASE_URL, API_KEY_VARS, OPENAI_DEFAULT_BASE_URL, ProviderConfig, ProviderKind,
+};
+pub use error::ModelError;
+pub use price::{Price, PriceTable};
+pub use types::{ModelEvent, ModelRequest, ModelResponse};

@@ -1,0 +1,15 @@
+//! Tascer's embedded session store.
+//!
+//! One SQLite file (WAL mode) under `$TASCER_HOME` holds every session and
+//! every message of it, written as they happen, so a session can be resumed
+//! with its full history from another process, continued by working
+//! directory, or forked.
+
+mod error;
+mod history;
+mod schema;
+mod store;
+
+pub use error::StoreError;
+pub use history::history_from_messages;
+pub use store::{NewSession, SessionInfo, SessionStore};

@@ -1,0 +1,318 @@
+//! The SQLite-backed session store.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use tascer_core::{ChatMessage, Message};
+
+use crate::error::StoreError;
+use crate::history::history_from_messages;
+use crate::schema;
+
+/// What is known about a stored session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionInfo {
+    /// Session id (a UUID).
+    pub id: String,
+    /// Working directory the session ran in.
+    pub cwd: String,
+    /// Model it was started with.
+    pub model: String,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last write.
+    pub updated_at: String,
+    /// The session it was forked from, if any.
+    pub forked_from: Option<String>,
+    /// Model calls so far.
+    pub num_turns: u32,
+    /// Cost so far, USD.
+    pub total_cost_usd: f64,
+    /// `open`, `success`, `error`, …
+    pub status: String,
+    /// The first prompt, for listings.
+    pub first_prompt: Option<String>,
+    /// Number of stored messages.
+    pub message_count: u64,
+}
+
+/// A session to create.
+#[derive(Debug, Clone)]
+pub struct NewSession<'a> {
+    /// Session id (a UUID).
+    pub id: &'a str,
+    /// Working directory.
+    pub cwd: &'a str,
+    /// Model.
+    pub model: &'a str,
+    /// The session it forks, if any.
+    pub forked_from: Option<&'a str>,
+}
+
+/// The embedded session store: one SQLite file in WAL mode.
+///
+/// Every write is its own transaction, so whatever was written survives a
+/// crash of the process.
+#[derive(Debug)]
+pub struct SessionStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl SessionStore {
+    /// Opens (creating if needed) the store at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let conn = Connection::open(&path).map_err(|source| StoreError::Open {
+            path: path.clone(),
+            source,
+        })?;
+        schema::prepare(&conn).map_err(|source| StoreError::Open {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(SessionStore {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// Opens the store file `tascer.db` inside the Tascer home directory.
+    pub fn open_in_home(home: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open(home.as_ref().join("tascer.db"))
+    }
+
+    /// Where the database file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        match self.conn.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Creates a session row.
+    pub fn create_session(&self, new: &NewSession<'_>) -> Result<(), StoreError> {
+        let ts = now();
+        let conn = self.conn();
+        let exists: Option<String> = conn
+            .query_row(
+                "SELECT id FROM sessions WHERE id = ?1",
+                params![new.id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_some() {
+            return Err(StoreError::AlreadyExists(new.id.to_string()));
+        }
+        conn.execute(
+            "INSERT INTO sessions (id, cwd, model, created_at, updated_at, forked_from)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+            params![new.id, new.cwd, new.model, ts, new.forked_from],
+        )?;
+        Ok(())
+    }
+
+    /// Appends one message to a session (its own transaction).
+    pub fn append_message(&self, session_id: &str, message: &Message) -> Result<(), StoreError> {
+        let data = serde_json::to_string(message)?;
+        let (kind, uuid) = describe(message);
+        let prompt = match message {
+            Message::User(u) if u.parent_tool_use_id.is_none() => match &u.message.content {
+                tascer_core::UserContent::Text(t) => Some(t.chars().take(200).collect::<String>()),
+                tascer_core::UserContent::Blocks(_) => None,
+            },
+            _ => None,
+        };
+        let ts = now();
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let seq: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
+            params![session_id],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![session_id, seq, uuid, kind, data, ts],
+        )?;
+        tx.execute(
+            "UPDATE sessions SET updated_at = ?2,
+                 first_prompt = COALESCE(first_prompt, ?3)
+             WHERE id = ?1",
+            params![session_id, ts, prompt],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records a session's running totals and status.
+    pub fn update_totals(
+        &self,
+        session_id: &str,
+        num_turns: u32,
+        total_cost_usd: f64,
+        status: &str,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "UPDATE sessions SET num_turns = ?2, total_cost_usd = ?3, status = ?4, updated_at = ?5
+             WHERE id = ?1",
+            params![session_id, num_turns, total_cost_usd, status, now()],
+        )?;
+        Ok(())
+    }
+
+    /// One session, if it exists.
+    pub fn session(&self, id: &str) -> Result<Option<SessionInfo>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("{SELECT_INFO} WHERE s.id = ?1"))?;
+        Ok(stmt.query_row(params![id], info_from_row).optional()?)
+    }
+
+    /// The most recently updated session that ran in `cwd`.
+    pub fn latest_for_cwd(&self, cwd: &str) -> Result<Option<SessionInfo>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "{SELECT_INFO} WHERE s.cwd = ?1 ORDER BY s.updated_at DESC, s.rowid DESC LIMIT 1"
+        ))?;
+        Ok(stmt.query_row(params![cwd], info_from_row).optional()?)
+    }
+
+    /// The most recent sessions, newest first.
+    pub fn list(&self, limit: usize) -> Result<Vec<SessionInfo>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!(
+            "{SELECT_INFO} ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?1"
+        ))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![limit], info_from_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Every message of a session, in order.
+    pub fn messages(&self, session_id: &str) -> Result<Vec<Message>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT seq, data FROM messages WHERE session_id = ?1 ORDER BY seq")?;
+        let rows = stmt.query_map(params![session_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, data) = row?;
+            let message =
+                serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
+                    session_id: session_id.to_string(),
+                    seq,
+                    source,
+                })?;
+            out.push(message);
+        }
+        Ok(out)
+    }
+
+    /// The conversation to send to the model when resuming a session.
+    pub fn history(&self, session_id: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        if self.session(session_id)?.is_none() {
+            return Err(StoreError::NotFound(session_id.to_string()));
+        }
+        Ok(history_from_messages(&self.messages(session_id)?))
+    }
+
+    /// Copies a session's messages into a new session `new_id`.
+    pub fn fork(&self, from: &str, new_id: &str) -> Result<SessionInfo, StoreError> {
+        let source = self
+            .session(from)?
+            .ok_or_else(|| StoreError::NotFound(from.to_string()))?;
+        self.create_session(&NewSession {
+            id: new_id,
+            cwd: &source.cwd,
+            model: &source.model,
+            forked_from: Some(from),
+        })?;
+        let ts = now();
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        // Frames carry their session id; the fork's copies carry the new one.
+        let rows: Vec<(i64, String, String, String)> = {
+            let mut stmt = tx.prepare(
+                "SELECT seq, uuid, kind, data FROM messages WHERE session_id = ?1 ORDER BY seq",
+            )?;
+            stmt.query_map(params![from], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
+            .collect::<Result<_, _>>()?
+        };
+        for (seq, uuid, kind, data) in rows {
+            let mut value: serde_json::Value =
+                serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
+                    session_id: from.to_string(),
+                    seq,
+                    source,
+                })?;
+            if let Some(obj) = value.as_object_mut() {
+                obj.insert("session_id".into(), new_id.into());
+            }
+            tx.execute(
+                "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![new_id, seq, uuid, kind, value.to_string(), ts],
+            )?;
+        }
+        tx.execute(
+            "UPDATE sessions SET first_prompt = ?2 WHERE id = ?1",
+            params![new_id, source.first_prompt],
+        )?;
+        tx.commit()?;
+        drop(conn);
+        self.session(new_id)?
+            .ok_or_else(|| StoreError::NotFound(new_id.to_string()))
+    }
+}
+
+const SELECT_INFO: &str = "SELECT s.id, s.cwd, s.model, s.created_at, s.updated_at, s.forked_from,
+        s.num_turns, s.total_cost_usd, s.status, s.first_prompt,
+        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)
+     FROM sessions s";
+
+fn info_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
+    Ok(SessionInfo {
+        id: r.get(0)?,
+        cwd: r.get(1)?,
+        model: r.get(2)?,
+        created_at: r.get(3)?,
+        updated_at: r.get(4)?,
+        forked_from: r.get(5)?,
+        num_turns: r.get(6)?,
+        total_cost_usd: r.get(7)?,
+        status: r.get(8)?,
+        first_prompt: r.get(9)?,
+        message_count: u64::try_from(r.get::<_, i64>(10)?).unwrap_or(0),
+    })
+}
+
+fn describe(message: &Message) -> (&'static str, &str) {
+    match message {
+        Message::User(m) => ("user", &m.uuid),
+        Message::Assistant(m) => ("assistant", &m.uuid),
+        Message::System(m) => ("system", &m.uuid),
+        Message::Result(m) => ("result", &m.uuid),
+        Message::StreamEvent(m) => ("stream_event", &m.uuid),
+    }
+}

@@ -1,0 +1,37 @@
+//! A scripted mock LLM model server for tests.
+//!
+//! [`MockServer`] speaks the Anthropic Messages API (`POST /v1/messages`)
+//! and OpenAI Chat Completions (`POST /v1/chat/completions`), streaming and
+//! not, and plays a [`Scenario`]: the request whose history holds *n*
+//! assistant messages gets turn *n*. Turns can inject [`Fault`]s (rate
+//! limits, 5xx, overload, truncated or malformed streams) before their normal
+//! answer. Every request is recorded ([`MockServer::requests`], or
+//! `GET /_mock/requests`), and [`check_tool_pairing`] checks the tool
+//! call/result invariant of a recorded body.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use tascer_testkit::{MockServer, Scenario, Turn};
+//! let scenario = Scenario::new()
+//!     .turn(Turn::tool("Read", serde_json::json!({"file_path": "a.txt"})))
+//!     .turn(Turn::text("Done."));
+//! let server = MockServer::start(scenario).await?;
+//! // point ANTHROPIC_BASE_URL at server.url() ...
+//! # Ok(()) }
+//! ```
+//!
+//! The binary `tascer-mock --scenario FILE` serves a scenario file.
+
+mod anthropic;
+mod http;
+mod openai;
+mod pairing;
+mod reply;
+mod request;
+mod scenario;
+mod server;
+
+pub use pairing::check_tool_pairing;
+pub use scenario::{Fault, FaultKind, Scenario, ScenarioError, ToolCall, Turn};
+pub use server::{DEFAULT_MODEL, MockServer, RecordedRequest};
+pub use tascer_core::Usage;

@@ -1,0 +1,445 @@
+//! The scripted scenario: which turns the mock model plays, and which faults
+//! it injects before them.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tascer_core::Usage;
+
+/// Why a scenario could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The scenario file could not be read.
+    #[error("cannot read scenario file {}: {source}", path.display())]
+    Read {
+        /// The file that was being read.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The JSON is malformed or does not match the scenario format.
+    #[error("invalid scenario{origin}: {source}")]
+    Parse {
+        /// `" in <file>"` when the scenario came from a file, else empty.
+        origin: String,
+        /// The underlying JSON error (names the field and line/column).
+        source: serde_json::Error,
+    },
+    /// The JSON is well-formed but describes an impossible scenario.
+    #[error("invalid scenario{origin}: {message}")]
+    Invalid {
+        /// `" in <file>"` when the scenario came from a file, else empty.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A scripted conversation: the mock model answers the n-th request of a
+/// conversation (counted by assistant messages in the request history) with
+/// the n-th turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form note for humans; ignored by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Model name reported when the request names none (default `mock-model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// When the history goes past the last turn, replay the last turn again
+    /// instead of answering "(mock scenario has no more turns)".
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub loop_last_turn: bool,
+    /// The turns, in order.
+    #[serde(default)]
+    pub turns: Vec<Turn>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Scenario {
+    /// An empty scenario (no turns).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses a scenario from JSON text.
+    pub fn from_json(s: &str) -> Result<Self, ScenarioError> {
+        Self::parse(s, String::new())
+    }
+
+    /// Reads and parses a scenario JSON file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ScenarioError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, format!(" in {}", path.display()))
+    }
+
+    fn parse(s: &str, origin: String) -> Result<Self, ScenarioError> {
+        let scenario: Scenario = match serde_json::from_str(s) {
+            Ok(scenario) => scenario,
+            Err(source) => return Err(ScenarioError::Parse { origin, source }),
+        };
+        scenario
+            .validate()
+            .map_err(|message| ScenarioError::Invalid { origin, message })?;
+        Ok(scenario)
+    }
+
+    /// Checks what serde cannot: non-empty tool names and unique explicit
+    /// tool ids within a turn.
+    pub fn validate(&self) -> Result<(), String> {
+        for (t, turn) in self.turns.iter().enumerate() {
+            let mut ids = std::collections::BTreeSet::new();
+            for (i, call) in turn.tool_calls.iter().enumerate() {
+                if call.name.is_empty() {
+                    return Err(format!("turn {t}, tool_calls[{i}]: `name` is empty"));
+                }
+                if let Some(id) = &call.id
+                    && !ids.insert(id.clone())
+                {
+                    return Err(format!(
+                        "turn {t}, tool_calls[{i}]: duplicate tool call id `{id}`"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends a turn.
+    pub fn turn(mut self, t: Turn) -> Self {
+        self.turns.push(t);
+        self
+    }
+
+    /// Sets whether the last turn is replayed when the history runs past it.
+    pub fn loop_last_turn(mut self, yes: bool) -> Self {
+        self.loop_last_turn = yes;
+        self
+    }
+
+    /// Sets the model name reported when the request names none.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+}
+
+/// One scripted model answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// Visible text of the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Extended-thinking text (Anthropic only; ignored for OpenAI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    /// Tool calls the model makes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Stop reason override (Anthropic spelling, e.g. `max_tokens`); default
+    /// `tool_use` when there are tool calls, else `end_turn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Reported usage; default estimates from the request and answer sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Delay before the normal answer (not applied to faults).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub latency_ms: u64,
+    /// Faults served, in order, to successive attempts at this turn before
+    /// the normal answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Fault>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Turn {
+    /// An empty turn (answers with no content).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A turn answering with text.
+    pub fn text(t: impl Into<String>) -> Self {
+        Self::new().with_text(t)
+    }
+
+    /// A turn making one tool call.
+    pub fn tool(name: impl Into<String>, input: Value) -> Self {
+        Self::new().with_tool(name, input)
+    }
+
+    /// Sets the answer text.
+    pub fn with_text(mut self, t: impl Into<String>) -> Self {
+        self.text = Some(t.into());
+        self
+    }
+
+    /// Adds a tool call with a generated id.
+    pub fn with_tool(mut self, name: impl Into<String>, input: Value) -> Self {
+        self.tool_calls.push(ToolCall {
+            id: None,
+            name: name.into(),
+            input,
+        });
+        self
+    }
+
+    /// Adds a tool call with a fixed id.
+    pub fn with_tool_id(
+        mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+        input: Value,
+    ) -> Self {
+        self.tool_calls.push(ToolCall {
+            id: Some(id.into()),
+            name: name.into(),
+            input,
+        });
+        self
+    }
+
+    /// Sets the thinking text.
+    pub fn with_thinking(mut self, t: impl Into<String>) -> Self {
+        self.thinking = Some(t.into());
+        self
+    }
+
+    /// Appends a fault served before the normal answer.
+    pub fn with_fault(mut self, f: Fault) -> Self {
+        self.faults.push(f);
+        self
+    }
+
+    /// Sets the delay before the normal answer.
+    pub fn with_latency_ms(mut self, ms: u64) -> Self {
+        self.latency_ms = ms;
+        self
+    }
+
+    /// Sets the reported usage.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// Overrides the stop reason (Anthropic spelling).
+    pub fn with_stop_reason(mut self, reason: impl Into<String>) -> Self {
+        self.stop_reason = Some(reason.into());
+        self
+    }
+
+    /// The effective stop reason, in Anthropic spelling.
+    pub fn effective_stop_reason(&self) -> String {
+        match &self.stop_reason {
+            Some(r) => r.clone(),
+            None if self.tool_calls.is_empty() => "end_turn".to_string(),
+            None => "tool_use".to_string(),
+        }
+    }
+}
+
+/// One scripted tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// Fixed id; generated (unique per served call) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Tool name.
+    pub name: String,
+    /// Tool input (a JSON object).
+    #[serde(default = "empty_object")]
+    pub input: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// What goes wrong on one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    /// HTTP 429 with a `retry-after` header.
+    RateLimit {
+        /// Seconds in the `retry-after` header.
+        retry_after_s: u64,
+    },
+    /// A 5xx error.
+    ServerError {
+        /// The status code (500..=599).
+        status: u16,
+    },
+    /// HTTP 529 `overloaded_error`.
+    Overloaded,
+    /// Streaming: a few events, then the body ends without the terminal
+    /// event. Non-streaming: the JSON body cut in half.
+    TruncatedStream,
+    /// Streaming: a delta whose data is not valid JSON, then the end.
+    /// Non-streaming: an invalid JSON body.
+    MalformedDelta,
+}
+
+/// A fault, repeated `times` attempts, optionally only for one model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawFault", into = "RawFault")]
+pub struct Fault {
+    /// What goes wrong.
+    pub kind: FaultKind,
+    /// How many successive attempts get this fault (at least 1).
+    pub times: u32,
+    /// Only requests for this model get the fault; others skip it without
+    /// consuming it.
+    pub model: Option<String>,
+}
+
+impl Fault {
+    fn of(kind: FaultKind) -> Self {
+        Fault {
+            kind,
+            times: 1,
+            model: None,
+        }
+    }
+
+    /// HTTP 429 with `retry-after: <retry_after_s>`.
+    pub fn rate_limit(retry_after_s: u64) -> Self {
+        Self::of(FaultKind::RateLimit { retry_after_s })
+    }
+
+    /// A 5xx error with the given status.
+    pub fn server_error(status: u16) -> Self {
+        Self::of(FaultKind::ServerError { status })
+    }
+
+    /// HTTP 529 overloaded.
+    pub fn overloaded() -> Self {
+        Self::of(FaultKind::Overloaded)
+    }
+
+    /// A stream (or body) that ends early.
+    pub fn truncated_stream() -> Self {
+        Self::of(FaultKind::TruncatedStream)
+    }
+
+    /// A stream (or body) with invalid JSON.
+    pub fn malformed_delta() -> Self {
+        Self::of(FaultKind::MalformedDelta)
+    }
+
+    /// Repeats the fault for `n` successive attempts.
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = n.max(1);
+        self
+    }
+
+    /// Applies the fault only to requests for `model`.
+    pub fn for_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Whether a request for `model` is subject to this fault.
+    pub fn applies_to(&self, model: &str) -> bool {
+        self.model.as_deref().is_none_or(|m| m == model)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawKind {
+    RateLimit,
+    ServerError,
+    Overloaded,
+    TruncatedStream,
+    MalformedDelta,
+}
+
+/// The JSON shape of a fault.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFault {
+    kind: RawKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_after_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    times: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+}
+
+impl TryFrom<RawFault> for Fault {
+    type Error = String;
+
+    fn try_from(raw: RawFault) -> Result<Self, String> {
+        if raw.retry_after_s.is_some() && !matches!(raw.kind, RawKind::RateLimit) {
+            return Err("fault field `retry_after_s` is only valid for kind `rate_limit`".into());
+        }
+        if raw.status.is_some() && !matches!(raw.kind, RawKind::ServerError) {
+            return Err("fault field `status` is only valid for kind `server_error`".into());
+        }
+        let kind = match raw.kind {
+            RawKind::RateLimit => FaultKind::RateLimit {
+                retry_after_s: raw.retry_after_s.unwrap_or(1),
+            },
+            RawKind::ServerError => {
+                let status = raw.status.unwrap_or(500);
+                if !(500..=599).contains(&status) {
+                    return Err(format!(
+                        "fault `server_error` has status {status}; it must be a 5xx status"
+                    ));
+                }
+                FaultKind::ServerError { status }
+            }
+            RawKind::Overloaded => FaultKind::Overloaded,
+            RawKind::TruncatedStream => FaultKind::TruncatedStream,
+            RawKind::MalformedDelta => FaultKind::MalformedDelta,
+        };
+        let times = raw.times.unwrap_or(1);
+        if times == 0 {
+            return Err("fault field `times` must be at least 1".into());
+        }
+        Ok(Fault {
+            kind,
+            times,
+            model: raw.model,
+        })
+    }
+}
+
+impl From<Fault> for RawFault {
+    fn from(f: Fault) -> Self {
+        let (kind, retry_after_s, status) = match f.kind {
+            FaultKind::RateLimit { retry_after_s } => {
+                (RawKind::RateLimit, Some(retry_after_s), None)
+            }
+            FaultKind::ServerError { status } => (RawKind::ServerError, None, Some(status)),
+            FaultKind::Overloaded => (RawKind::Overloaded, None, None),
+            FaultKind::TruncatedStream => (RawKind::TruncatedStream, None, None),
+            FaultKind::MalformedDelta => (RawKind::MalformedDelta, None, None),
+        };
+        RawFault {
+            kind,
+            retry_after_s,
+            status,
+            times: (f.times != 1).then_some(f.times),
+            model: f.model,
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! `Glob`: finds files by name pattern.
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use futures::future::BoxFuture;
+use globset::GlobBuilder;
+use ignore::WalkBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tascer_core::{Tool, ToolContext, ToolOutput};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolError;
+use crate::util::{blocking, finish, input_schema, parse_input, resolve_path};
+
+const NAME: &str = "Glob";
+/// Most paths listed.
+const MAX_RESULTS: usize = 100;
+
+/// Input of [`GlobTool`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GlobInput {
+    /// The glob pattern to match files against, e.g. "**/*.rs" or "src/**/*.ts".
+    pattern: String,
+    /// The directory to search in. Defaults to the current working directory.
+    #[serde(default)]
+    path: Option<String>,
+}
+
+/// Fast file-name pattern matching.
+#[derive(Debug, Clone, Default)]
+pub struct GlobTool;
+
+impl GlobTool {
+    /// A `Glob` tool.
+    pub fn new() -> Self {
+        GlobTool
+    }
+}
+
+impl Tool for GlobTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        "Fast file pattern matching. Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\", \
+         matched against paths relative to the search directory; files ignored by .gitignore are \
+         skipped. Returns matching file paths sorted by modification time, newest first."
+    }
+
+    fn input_schema(&self) -> Value {
+        input_schema::<GlobInput>()
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            finish(
+                async {
+                    let input: GlobInput = parse_input(NAME, input)?;
+                    let root = match &input.path {
+                        Some(p) => resolve_path(ctx, p),
+                        None => ctx.cwd(),
+                    };
+                    let cancel = ctx.cancel.clone();
+                    blocking(move || glob(&input.pattern, &root, &cancel)).await
+                }
+                .await,
+            )
+        })
+    }
+}
+
+/// A walker over `root` that respects ignore files (even outside a git
+/// repository), includes hidden files and skips `.git`.
+pub(crate) fn walker(root: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|entry| entry.file_name() != ".git");
+    builder
+}
+
+/// Sorts paths by modification time, newest first (then by path).
+pub(crate) fn sort_by_mtime(paths: &mut [(PathBuf, Option<SystemTime>)]) {
+    paths.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+}
+
+fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+    let started = Instant::now();
+    let shown_root = root.display();
+    if !root.exists() {
+        return Err(ToolError::msg(format!(
+            "Directory does not exist: {shown_root}"
+        )));
+    }
+    if !root.is_dir() {
+        return Err(ToolError::msg(format!("Path is not a directory: {shown_root}")));
+    }
+    let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+    let absolute = Path::new(pattern).is_absolute();
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ToolError::msg(format!("Invalid glob pattern: {e}")))?
+        .compile_matcher();
+
+    let mut found: Vec<(PathBuf, Option<SystemTime>)> = Vec::new();
+    for entry in walker(root).build() {
+        if cancel.is_cancelled() {
+            return Err(ToolError::msg("Glob was interrupted."));
+        }
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let matched = if absolute {
+            matcher.is_match(path)
+        } else {
+            path.strip_prefix(root)
+                .is_ok_and(|rel| matcher.is_match(rel))
+        };
+        if matched {
+            let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+            found.push((path.to_path_buf(), mtime));
+        }
+    }
+    sort_by_mtime(&mut found);
+    let total = found.len();
+    let truncated = total > MAX_RESULTS;
+    found.truncate(MAX_RESULTS);
+    let filenames: Vec<String> = found
+        .iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+
+    let text = if filenames.is_empty() {
+        "No files found".to_string()
+    } else if truncated {
+        format!(
+            "{}\n(Results are truncated. Consider using a more specific path or pattern.)",
+            filenames.join("\n")
+        )
+    } else {
+        filenames.join("\n")
+    };
+    let raw = json!({
+        "durationMs": started.elapsed().as_millis() as u64,
+        "numFiles": filenames.len(),
+        "filenames": filenames,
+        "truncated": truncated,
+        "totalMatches": total,
+    });
+    Ok(ToolOutput::text(text).with_raw(raw))
+}

@@ -1,0 +1,461 @@
+//! `Grep`: searches file contents with ripgrep's engine.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use futures::future::BoxFuture;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use ignore::types::TypesBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tascer_core::{Tool, ToolContext, ToolOutput};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolError;
+use crate::glob::{sort_by_mtime, walker};
+use crate::util::{blocking, finish, input_schema, parse_input, plural, resolve_path, truncate_chars};
+
+const NAME: &str = "Grep";
+/// Most output lines collected in content mode.
+const MAX_CONTENT_LINES: usize = 20_000;
+/// Characters of output shown to the model.
+const MAX_OUTPUT_CHARS: usize = 30_000;
+
+/// What Grep outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum OutputMode {
+    // Matching lines.
+    Content,
+    // Paths of matching files.
+    #[default]
+    FilesWithMatches,
+    // Match counts per file.
+    Count,
+}
+
+impl OutputMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            OutputMode::Content => "content",
+            OutputMode::FilesWithMatches => "files_with_matches",
+            OutputMode::Count => "count",
+        }
+    }
+}
+
+/// Input of [`GrepTool`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GrepInput {
+    /// The regular expression pattern to search for in file contents (Rust regex syntax, like ripgrep).
+    pattern: String,
+    /// File or directory to search in. Defaults to the current working directory.
+    #[serde(default)]
+    path: Option<String>,
+    /// Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}").
+    #[serde(default)]
+    glob: Option<String>,
+    /// File type to search (ripgrep --type), e.g. "js", "py", "rust". More efficient than glob for standard file types.
+    #[serde(default, rename = "type")]
+    file_type: Option<String>,
+    /// Output mode: "content" shows matching lines, "files_with_matches" shows file paths (default), "count" shows match counts.
+    #[serde(default)]
+    output_mode: Option<OutputMode>,
+    /// Case insensitive search.
+    #[serde(default, rename = "-i")]
+    case_insensitive: Option<bool>,
+    /// Show line numbers in output (content mode only; default true).
+    #[serde(default, rename = "-n")]
+    line_numbers: Option<bool>,
+    /// Number of lines to show after each match (content mode only).
+    #[serde(default, rename = "-A")]
+    after: Option<usize>,
+    /// Number of lines to show before each match (content mode only).
+    #[serde(default, rename = "-B")]
+    before: Option<usize>,
+    /// Number of lines to show before and after each match (content mode only).
+    #[serde(default, rename = "-C")]
+    context_c: Option<usize>,
+    /// Alias for -C.
+    #[serde(default)]
+    context: Option<usize>,
+    /// Enable multiline mode where . matches newlines and patterns can span lines.
+    #[serde(default)]
+    multiline: Option<bool>,
+    /// Limit output to the first N lines/entries (after offset).
+    #[serde(default)]
+    head_limit: Option<usize>,
+    /// Skip the first N lines/entries before applying head_limit.
+    #[serde(default)]
+    offset: Option<usize>,
+}
+
+/// Searches file contents with regular expressions.
+#[derive(Debug, Clone, Default)]
+pub struct GrepTool;
+
+impl GrepTool {
+    /// A `Grep` tool.
+    pub fn new() -> Self {
+        GrepTool
+    }
+}
+
+impl Tool for GrepTool {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn description(&self) -> &str {
+        "A powerful search tool built on ripgrep. Supports full regex syntax; filter files with \
+         glob or type. output_mode \"content\" shows matching lines (with -A/-B/-C context and \
+         -n line numbers), \"files_with_matches\" (default) shows file paths, \"count\" shows \
+         match counts. Use multiline for patterns spanning lines; head_limit and offset page \
+         through results."
+    }
+
+    fn input_schema(&self) -> Value {
+        input_schema::<GrepInput>()
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            finish(
+                async {
+                    let input: GrepInput = parse_input(NAME, input)?;
+                    let root = match &input.path {
+                        Some(p) => resolve_path(ctx, p),
+                        None => ctx.cwd(),
+                    };
+                    let cancel = ctx.cancel.clone();
+                    blocking(move || grep(&input, &root, &cancel)).await
+                }
+                .await,
+            )
+        })
+    }
+}
+
+/// Collects one file's results.
+struct FileSink<'a> {
+    path: &'a str,
+    mode: OutputMode,
+    line_numbers: bool,
+    lines: &'a mut Vec<String>,
+    max_lines: usize,
+    matches: u64,
+    full: bool,
+}
+
+impl FileSink<'_> {
+    fn push(&mut self, sep: char, line_number: Option<u64>, bytes: &[u8]) -> bool {
+        if self.lines.len() >= self.max_lines {
+            self.full = true;
+            return false;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end_matches('\n').trim_end_matches('\r');
+        let line = match line_number.filter(|_| self.line_numbers) {
+            Some(n) => format!("{}{sep}{n}{sep}{text}", self.path),
+            None => format!("{}{sep}{text}", self.path),
+        };
+        self.lines.push(line);
+        true
+    }
+}
+
+impl Sink for FileSink<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.matches += 1;
+        match self.mode {
+            OutputMode::FilesWithMatches => Ok(false),
+            OutputMode::Count => Ok(true),
+            OutputMode::Content => {
+                let first = mat.line_number();
+                for (i, line) in mat.lines().enumerate() {
+                    if !self.push(':', first.map(|n| n + i as u64), line) {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        Ok(self.push('-', ctx.line_number(), ctx.bytes()))
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, io::Error> {
+        if self.lines.len() >= self.max_lines {
+            self.full = true;
+            return Ok(false);
+        }
+        self.lines.push("--".into());
+        Ok(true)
+    }
+}
+
+/// Splits a glob filter on whitespace, and on commas outside braces.
+fn split_globs(globs: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in globs.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                current.push(c);
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            ',' if depth == 0 => out.push(std::mem::take(&mut current)),
+            c if c.is_whitespace() => out.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    out.push(current);
+    out.retain(|g| !g.is_empty());
+    out
+}
+
+fn build_matcher(input: &GrepInput) -> Result<RegexMatcher, ToolError> {
+    let multiline = input.multiline.unwrap_or(false);
+    let mut builder = RegexMatcherBuilder::new();
+    builder
+        .case_insensitive(input.case_insensitive.unwrap_or(false))
+        .multi_line(true);
+    if multiline {
+        builder.dot_matches_new_line(true);
+    } else {
+        builder.line_terminator(Some(b'\n'));
+    }
+    builder
+        .build(&input.pattern)
+        .map_err(|e| ToolError::msg(format!("Invalid regex pattern: {e}")))
+}
+
+/// Applies offset and head_limit; returns the page and whether it cut.
+fn paginate<T>(items: Vec<T>, offset: Option<usize>, limit: Option<usize>) -> (Vec<T>, bool) {
+    let total = items.len();
+    let page: Vec<T> = items
+        .into_iter()
+        .skip(offset.unwrap_or(0))
+        .take(limit.unwrap_or(usize::MAX))
+        .collect();
+    let cut = page.len() < total;
+    (page, cut)
+}
+
+fn grep(input: &GrepInput, root: &Path, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+    let mode = input.output_mode.unwrap_or_default();
+    if !root.exists() {
+        return Err(ToolError::msg(format!(
+            "Path does not exist: {}",
+            root.display()
+        )));
+    }
+    let matcher = build_matcher(input)?;
+    let multiline = input.multiline.unwrap_or(false);
+    let (before, after) = if mode == OutputMode::Content {
+        let c = input.context_c.or(input.context);
+        (
+            input.before.or(c).unwrap_or(0),
+            input.after.or(c).unwrap_or(0),
+        )
+    } else {
+        (0, 0)
+    };
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .multi_line(multiline)
+        .before_context(before)
+        .after_context(after)
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .build();
+
+    let mut walk = walker(root);
+    walk.sort_by_file_name(|a, b| a.cmp(b));
+    if root.is_dir()
+        && let Some(globs) = input.glob.as_deref()
+    {
+        let mut overrides = OverrideBuilder::new(root);
+        for g in split_globs(globs) {
+            overrides
+                .add(&g)
+                .map_err(|e| ToolError::msg(format!("Invalid glob {g:?}: {e}")))?;
+        }
+        let overrides = overrides
+            .build()
+            .map_err(|e| ToolError::msg(format!("Invalid glob: {e}")))?;
+        walk.overrides(overrides);
+    }
+    if let Some(t) = input.file_type.as_deref() {
+        let types = TypesBuilder::new()
+            .add_defaults()
+            .select(t)
+            .build()
+            .map_err(|e| ToolError::msg(format!("Invalid file type {t:?}: {e}")))?;
+        walk.types(types);
+    }
+
+    let max_lines = match input.head_limit {
+        Some(limit) => limit
+            .saturating_add(input.offset.unwrap_or(0))
+            .min(MAX_CONTENT_LINES),
+        None => MAX_CONTENT_LINES,
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut files: Vec<(PathBuf, Option<SystemTime>)> = Vec::new();
+    let mut counts: Vec<(String, u64)> = Vec::new();
+    let mut total_matches: u64 = 0;
+    let mut content_full = false;
+
+    for entry in walk.build() {
+        if cancel.is_cancelled() {
+            return Err(ToolError::msg("Grep was interrupted."));
+        }
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let shown = path.display().to_string();
+        let lines_before = lines.len();
+        if mode == OutputMode::Content && (before > 0 || after > 0) && !lines.is_empty() {
+            lines.push("--".into());
+        }
+        let mut sink = FileSink {
+            path: &shown,
+            mode,
+            line_numbers: input.line_numbers.unwrap_or(true),
+            lines: &mut lines,
+            max_lines,
+            matches: 0,
+            full: false,
+        };
+        let searched = searcher.search_path(&matcher, path, &mut sink);
+        let (matches, full) = (sink.matches, sink.full);
+        if searched.is_err() || matches == 0 {
+            lines.truncate(lines_before);
+            continue;
+        }
+        total_matches += matches;
+        let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+        files.push((path.to_path_buf(), mtime));
+        counts.push((shown, matches));
+        if full {
+            content_full = true;
+            break;
+        }
+    }
+
+    let page_note = |cut: bool| {
+        if cut || input.offset.is_some_and(|o| o > 0) {
+            format!(
+                "\n\n[Showing results with pagination = limit: {}, offset: {}]",
+                input
+                    .head_limit
+                    .map_or_else(|| "none".to_string(), |l| l.to_string()),
+                input.offset.unwrap_or(0)
+            )
+        } else {
+            String::new()
+        }
+    };
+
+    let num_files = files.len();
+    let (text, raw) = match mode {
+        OutputMode::FilesWithMatches => {
+            sort_by_mtime(&mut files);
+            let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+            let (page, cut) = paginate(names, input.offset, input.head_limit);
+            let text = if page.is_empty() {
+                "No files found".to_string()
+            } else {
+                format!(
+                    "Found {}\n{}{}",
+                    plural(page.len(), "file"),
+                    page.join("\n"),
+                    page_note(cut)
+                )
+            };
+            (text, json!({"mode": mode.as_str(), "numFiles": page.len(), "filenames": page}))
+        }
+        OutputMode::Count => {
+            let entries: Vec<String> = counts.iter().map(|(p, n)| format!("{p}:{n}")).collect();
+            let (page, cut) = paginate(entries, input.offset, input.head_limit);
+            let text = if counts.is_empty() {
+                "No matches found".to_string()
+            } else {
+                format!(
+                    "{}\n\nFound {} total {} across {}.{}",
+                    page.join("\n"),
+                    total_matches,
+                    if total_matches == 1 { "occurrence" } else { "occurrences" },
+                    plural(num_files, "file"),
+                    page_note(cut)
+                )
+            };
+            let names: Vec<String> = counts.iter().map(|(p, _)| p.clone()).collect();
+            (
+                text,
+                json!({
+                    "mode": mode.as_str(),
+                    "numFiles": num_files,
+                    "filenames": names,
+                    "content": page.join("\n"),
+                    "numMatches": total_matches,
+                }),
+            )
+        }
+        OutputMode::Content => {
+            let (page, cut) = paginate(lines, input.offset, input.head_limit);
+            let cut = cut || content_full;
+            let joined = page.join("\n");
+            let text = if page.is_empty() {
+                "No matches found".to_string()
+            } else {
+                let (kept, chars_cut) = truncate_chars(&joined, MAX_OUTPUT_CHARS);
+                let mut text = kept.to_string();
+                if chars_cut || (content_full && input.head_limit.is_none()) {
+                    text.push_str("\n… [output truncated]");
+                }
+                text.push_str(&page_note(cut && input.head_limit.is_some()));
+                text
+            };
+            let names: Vec<String> = counts.iter().map(|(p, _)| p.clone()).collect();
+            (
+                text,
+                json!({
+                    "mode": mode.as_str(),
+                    "numFiles": num_files,
+                    "filenames": names,
+                    "content": joined,
+                    "numLines": page.len(),
+                }),
+            )
+        }
+    };
+    let mut raw = raw;
+    if let Some(l) = input.head_limit {
+        raw["appliedLimit"] = json!(l);
+    }
+    if let Some(o) = input.offset {
+        raw["appliedOffset"] = json!(o);
+    }
+    Ok(ToolOutput::text(text).with_raw(raw))
+}

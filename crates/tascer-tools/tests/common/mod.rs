@@ -1,0 +1,68 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tascer_core::{Tool, ToolContext, ToolOutput};
+use tascer_tools::{BashTool, EditTool, GlobTool, GrepTool, ReadTool, ToolState, WriteTool};
+use tokio_util::sync::CancellationToken;
+
+/// A context rooted at `cwd`.
+pub fn ctx(cwd: &Path) -> ToolContext {
+    ctx_with_env(cwd, HashMap::new())
+}
+
+/// A context rooted at `cwd` with extra environment variables.
+pub fn ctx_with_env(cwd: &Path, env: HashMap<String, String>) -> ToolContext {
+    ToolContext {
+        session_id: "test-session".into(),
+        tool_use_id: "toolu_test".into(),
+        cwd: Arc::new(Mutex::new(cwd.to_path_buf())),
+        env: Arc::new(env),
+        cancel: CancellationToken::new(),
+    }
+}
+
+/// One session's tools.
+pub struct Tools {
+    pub state: ToolState,
+    pub read: ReadTool,
+    pub write: WriteTool,
+    pub edit: EditTool,
+    pub bash: BashTool,
+    pub glob: GlobTool,
+    pub grep: GrepTool,
+}
+
+pub fn tools() -> Tools {
+    let state = ToolState::new();
+    Tools {
+        read: ReadTool::new(state.clone()),
+        write: WriteTool::new(state.clone()),
+        edit: EditTool::new(state.clone()),
+        bash: BashTool::new(state.clone()),
+        glob: GlobTool::new(),
+        grep: GrepTool::new(),
+        state,
+    }
+}
+
+/// Calls a tool.
+pub async fn call(tool: &dyn Tool, ctx: &ToolContext, input: Value) -> ToolOutput {
+    tool.call(input, ctx).await
+}
+
+/// The output's text.
+pub fn text(out: &ToolOutput) -> String {
+    out.content.to_text()
+}
+
+/// A temp dir canonicalized (macOS /tmp symlink safety).
+pub fn tempdir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path)
+}

@@ -1,0 +1,116 @@
+//! [`Client`]: a session kept open for many prompts.
+
+use std::sync::{Arc, Mutex as StdMutex};
+
+use tokio::sync::Mutex;
+use tokio::sync::mpsc::unbounded_channel;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Error;
+use crate::options::Options;
+use crate::query::MessageStream;
+use crate::session::Session;
+use crate::turn::run_turn;
+
+/// A session kept open across prompts.
+///
+/// `connect` opens (or resumes) the session, `query` starts a turn,
+/// `receive_response` streams its messages up to and including the result,
+/// `interrupt` stops the running turn, `disconnect` ends the session.
+pub struct Client {
+    session: Arc<Mutex<Session>>,
+    session_id: String,
+    current: Option<MessageStream>,
+    cancel: Arc<StdMutex<CancellationToken>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Client {
+    /// Opens a session with these options (a new one, or the one `resume` /
+    /// `continue_conversation` names).
+    pub async fn connect(options: Options) -> Result<Client, Error> {
+        let session = Session::start(options).await?;
+        let session_id = session.id.clone();
+        Ok(Client {
+            session: Arc::new(Mutex::new(session)),
+            session_id,
+            current: None,
+            cancel: Arc::new(StdMutex::new(CancellationToken::new())),
+            task: None,
+        })
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// Starts a turn with this prompt. Read its messages with
+    /// [`Client::receive_response`]. If the previous turn is still running,
+    /// this waits for it to end first (its messages stay readable).
+    pub async fn query(&mut self, prompt: impl Into<String>) -> Result<(), Error> {
+        if let Some(task) = self.task.take() {
+            task.await
+                .map_err(|_| Error::State("the previous turn crashed"))?;
+        }
+        let cancel = CancellationToken::new();
+        match self.cancel.lock() {
+            Ok(mut slot) => *slot = cancel.clone(),
+            Err(poisoned) => *poisoned.into_inner() = cancel.clone(),
+        }
+        let (tx, rx) = unbounded_channel();
+        let session = Arc::clone(&self.session);
+        let prompt = prompt.into();
+        self.task = Some(tokio::spawn(async move {
+            let mut session = session.lock().await;
+            run_turn(&mut session, prompt, tx, cancel).await;
+        }));
+        self.current = Some(MessageStream::new(rx));
+        Ok(())
+    }
+
+    /// The messages of the current turn, ending with its result. Taking it
+    /// leaves the client free for [`Client::interrupt`] while it is read.
+    pub fn receive_response(&mut self) -> MessageStream {
+        self.current.take().unwrap_or_else(MessageStream::empty)
+    }
+
+    /// Interrupts the running turn: the model stream and running tools are
+    /// cancelled and the turn ends with a result saying so.
+    pub fn interrupt(&self) {
+        self.interrupter().interrupt();
+    }
+
+    /// A handle that interrupts whichever turn is running, usable from
+    /// another task.
+    pub fn interrupter(&self) -> Interrupter {
+        Interrupter {
+            cancel: Arc::clone(&self.cancel),
+        }
+    }
+
+    /// Ends the session: interrupts a running turn and waits for it to end.
+    pub async fn disconnect(mut self) {
+        self.interrupt();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Interrupts a [`Client`]'s running turn.
+#[derive(Clone)]
+pub struct Interrupter {
+    cancel: Arc<StdMutex<CancellationToken>>,
+}
+
+impl Interrupter {
+    /// Interrupts the running turn, if any.
+    pub fn interrupt(&self) {
+        match self.cancel.lock() {
+            Ok(token) => token.cancel(),
+            Err(poisoned) => poisoned.into_inner().cancel(),
+        }
+    }
+}

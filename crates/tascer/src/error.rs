@@ -1,0 +1,24 @@
+//! Errors of the agent loop.
+
+/// Why a session could not start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The model provider is misconfigured or failed.
+    #[error(transparent)]
+    Model(#[from] tascer_model::ModelError),
+    /// The session store failed.
+    #[error(transparent)]
+    Store(#[from] tascer_store::StoreError),
+    /// The working directory does not exist.
+    #[error("Working directory does not exist: {0}")]
+    Cwd(String),
+    /// Options that contradict each other or are invalid.
+    #[error("invalid options: {0}")]
+    InvalidOptions(String),
+    /// There is no session to continue in this directory.
+    #[error("No conversation found to continue in {0}")]
+    NothingToContinue(String),
+    /// The client is not connected or a turn is already running.
+    #[error("{0}")]
+    State(&'static str),
+}

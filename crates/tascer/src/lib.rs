@@ -1,0 +1,56 @@
+//! Tascer: a governed, provable agent runtime.
+//!
+//! This crate runs the model ⇄ tools loop. [`query`] runs one prompt and
+//! yields its [`Message`]s as a stream; [`Client`] keeps a session open for
+//! many prompts, with interrupt. Sessions are written to the embedded
+//! [`SessionStore`] as they happen and can be resumed, continued or forked.
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use tascer::{Message, Options, query};
+//!
+//! # async fn run() {
+//! let options = Options::new().model("claude-sonnet-4-5").max_turns(10);
+//! let mut stream = query("List the files here", options);
+//! while let Some(message) = stream.next().await {
+//!     if let Message::Result(result) = message {
+//!         println!("{}", result.result.unwrap_or_default());
+//!     }
+//! }
+//! # }
+//! ```
+
+mod client;
+mod error;
+mod options;
+mod query;
+mod session;
+mod system_prompt;
+mod turn;
+
+pub use client::Client;
+pub use error::Error;
+pub use options::{Options, SystemPrompt};
+pub use query::{MessageStream, query};
+pub use system_prompt::default_system_prompt;
+
+pub use tascer_core::*;
+pub use tascer_model::{
+    ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, Price, PriceTable,
+    ProviderConfig, ProviderKind,
+};
+pub use tascer_store::{SessionInfo, SessionStore, StoreError};
+pub use tascer_tools as tools;
+
+/// The Tascer version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The Tascer home directory: `$TASCER_HOME`, else `~/.tascer`.
+pub fn tascer_home() -> std::path::PathBuf {
+    if let Some(home) = std::env::var_os("TASCER_HOME").filter(|h| !h.is_empty()) {
+        return home.into();
+    }
+    std::env::home_dir()
+        .unwrap_or_else(|| std::path::PathBuf::from("."))
+        .join(".tascer")
+}

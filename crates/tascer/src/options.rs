@@ -1,0 +1,210 @@
+//! Options of a session.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tascer_core::Tool;
+use tascer_model::ProviderConfig;
+
+/// The system prompt to use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum SystemPrompt {
+    /// Tascer's default prompt, which describes the environment.
+    #[default]
+    Default,
+    /// Replace the default prompt entirely.
+    Replace(String),
+    /// The default prompt followed by this text.
+    Append(String),
+}
+
+/// Options of a session: the model, limits, tools, and where it runs.
+///
+/// Built with chained setters: `Options::new().model("…").max_turns(5)`.
+#[derive(Clone, Default)]
+pub struct Options {
+    /// Model id; defaults to the provider's default model.
+    pub model: Option<String>,
+    /// Model to switch to after repeated overload errors.
+    pub fallback_model: Option<String>,
+    /// System prompt.
+    pub system_prompt: SystemPrompt,
+    /// Working directory; defaults to the process's.
+    pub cwd: Option<PathBuf>,
+    /// Stop after this many model calls in one prompt.
+    pub max_turns: Option<u32>,
+    /// Stop once the session has cost this much (USD).
+    pub max_budget_usd: Option<f64>,
+    /// The set of built-in tools offered (None = all).
+    pub tools: Option<Vec<String>>,
+    /// Auto-approve rules (see the permissions docs); recorded for now.
+    pub allowed_tools: Vec<String>,
+    /// Tools removed from the model's context.
+    pub disallowed_tools: Vec<String>,
+    /// Emit raw streaming events as `stream_event` messages.
+    pub include_partial_messages: bool,
+    /// Extra environment variables for tools' subprocesses.
+    pub env: HashMap<String, String>,
+    /// Resume this session id with its full history.
+    pub resume: Option<String>,
+    /// Continue the most recent session of the working directory.
+    pub continue_conversation: bool,
+    /// With `resume`/`continue`, copy the history into a new session.
+    pub fork_session: bool,
+    /// Use this id (a UUID) for a new session.
+    pub session_id: Option<String>,
+    /// Provider settings; default: from the environment.
+    pub provider: Option<ProviderConfig>,
+    /// The Tascer home (store location); default `$TASCER_HOME` or `~/.tascer`.
+    pub home: Option<PathBuf>,
+    /// Custom tools, offered next to the built-in ones.
+    pub custom_tools: Vec<Arc<dyn Tool>>,
+    /// Maximum output tokens per model call.
+    pub max_tokens: Option<u32>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("model", &self.model)
+            .field("fallback_model", &self.fallback_model)
+            .field("system_prompt", &self.system_prompt)
+            .field("cwd", &self.cwd)
+            .field("max_turns", &self.max_turns)
+            .field("max_budget_usd", &self.max_budget_usd)
+            .field("tools", &self.tools)
+            .field("allowed_tools", &self.allowed_tools)
+            .field("disallowed_tools", &self.disallowed_tools)
+            .field("resume", &self.resume)
+            .field("continue_conversation", &self.continue_conversation)
+            .field("fork_session", &self.fork_session)
+            .field("session_id", &self.session_id)
+            .field(
+                "custom_tools",
+                &self.custom_tools.iter().map(|t| t.name().to_string()).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Options {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the model.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Sets the fallback model.
+    pub fn fallback_model(mut self, model: impl Into<String>) -> Self {
+        self.fallback_model = Some(model.into());
+        self
+    }
+
+    /// Replaces the system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = SystemPrompt::Replace(prompt.into());
+        self
+    }
+
+    /// Appends to the default system prompt.
+    pub fn append_system_prompt(mut self, text: impl Into<String>) -> Self {
+        self.system_prompt = SystemPrompt::Append(text.into());
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets the model-call limit per prompt.
+    pub fn max_turns(mut self, n: u32) -> Self {
+        self.max_turns = Some(n);
+        self
+    }
+
+    /// Sets the budget in USD.
+    pub fn max_budget_usd(mut self, usd: f64) -> Self {
+        self.max_budget_usd = Some(usd);
+        self
+    }
+
+    /// Restricts the built-in tools offered to these names.
+    pub fn tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.tools = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Adds auto-approve rules.
+    pub fn allowed_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, rules: I) -> Self {
+        self.allowed_tools.extend(rules.into_iter().map(Into::into));
+        self
+    }
+
+    /// Removes tools from the model's context.
+    pub fn disallowed_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.disallowed_tools.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Emit `stream_event` messages.
+    pub fn include_partial_messages(mut self, yes: bool) -> Self {
+        self.include_partial_messages = yes;
+        self
+    }
+
+    /// Adds an environment variable for tools.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Resumes a session by id.
+    pub fn resume(mut self, session_id: impl Into<String>) -> Self {
+        self.resume = Some(session_id.into());
+        self
+    }
+
+    /// Continues the latest session of the working directory.
+    pub fn continue_conversation(mut self, yes: bool) -> Self {
+        self.continue_conversation = yes;
+        self
+    }
+
+    /// Forks instead of appending when resuming or continuing.
+    pub fn fork_session(mut self, yes: bool) -> Self {
+        self.fork_session = yes;
+        self
+    }
+
+    /// Names a new session.
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    /// Sets the provider configuration.
+    pub fn provider(mut self, config: ProviderConfig) -> Self {
+        self.provider = Some(config);
+        self
+    }
+
+    /// Sets the Tascer home directory.
+    pub fn home(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.home = Some(dir.into());
+        self
+    }
+
+    /// Adds a custom tool.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.custom_tools.push(tool);
+        self
+    }
+}

@@ -1,0 +1,238 @@
+//! A session: its identity, history, tools, model client and store.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tascer_core::{ChatMessage, Message, ModelUsage, Tool, ToolSpec, Usage};
+use tascer_model::{ModelClient, ProviderConfig, ProviderKind};
+use tascer_store::{NewSession, SessionStore};
+
+use crate::error::Error;
+use crate::options::{Options, SystemPrompt};
+use crate::system_prompt::default_system_prompt;
+
+/// Default Anthropic model when none is configured.
+const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// Default model for OpenAI-compatible servers when none is configured.
+const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+
+/// Everything a running session holds.
+pub(crate) struct Session {
+    pub id: String,
+    pub cwd: PathBuf,
+    pub model: String,
+    pub system_prompt: String,
+    pub history: Vec<ChatMessage>,
+    pub tools: Vec<Arc<dyn Tool>>,
+    pub tool_specs: Vec<ToolSpec>,
+    pub client: ModelClient,
+    pub store: Arc<SessionStore>,
+    pub options: Options,
+    pub shared_cwd: Arc<Mutex<PathBuf>>,
+    pub env: Arc<HashMap<String, String>>,
+    pub api_key_source: String,
+    pub total_cost_usd: f64,
+    pub total_turns: u32,
+    pub model_usage: Vec<(String, ModelUsage)>,
+}
+
+impl Session {
+    /// Opens or creates the session the options describe.
+    pub async fn start(options: Options) -> Result<Session, Error> {
+        let cwd = resolve_cwd(options.cwd.as_ref())?;
+        let cwd_text = cwd.display().to_string();
+
+        let mut provider = match &options.provider {
+            Some(p) => p.clone(),
+            None => ProviderConfig::from_env()?,
+        };
+        if options.fallback_model.is_some() {
+            provider.fallback_model = options.fallback_model.clone();
+        }
+        let api_key_source = api_key_source(&provider);
+        let model = options
+            .model
+            .clone()
+            .or_else(|| std::env::var("TASCER_MODEL").ok().filter(|m| !m.is_empty()))
+            .unwrap_or_else(|| match provider.kind {
+                ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_string(),
+                ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL.to_string(),
+            });
+        let client = ModelClient::new(provider)?;
+
+        let home = options.home.clone().unwrap_or_else(crate::tascer_home);
+        let store = Arc::new(SessionStore::open_in_home(&home)?);
+
+        if options.resume.is_some() && options.continue_conversation {
+            return Err(Error::InvalidOptions(
+                "use either resume or continue, not both".into(),
+            ));
+        }
+        if let Some(id) = &options.session_id {
+            if uuid_like(id).is_none() {
+                return Err(Error::InvalidOptions(format!(
+                    "session id must be a UUID, got {id:?}"
+                )));
+            }
+            if (options.resume.is_some() || options.continue_conversation) && !options.fork_session
+            {
+                return Err(Error::InvalidOptions(
+                    "--session-id with --resume or --continue requires --fork-session".into(),
+                ));
+            }
+        }
+
+        let existing = if let Some(id) = &options.resume {
+            Some(
+                store
+                    .session(id)?
+                    .ok_or_else(|| tascer_store::StoreError::NotFound(id.clone()))?,
+            )
+        } else if options.continue_conversation {
+            Some(
+                store
+                    .latest_for_cwd(&cwd_text)?
+                    .ok_or_else(|| Error::NothingToContinue(cwd_text.clone()))?,
+            )
+        } else {
+            None
+        };
+
+        let id = match existing {
+            Some(info) if options.fork_session => {
+                let new_id = options.session_id.clone().unwrap_or_else(tascer_core::new_id);
+                store.fork(&info.id, &new_id)?;
+                new_id
+            }
+            Some(info) => info.id,
+            None => {
+                let id = options.session_id.clone().unwrap_or_else(tascer_core::new_id);
+                store.create_session(&NewSession {
+                    id: &id,
+                    cwd: &cwd_text,
+                    model: &model,
+                    forked_from: None,
+                })?;
+                id
+            }
+        };
+        let history = store.history(&id)?;
+        let (total_turns, total_cost_usd) = match store.session(&id)? {
+            Some(info) => (info.num_turns, info.total_cost_usd),
+            None => (0, 0.0),
+        };
+
+        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+        let system_prompt = match &options.system_prompt {
+            SystemPrompt::Default => default_system_prompt(&cwd, &today),
+            SystemPrompt::Replace(text) => text.clone(),
+            SystemPrompt::Append(text) => {
+                format!("{}\n\n{}", default_system_prompt(&cwd, &today), text)
+            }
+        };
+
+        let tools = select_tools(&options);
+        let tool_specs = tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.input_schema(),
+            })
+            .collect();
+
+        Ok(Session {
+            id,
+            shared_cwd: Arc::new(Mutex::new(cwd.clone())),
+            cwd,
+            model,
+            system_prompt,
+            history,
+            tools,
+            tool_specs,
+            client,
+            store,
+            env: Arc::new(options.env.clone()),
+            options,
+            api_key_source,
+            total_cost_usd,
+            total_turns,
+            model_usage: Vec::new(),
+        })
+    }
+
+    /// Stores a message; a store failure is logged, never fatal to the run.
+    pub fn record(&self, message: &Message) {
+        if matches!(message, Message::StreamEvent(_)) {
+            return;
+        }
+        if let Err(err) = self.store.append_message(&self.id, message) {
+            tracing::error!(session = %self.id, "failed to store message: {err}");
+        }
+    }
+
+    /// Adds one model call's usage and cost to the totals.
+    pub fn add_usage(&mut self, model: &str, usage: &Usage) -> f64 {
+        let cost = self.client.cost_usd(model, usage);
+        self.total_cost_usd += cost;
+        match self.model_usage.iter_mut().find(|(m, _)| m == model) {
+            Some((_, total)) => total.add(usage, cost),
+            None => {
+                let mut total = ModelUsage::default();
+                total.add(usage, cost);
+                self.model_usage.push((model.to_string(), total));
+            }
+        }
+        cost
+    }
+
+    /// Finds a tool by name.
+    pub fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
+    }
+}
+
+fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf, Error> {
+    let dir = match cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().map_err(|e| Error::Cwd(e.to_string()))?,
+    };
+    dir.canonicalize()
+        .map_err(|_| Error::Cwd(dir.display().to_string()))
+}
+
+fn api_key_source(provider: &ProviderConfig) -> String {
+    match (provider.kind, provider.api_key.is_some()) {
+        (ProviderKind::Anthropic, true) => "ANTHROPIC_API_KEY".into(),
+        (ProviderKind::OpenAi, true) => "OPENAI_API_KEY".into(),
+        (_, false) => "none".into(),
+    }
+}
+
+fn select_tools(options: &Options) -> Vec<Arc<dyn Tool>> {
+    let offered = |t: &Arc<dyn Tool>| {
+        options
+            .tools
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|n| n == t.name()))
+    };
+    tascer_tools::builtin_tools(tascer_tools::ToolState::default())
+        .into_iter()
+        .filter(offered)
+        .chain(options.custom_tools.iter().cloned())
+        .filter(|t| !options.disallowed_tools.iter().any(|n| n == t.name()))
+        .collect()
+}
+
+/// Returns the id if it looks like a UUID (8-4-4-4-12 hex).
+fn uuid_like(id: &str) -> Option<&str> {
+    let parts: Vec<&str> = id.split('-').collect();
+    let lens = [8, 4, 4, 4, 12];
+    (parts.len() == 5
+        && parts
+            .iter()
+            .zip(lens)
+            .all(|(p, n)| p.len() == n && p.chars().all(|c| c.is_ascii_hexdigit())))
+    .then_some(id)
+}

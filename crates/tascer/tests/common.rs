@@ -1,0 +1,76 @@
+//! Shared helpers for the loop's integration tests.
+#![allow(dead_code)]
+
+use futures::StreamExt;
+use tascer::{Message, Options, ProviderConfig, ResultMessage};
+use tascer_testkit::{MockServer, check_tool_pairing};
+
+/// A temp workspace and Tascer home.
+pub struct Env {
+    pub root: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("ws")).unwrap();
+        Env { root }
+    }
+    pub fn ws(&self) -> std::path::PathBuf {
+        self.root.path().join("ws").canonicalize().unwrap()
+    }
+    pub fn home(&self) -> std::path::PathBuf {
+        self.root.path().join("home")
+    }
+}
+
+/// Options pointed at the mock over the Anthropic wire format.
+pub fn anthropic_options(server: &MockServer, env: &Env) -> Options {
+    let mut provider = ProviderConfig::anthropic();
+    provider.base_url = server.url();
+    provider.api_key = Some("test-key".into());
+    provider.initial_backoff = std::time::Duration::from_millis(5);
+    Options::new()
+        .provider(provider)
+        .model("mock-model")
+        .cwd(env.ws())
+        .home(env.home())
+}
+
+/// Options pointed at the mock over the OpenAI wire format.
+pub fn openai_options(server: &MockServer, env: &Env) -> Options {
+    let mut provider = ProviderConfig::openai();
+    provider.base_url = server.openai_base_url();
+    provider.api_key = None;
+    provider.initial_backoff = std::time::Duration::from_millis(5);
+    Options::new()
+        .provider(provider)
+        .model("mock-model")
+        .cwd(env.ws())
+        .home(env.home())
+}
+
+/// Runs a prompt to its end and returns every message.
+pub async fn collect(prompt: &str, options: Options) -> Vec<Message> {
+    let stream = tascer::query(prompt, options);
+    tokio::time::timeout(std::time::Duration::from_secs(60), stream.collect::<Vec<_>>())
+        .await
+        .expect("run did not finish in 60 s")
+}
+
+/// The result message (which must be the last one).
+pub fn result_of(messages: &[Message]) -> &ResultMessage {
+    match messages.last() {
+        Some(Message::Result(r)) => r,
+        other => panic!("last message is not a result: {other:?}"),
+    }
+}
+
+/// Asserts the tool_use/tool_result invariant on every recorded request.
+pub fn assert_pairing(server: &MockServer) {
+    for (i, request) in server.requests().iter().enumerate() {
+        if let Err(problem) = check_tool_pairing(&request.body) {
+            panic!("request {i} breaks tool pairing: {problem}\n{}", request.body);
+        }
+    }
+}
