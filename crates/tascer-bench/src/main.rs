@@ -155,7 +155,9 @@ async fn main() {
         Ok(d) => d,
         Err(e) => panic!("cannot create a temp dir: {e}"),
     };
-    let scenario = (0..CALLS_PER_SESSION).fold(Scenario::new(), |s, _| s.turn(Turn::tool("Noop", json!({}))));
+    let scenario = (0..CALLS_PER_SESSION).fold(Scenario::new(), |s, _| {
+        s.turn(Turn::tool("Noop", json!({})))
+    });
     let scenario = scenario.turn(Turn::text("done"));
     let server = match MockServer::start(scenario).await {
         Ok(s) => s,
@@ -178,11 +180,17 @@ async fn main() {
     let (it50, it99) = (percentile(&iterations, 50.0), percentile(&iterations, 99.0));
     let (b50, b99) = (percentile(&baseline, 50.0), percentile(&baseline, 99.0));
 
-    println!("## Agent loop ({CALLS_PER_SESSION} tool calls per session, {SESSIONS} sessions, mock model at 0 ms latency)\n");
+    println!(
+        "## Agent loop ({CALLS_PER_SESSION} tool calls per session, {SESSIONS} sessions, mock model at 0 ms latency)\n"
+    );
     println!("| measure | median | p99 |");
     println!("| --- | --- | --- |");
-    println!("| loop iteration (tool dispatch + store writes + model round trip) | {it50:.3} ms | {it99:.3} ms |");
-    println!("| baseline: bare model round trip through the same provider client | {b50:.3} ms | {b99:.3} ms |");
+    println!(
+        "| loop iteration (tool dispatch + store writes + model round trip) | {it50:.3} ms | {it99:.3} ms |"
+    );
+    println!(
+        "| baseline: bare model round trip through the same provider client | {b50:.3} ms | {b99:.3} ms |"
+    );
     println!(
         "| loop overhead per tool call (iteration − baseline) | {:.3} ms | {:.3} ms |",
         it50 - b50,
@@ -190,7 +198,10 @@ async fn main() {
     );
     println!("| ratio iteration / baseline | {:.2}× | |", it50 / b50);
     if let Some(kib) = rss {
-        println!("\nPeak RSS of the bench process (VmHWM): {:.1} MiB", kib as f64 / 1024.0);
+        println!(
+            "\nPeak RSS of the bench process (VmHWM): {:.1} MiB",
+            kib as f64 / 1024.0
+        );
     }
 
     let exe_dir = std::env::current_exe()

@@ -7,7 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Tascer: a governed, provable agent runtime.
 #[derive(Debug, Parser)]
-#[command(name = "tascer", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "tascer",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// What to do; without a subcommand, runs a prompt like `tascer run`.
     #[command(subcommand)]
@@ -21,7 +26,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a prompt as an agent session (streams the answer; ends with a summary line).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run a scripted session against a built-in mock model (no API key needed).
     Demo(DemoArgs),
     /// List and inspect stored sessions.

@@ -12,7 +12,8 @@ use crate::args::{DemoArgs, OutputFormat};
 const DEMO_SCENARIO: &str = include_str!("../scenarios/demo.json");
 
 /// The demo's starting file.
-const NOTES: &str = "# Notes\nTODO: write summary.md with a short summary of these notes.\nKeep it short.\n";
+const NOTES: &str =
+    "# Notes\nTODO: write summary.md with a short summary of these notes.\nKeep it short.\n";
 
 /// Runs the demo.
 pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
@@ -25,14 +26,18 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&workspace)?;
     std::fs::write(workspace.join("notes.md"), NOTES)?;
 
-    let scenario = Scenario::from_json(DEMO_SCENARIO).context("the bundled demo scenario is invalid")?;
+    let scenario =
+        Scenario::from_json(DEMO_SCENARIO).context("the bundled demo scenario is invalid")?;
     let server = MockServer::start(scenario)
         .await
         .context("cannot start the mock model server on 127.0.0.1")?;
 
     let text = !args.stream_json;
     if text {
-        println!("Tascer demo: a scripted model (mock server at {}) drives real tools", server.url());
+        println!(
+            "Tascer demo: a scripted model (mock server at {}) drives real tools",
+            server.url()
+        );
         println!("in {}\n", workspace.display());
     }
 
@@ -45,7 +50,11 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         .cwd(&workspace)
         .home(&home)
         .max_turns(20);
-    let format = if text { OutputFormat::Text } else { OutputFormat::StreamJson };
+    let format = if text {
+        OutputFormat::Text
+    } else {
+        OutputFormat::StreamJson
+    };
     let code = crate::run::run_with_options(
         "Summarize notes.md into summary.md, then check it.".into(),
         options,
@@ -60,8 +69,14 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
             println!("  {line}");
         }
         println!("\nChecks:");
-        println!("  ✓ {} model requests; in each, every tool_use has exactly one tool_result", report.requests);
-        println!("  ✓ session {} stored with {} messages; its history rebuilds", report.session_id, report.messages);
+        println!(
+            "  ✓ {} model requests; in each, every tool_use has exactly one tool_result",
+            report.requests
+        );
+        println!(
+            "  ✓ session {} stored with {} messages; its history rebuilds",
+            report.session_id, report.messages
+        );
         println!("  ✓ summary.md written by the agent:");
         for line in report.summary.lines() {
             println!("      {line}");
@@ -71,7 +86,11 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         let kept = root.keep();
         if text {
             println!("\nKept the workspace and store in {}", kept.display());
-            println!("(inspect with: TASCER_HOME={} tascer sessions show {})", kept.join("home").display(), report.session_id);
+            println!(
+                "(inspect with: TASCER_HOME={} tascer sessions show {})",
+                kept.join("home").display(),
+                report.session_id
+            );
         }
     }
     Ok(code)
@@ -87,11 +106,18 @@ struct DemoReport {
 
 /// Verifies what the demo did, from the recorded requests, the store and the
 /// files; any failure is an error.
-fn check(server: &MockServer, home: &std::path::Path, workspace: &std::path::Path) -> anyhow::Result<DemoReport> {
+fn check(
+    server: &MockServer,
+    home: &std::path::Path,
+    workspace: &std::path::Path,
+) -> anyhow::Result<DemoReport> {
     let requests = server.requests();
     for (i, request) in requests.iter().enumerate() {
         if let Err(problem) = check_tool_pairing(&request.body) {
-            bail!("model request {} breaks the tool_use/tool_result pairing: {problem}", i + 1);
+            bail!(
+                "model request {} breaks the tool_use/tool_result pairing: {problem}",
+                i + 1
+            );
         }
     }
     let store = SessionStore::open_in_home(home)?;
@@ -124,11 +150,19 @@ fn check(server: &MockServer, home: &std::path::Path, workspace: &std::path::Pat
             Message::User(u) => {
                 if let tascer::UserContent::Blocks(blocks) = &u.message.content {
                     for block in blocks {
-                        if let ContentBlock::ToolResult { tool_use_id, is_error, .. } = block
+                        if let ContentBlock::ToolResult {
+                            tool_use_id,
+                            is_error,
+                            ..
+                        } = block
                             && let Some(pos) = pending.iter().position(|(id, _)| id == tool_use_id)
                         {
                             let (_, call) = pending.remove(pos);
-                            let status = if is_error.unwrap_or(false) { "✗ failed" } else { "✓ ok" };
+                            let status = if is_error.unwrap_or(false) {
+                                "✗ failed"
+                            } else {
+                                "✓ ok"
+                            };
                             tool_lines.push(format!("{status:<9} {call}"));
                         }
                     }

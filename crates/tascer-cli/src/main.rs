@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async move {
         match cli.command {
-            Some(Command::Run(args)) => run::run(args).await,
+            Some(Command::Run(args)) => run::run(*args).await,
             Some(Command::Demo(args)) => demo::demo(args).await,
             Some(Command::Sessions {
                 command: SessionsCommand::List { limit, json },

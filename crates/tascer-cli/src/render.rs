@@ -95,7 +95,10 @@ impl Renderer {
                     .get("error_status")
                     .map(|s| s.to_string())
                     .unwrap_or_default();
-                eprintln!("{}", self.dim(&format!("  ↻ API error {status}, retrying…")));
+                eprintln!(
+                    "{}",
+                    self.dim(&format!("  ↻ API error {status}, retrying…"))
+                );
                 self.start_spinner();
             }
             Message::System(_) => {}
@@ -204,7 +207,11 @@ fn summarize_result(content: &ToolResultContent, is_error: bool) -> String {
     if line.is_empty() {
         line = "(no output)".into();
     }
-    if is_error { format!("error: {line}") } else { line }
+    if is_error {
+        format!("error: {line}")
+    } else {
+        line
+    }
 }
 
 fn shorten(text: &str, max: usize) -> String {

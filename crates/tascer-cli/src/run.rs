@@ -110,8 +110,12 @@ fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {
 /// over the defaults). `None` when neither is set: the library then reads
 /// the provider variables itself.
 fn provider_from_env() -> anyhow::Result<Option<tascer::ProviderConfig>> {
-    let retries = std::env::var("TASCER_MAX_RETRIES").ok().filter(|v| !v.is_empty());
-    let prices = std::env::var("TASCER_PRICES").ok().filter(|v| !v.is_empty());
+    let retries = std::env::var("TASCER_MAX_RETRIES")
+        .ok()
+        .filter(|v| !v.is_empty());
+    let prices = std::env::var("TASCER_PRICES")
+        .ok()
+        .filter(|v| !v.is_empty());
     if retries.is_none() && prices.is_none() {
         return Ok(None);
     }

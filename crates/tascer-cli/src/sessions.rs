@@ -22,7 +22,10 @@ pub fn list(limit: usize, json: bool) -> anyhow::Result<ExitCode> {
         println!("no sessions yet (run `tascer run \"…\"` or `tascer demo`)");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<36}  {:<20}  {:>5}  {:>9}  {:<7}  PROMPT", "SESSION", "UPDATED", "TURNS", "COST", "STATUS");
+    println!(
+        "{:<36}  {:<20}  {:>5}  {:>9}  {:<7}  PROMPT",
+        "SESSION", "UPDATED", "TURNS", "COST", "STATUS"
+    );
     for s in sessions {
         let prompt: String = s
             .first_prompt
@@ -61,7 +64,10 @@ pub fn show(id: &str, json: bool) -> anyhow::Result<ExitCode> {
     println!("  cwd      {}", info.cwd);
     println!("  model    {}", info.model);
     println!("  created  {}", info.created_at);
-    println!("  turns    {}   cost ${:.4}   status {}", info.num_turns, info.total_cost_usd, info.status);
+    println!(
+        "  turns    {}   cost ${:.4}   status {}",
+        info.num_turns, info.total_cost_usd, info.status
+    );
     if let Some(from) = &info.forked_from {
         println!("  forked from {from}");
     }
@@ -72,10 +78,17 @@ pub fn show(id: &str, json: bool) -> anyhow::Result<ExitCode> {
                 UserContent::Text(t) => println!("> {t}"),
                 UserContent::Blocks(blocks) => {
                     for b in blocks {
-                        if let ContentBlock::ToolResult { content, is_error, .. } = b {
+                        if let ContentBlock::ToolResult {
+                            content, is_error, ..
+                        } = b
+                        {
                             let text = content.to_text();
                             let first = text.lines().next().unwrap_or("");
-                            let mark = if is_error.unwrap_or(false) { "✗" } else { "⎿" };
+                            let mark = if is_error.unwrap_or(false) {
+                                "✗"
+                            } else {
+                                "⎿"
+                            };
                             println!("  {mark} {first}");
                         }
                     }

@@ -1,4 +1,5 @@
 //! The built `tascer` binary against the mock model over loopback HTTP.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -26,7 +27,9 @@ fn tascer(home: &Path, cwd: &Path) -> Command {
 }
 
 async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
 }
 
 fn json_lines(stdout: &[u8]) -> Vec<Value> {
@@ -38,7 +41,10 @@ fn json_lines(stdout: &[u8]) -> Vec<Value> {
 
 fn tool_scenario() -> Scenario {
     Scenario::new()
-        .turn(Turn::tool("Bash", serde_json::json!({"command": "echo from-bash"})).with_text("Running."))
+        .turn(
+            Turn::tool("Bash", serde_json::json!({"command": "echo from-bash"}))
+                .with_text("Running."),
+        )
         .turn(Turn::text("Finished."))
 }
 
@@ -49,9 +55,20 @@ async fn stream_json_through_anthropic_base_url_has_the_required_keys() {
     let mut cmd = tascer(dir.path(), dir.path());
     cmd.env("ANTHROPIC_API_KEY", "k")
         .env("ANTHROPIC_BASE_URL", server.url())
-        .args(["run", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "go"]);
+        .args([
+            "run",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+            "go",
+        ]);
     let out = output(cmd).await;
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let frames = json_lines(&out.stdout);
     assert_eq!(frames[0]["type"], "system");
     assert_eq!(frames[0]["subtype"], "init");
@@ -62,7 +79,14 @@ async fn stream_json_through_anthropic_base_url_has_the_required_keys() {
         let has = |k: &str| frame.get(k).is_some();
         match kind {
             "result" => {
-                for key in ["subtype", "duration_ms", "duration_api_ms", "is_error", "num_turns", "session_id"] {
+                for key in [
+                    "subtype",
+                    "duration_ms",
+                    "duration_api_ms",
+                    "is_error",
+                    "num_turns",
+                    "session_id",
+                ] {
                     assert!(has(key), "result lacks {key}: {frame}");
                 }
             }
@@ -76,7 +100,9 @@ async fn stream_json_through_anthropic_base_url_has_the_required_keys() {
                     assert!(has(key), "stream_event lacks {key}: {frame}");
                 }
             }
-            "user" => assert!(frame["message"]["content"].is_array() || frame["message"]["content"].is_string()),
+            "user" => assert!(
+                frame["message"]["content"].is_array() || frame["message"]["content"].is_string()
+            ),
             other => panic!("unexpected frame type {other}"),
         }
     }
@@ -90,7 +116,11 @@ async fn stream_json_through_anthropic_base_url_has_the_required_keys() {
         .iter()
         .find(|f| f["type"] == "user" && f["tool_use_result"].is_object())
         .unwrap();
-    assert!(tool_result["message"]["content"].to_string().contains("from-bash"));
+    assert!(
+        tool_result["message"]["content"]
+            .to_string()
+            .contains("from-bash")
+    );
     for request in server.requests() {
         check_tool_pairing(&request.body).unwrap();
     }
@@ -101,10 +131,20 @@ async fn json_output_through_openai_base_url_without_a_key() {
     let dir = tempfile::tempdir().unwrap();
     let server = MockServer::start(tool_scenario()).await.unwrap();
     let mut cmd = tascer(dir.path(), dir.path());
-    cmd.env("OPENAI_BASE_URL", server.openai_base_url())
-        .args(["run", "--output-format", "json", "--model", "local-model", "go"]);
+    cmd.env("OPENAI_BASE_URL", server.openai_base_url()).args([
+        "run",
+        "--output-format",
+        "json",
+        "--model",
+        "local-model",
+        "go",
+    ]);
     let out = output(cmd).await;
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let frames = json_lines(&out.stdout);
     assert_eq!(frames.len(), 1);
     assert_eq!(frames[0]["type"], "result");
@@ -112,14 +152,17 @@ async fn json_output_through_openai_base_url_without_a_key() {
     assert_eq!(frames[0]["num_turns"], 2);
     let requests = server.requests();
     assert_eq!(requests[0].body["model"], "local-model");
-    assert!(requests[0].headers.get("authorization").is_none());
+    assert!(!requests[0].headers.contains_key("authorization"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn resume_in_a_second_process_sends_the_full_history() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = Scenario::new()
-        .turn(Turn::tool("Bash", serde_json::json!({"command": "echo secret-42"})))
+        .turn(Turn::tool(
+            "Bash",
+            serde_json::json!({"command": "echo secret-42"}),
+        ))
         .turn(Turn::text("I ran it."))
         .turn(Turn::text("It printed secret-42."));
     let server = MockServer::start(scenario).await.unwrap();
@@ -134,10 +177,17 @@ async fn resume_in_a_second_process_sends_the_full_history() {
     };
     let first = output(run("run the command", &[])).await;
     assert!(first.status.success());
-    let id = json_lines(&first.stdout)[0]["session_id"].as_str().unwrap().to_string();
+    let id = json_lines(&first.stdout)[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     let second = output(run("what did it print?", &["--resume", &id])).await;
-    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
     let result = &json_lines(&second.stdout)[0];
     assert_eq!(result["session_id"], id.as_str());
     assert_eq!(result["result"], "It printed secret-42.");
@@ -145,9 +195,17 @@ async fn resume_in_a_second_process_sends_the_full_history() {
     let requests = server.requests();
     let last = &requests.last().unwrap().body;
     let messages = last["messages"].as_array().unwrap();
-    assert_eq!(messages.len(), 5, "prompt, tool_use, tool_result, answer, new prompt: {last}");
+    assert_eq!(
+        messages.len(),
+        5,
+        "prompt, tool_use, tool_result, answer, new prompt: {last}"
+    );
     let text = last["messages"].to_string();
-    assert!(text.contains("run the command") && text.contains("secret-42") && text.contains("I ran it."));
+    assert!(
+        text.contains("run the command")
+            && text.contains("secret-42")
+            && text.contains("I ran it.")
+    );
     for request in &requests {
         check_tool_pairing(&request.body).unwrap();
     }
@@ -188,15 +246,23 @@ async fn unreachable_base_url_says_so() {
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_style_print_flag_and_stdin_prompt_work() {
     let dir = tempfile::tempdir().unwrap();
-    let server = MockServer::start(Scenario::new().turn(Turn::text("pong")).loop_last_turn(true))
-        .await
-        .unwrap();
+    let server = MockServer::start(
+        Scenario::new()
+            .turn(Turn::text("pong"))
+            .loop_last_turn(true),
+    )
+    .await
+    .unwrap();
     let mut cmd = tascer(dir.path(), dir.path());
     cmd.env("ANTHROPIC_API_KEY", "k")
         .env("ANTHROPIC_BASE_URL", server.url())
         .args(["-p", "ping", "--output-format", "json"]);
     let out = output(cmd).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(json_lines(&out.stdout)[0]["result"], "pong");
 
     let mut cmd = tascer(dir.path(), dir.path());
@@ -208,7 +274,12 @@ async fn claude_style_print_flag_and_stdin_prompt_work() {
     let out = tokio::task::spawn_blocking(move || {
         use std::io::Write;
         let mut child = cmd.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(b"ping from stdin").unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"ping from stdin")
+            .unwrap();
         child.wait_with_output().unwrap()
     })
     .await
@@ -233,7 +304,10 @@ async fn text_output_shows_tool_calls_and_a_closing_line() {
     assert!(stdout.contains("⏺ Bash(echo from-bash)"), "{stdout}");
     assert!(stdout.contains("from-bash"), "{stdout}");
     assert!(stdout.contains("Finished."), "{stdout}");
-    assert!(stderr.contains("2 turns") && stderr.contains("tokens") && stderr.contains('$'), "{stderr}");
+    assert!(
+        stderr.contains("2 turns") && stderr.contains("tokens") && stderr.contains('$'),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -259,19 +333,44 @@ fn demo_exits_0_and_shows_real_tool_results() {
     let dir = tempfile::tempdir().unwrap();
     let out = tascer(dir.path(), dir.path()).arg("demo").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "stdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr));
-    for needle in ["⏺ Glob", "⏺ Read", "⏺ Write", "⏺ Bash", "⏺ Edit", "⏺ Grep", "notes.md has 3 lines", "every tool_use has exactly one tool_result"] {
-        assert!(stdout.contains(needle), "demo output lacks {needle:?}:\n{stdout}");
+    assert!(
+        out.status.success(),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "⏺ Glob",
+        "⏺ Read",
+        "⏺ Write",
+        "⏺ Bash",
+        "⏺ Edit",
+        "⏺ Grep",
+        "notes.md has 3 lines",
+        "every tool_use has exactly one tool_result",
+    ] {
+        assert!(
+            stdout.contains(needle),
+            "demo output lacks {needle:?}:\n{stdout}"
+        );
     }
 }
 
 #[test]
 fn sessions_list_and_show() {
     let dir = tempfile::tempdir().unwrap();
-    let out = tascer(dir.path(), dir.path()).args(["sessions", "list"]).output().unwrap();
+    let out = tascer(dir.path(), dir.path())
+        .args(["sessions", "list"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("no sessions yet"));
-    let out = tascer(dir.path(), dir.path()).args(["sessions", "show", "nope"]).output().unwrap();
+    let out = tascer(dir.path(), dir.path())
+        .args(["sessions", "show", "nope"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("No conversation found with session ID: nope"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("No conversation found with session ID: nope")
+    );
 }

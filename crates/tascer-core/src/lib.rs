@@ -14,8 +14,8 @@ pub mod usage;
 pub use content::{ContentBlock, ImageSource, ToolResultContent};
 pub use conversation::{ChatMessage, Role, StopReason, ToolSpec};
 pub use message::{
-    ApiAssistantMessage, AssistantMessage, Message, PermissionDenial, ResultMessage,
-    ResultSubtype, StreamEvent, SystemMessage, UserContent, UserMessage, UserPayload,
+    ApiAssistantMessage, AssistantMessage, Message, PermissionDenial, ResultMessage, ResultSubtype,
+    StreamEvent, SystemMessage, UserContent, UserMessage, UserPayload,
 };
 pub use tool::{Tool, ToolContext, ToolOutput};
 pub use usage::{ModelUsage, Usage};

@@ -240,12 +240,7 @@ impl ResultMessage {
     pub fn set_model_usage(&mut self, per_model: &[(String, ModelUsage)]) {
         self.model_usage = per_model
             .iter()
-            .map(|(name, u)| {
-                (
-                    name.clone(),
-                    serde_json::to_value(u).unwrap_or(Value::Null),
-                )
-            })
+            .map(|(name, u)| (name.clone(), serde_json::to_value(u).unwrap_or(Value::Null)))
             .collect();
     }
 }

@@ -46,7 +46,11 @@ impl ToolContext {
     /// Resolves a path against the working directory.
     pub fn resolve(&self, path: &str) -> PathBuf {
         let p = PathBuf::from(path);
-        if p.is_absolute() { p } else { self.cwd().join(p) }
+        if p.is_absolute() {
+            p
+        } else {
+            self.cwd().join(p)
+        }
     }
 }
 

@@ -6,6 +6,25 @@
 //! a [`ModelClient`] and call [`ModelClient::send`] with a [`ModelRequest`].
 //! Streaming events reach the caller as [`ModelEvent::Stream`] values in
 //! Anthropic's SSE event shape, whatever the provider.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), tascer_model::ModelError> {
+//! use tascer_core::ChatMessage;
+//! use tascer_model::{ModelClient, ModelRequest, ProviderConfig};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let client = ModelClient::new(ProviderConfig::from_env()?)?;
+//! let request = ModelRequest {
+//!     model: "claude-sonnet-4-5".into(),
+//!     messages: vec![ChatMessage::user_text("Hello")],
+//!     stream: true,
+//!     ..ModelRequest::default()
+//! };
+//! let response = client.send(&request, None, &CancellationToken::new()).await?;
+//! let cost = client.cost_usd(&response.model, &response.usage);
+//! # let _ = cost;
+//! # Ok(()) }
+//! ```
 
 mod anthropic;
 mod anthropic_stream;

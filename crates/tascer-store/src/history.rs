@@ -99,9 +99,7 @@ fn close_dangling_tool_uses(history: &mut Vec<ChatMessage>) {
 mod tests {
     use super::*;
     use serde_json::json;
-    use tascer_core::{
-        ApiAssistantMessage, AssistantMessage, Usage, UserContent, UserMessage,
-    };
+    use tascer_core::{ApiAssistantMessage, AssistantMessage, Usage, UserContent, UserMessage};
 
     fn assistant(content: Vec<ContentBlock>) -> Message {
         Message::Assistant(AssistantMessage {

@@ -216,12 +216,11 @@ impl SessionStore {
         let mut out = Vec::new();
         for row in rows {
             let (seq, data) = row?;
-            let message =
-                serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
-                    session_id: session_id.to_string(),
-                    seq,
-                    source,
-                })?;
+            let message = serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
+                session_id: session_id.to_string(),
+                seq,
+                source,
+            })?;
             out.push(message);
         }
         Ok(out)

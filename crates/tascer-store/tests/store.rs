@@ -14,7 +14,12 @@ fn messages_survive_reopening_and_rebuild_history() {
     {
         let store = SessionStore::open(&path).unwrap();
         store
-            .create_session(&NewSession { id: "s1", cwd: "/w", model: "m", forked_from: None })
+            .create_session(&NewSession {
+                id: "s1",
+                cwd: "/w",
+                model: "m",
+                forked_from: None,
+            })
             .unwrap();
         store.append_message("s1", &user("first", "s1")).unwrap();
         store.append_message("s1", &user("second", "s1")).unwrap();
@@ -26,7 +31,11 @@ fn messages_survive_reopening_and_rebuild_history() {
     assert_eq!(info.num_turns, 2);
     assert_eq!(info.first_prompt.as_deref(), Some("first"));
     assert_eq!(store.messages("s1").unwrap().len(), 2);
-    assert_eq!(store.history("s1").unwrap().len(), 1, "two user frames merge");
+    assert_eq!(
+        store.history("s1").unwrap().len(),
+        1,
+        "two user frames merge"
+    );
 }
 
 #[test]
@@ -35,7 +44,12 @@ fn latest_for_cwd_and_fork() {
     let store = SessionStore::open_in_home(dir.path()).unwrap();
     for id in ["a", "b"] {
         store
-            .create_session(&NewSession { id, cwd: "/w", model: "m", forked_from: None })
+            .create_session(&NewSession {
+                id,
+                cwd: "/w",
+                model: "m",
+                forked_from: None,
+            })
             .unwrap();
         store.append_message(id, &user(id, id)).unwrap();
     }
@@ -56,16 +70,27 @@ fn unknown_session_is_a_clear_error() {
     let store = SessionStore::open_in_home(dir.path()).unwrap();
     let err = store.history("nope").unwrap_err();
     assert!(matches!(err, StoreError::NotFound(_)));
-    assert_eq!(err.to_string(), "No conversation found with session ID: nope");
+    assert_eq!(
+        err.to_string(),
+        "No conversation found with session ID: nope"
+    );
 }
 
 #[test]
 fn duplicate_session_id_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = SessionStore::open_in_home(dir.path()).unwrap();
-    let new = NewSession { id: "x", cwd: "/w", model: "m", forked_from: None };
+    let new = NewSession {
+        id: "x",
+        cwd: "/w",
+        model: "m",
+        forked_from: None,
+    };
     store.create_session(&new).unwrap();
-    assert!(matches!(store.create_session(&new), Err(StoreError::AlreadyExists(_))));
+    assert!(matches!(
+        store.create_session(&new),
+        Err(StoreError::AlreadyExists(_))
+    ));
 }
 
 #[test]
@@ -74,11 +99,24 @@ fn corrupt_row_names_session_and_seq() {
     let path = dir.path().join("tascer.db");
     let store = SessionStore::open(&path).unwrap();
     store
-        .create_session(&NewSession { id: "s", cwd: "/w", model: "m", forked_from: None })
+        .create_session(&NewSession {
+            id: "s",
+            cwd: "/w",
+            model: "m",
+            forked_from: None,
+        })
         .unwrap();
     store.append_message("s", &user("x", "s")).unwrap();
     let raw = rusqlite::Connection::open(&path).unwrap();
-    raw.execute("UPDATE messages SET data = '{broken' WHERE session_id = 's'", []).unwrap();
+    raw.execute(
+        "UPDATE messages SET data = '{broken' WHERE session_id = 's'",
+        [],
+    )
+    .unwrap();
     let err = store.messages("s").unwrap_err();
-    assert!(err.to_string().contains("message 1 of session s is corrupt"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("message 1 of session s is corrupt"),
+        "{err}"
+    );
 }

@@ -46,6 +46,7 @@ pub(crate) struct BashInput {
     timeout: Option<u64>,
     /// Clear, concise description of what this command does in 5-10 words.
     #[serde(default)]
+    #[allow(dead_code)] // For the user's display; the tool itself ignores it.
     description: Option<String>,
     /// Set to true to run this command in the background.
     #[serde(default)]
@@ -86,7 +87,6 @@ impl Tool for BashTool {
             finish(
                 async {
                     let input: BashInput = parse_input(NAME, input)?;
-                    let _ = &input.description;
                     if input.run_in_background.unwrap_or(false) {
                         self.run_background(&input.command, ctx)
                     } else {
@@ -290,7 +290,9 @@ async fn run_foreground(
         End::TimedOut => parts.push(format!(
             "Command timed out after {timeout_ms} ms; its process group was killed."
         )),
-        End::Cancelled => parts.push("Command was interrupted; its process group was killed.".into()),
+        End::Cancelled => {
+            parts.push("Command was interrupted; its process group was killed.".into())
+        }
         End::Exited(_) => {}
     }
     let text = if parts.is_empty() {
@@ -370,9 +372,10 @@ impl BashTool {
             "isImage": false,
             "backgroundTaskId": shell.id,
         });
-        Ok(
-            ToolOutput::text(format!("Command running in background with ID: {}", shell.id))
-                .with_raw(raw),
-        )
+        Ok(ToolOutput::text(format!(
+            "Command running in background with ID: {}",
+            shell.id
+        ))
+        .with_raw(raw))
     }
 }

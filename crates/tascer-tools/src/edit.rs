@@ -78,7 +78,9 @@ impl EditTool {
             Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-                return Err(ToolError::msg(format!("{shown} is a directory, not a file.")));
+                return Err(ToolError::msg(format!(
+                    "{shown} is a directory, not a file."
+                )));
             }
             Err(e) => return Err(ToolError::io(format!("Cannot read {shown}"), e)),
         };
@@ -94,7 +96,8 @@ impl EditTool {
                         "{shown} is not valid UTF-8 text; it cannot be edited with this tool."
                     ))
                 })?;
-                let updated = replace(&original, &input.old_string, &input.new_string, replace_all)?;
+                let updated =
+                    replace(&original, &input.old_string, &input.new_string, replace_all)?;
                 (original, updated)
             }
         };

@@ -103,7 +103,9 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOu
         )));
     }
     if !root.is_dir() {
-        return Err(ToolError::msg(format!("Path is not a directory: {shown_root}")));
+        return Err(ToolError::msg(format!(
+            "Path is not a directory: {shown_root}"
+        )));
     }
     let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
     let absolute = Path::new(pattern).is_absolute();
@@ -138,10 +140,7 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOu
     let total = found.len();
     let truncated = total > MAX_RESULTS;
     found.truncate(MAX_RESULTS);
-    let filenames: Vec<String> = found
-        .iter()
-        .map(|(p, _)| p.display().to_string())
-        .collect();
+    let filenames: Vec<String> = found.iter().map(|(p, _)| p.display().to_string()).collect();
 
     let text = if filenames.is_empty() {
         "No files found".to_string()

@@ -17,7 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
 use crate::glob::{sort_by_mtime, walker};
-use crate::util::{blocking, finish, input_schema, parse_input, plural, resolve_path, truncate_chars};
+use crate::util::{
+    blocking, finish, input_schema, parse_input, plural, resolve_path, truncate_chars,
+};
 
 const NAME: &str = "Grep";
 /// Most output lines collected in content mode.
@@ -260,7 +262,11 @@ fn paginate<T>(items: Vec<T>, offset: Option<usize>, limit: Option<usize>) -> (V
     (page, cut)
 }
 
-fn grep(input: &GrepInput, root: &Path, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+fn grep(
+    input: &GrepInput,
+    root: &Path,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
     let mode = input.output_mode.unwrap_or_default();
     if !root.exists() {
         return Err(ToolError::msg(format!(
@@ -393,7 +399,10 @@ fn grep(input: &GrepInput, root: &Path, cancel: &CancellationToken) -> Result<To
                     page_note(cut)
                 )
             };
-            (text, json!({"mode": mode.as_str(), "numFiles": page.len(), "filenames": page}))
+            (
+                text,
+                json!({"mode": mode.as_str(), "numFiles": page.len(), "filenames": page}),
+            )
         }
         OutputMode::Count => {
             let entries: Vec<String> = counts.iter().map(|(p, n)| format!("{p}:{n}")).collect();
@@ -405,7 +414,11 @@ fn grep(input: &GrepInput, root: &Path, cancel: &CancellationToken) -> Result<To
                     "{}\n\nFound {} total {} across {}.{}",
                     page.join("\n"),
                     total_matches,
-                    if total_matches == 1 { "occurrence" } else { "occurrences" },
+                    if total_matches == 1 {
+                        "occurrence"
+                    } else {
+                        "occurrences"
+                    },
                     plural(num_files, "file"),
                     page_note(cut)
                 )

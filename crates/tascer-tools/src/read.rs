@@ -135,7 +135,8 @@ fn read(
                 "Image {shown} is too large ({size} bytes; at most {MAX_IMAGE_BYTES} bytes can be read)."
             )));
         }
-        let bytes = std::fs::read(path).map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
         let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
         let raw = json!({
             "type": "image",

@@ -44,8 +44,8 @@ pub(crate) fn input_schema<T: JsonSchema>() -> Value {
     value
 }
 
-/// Rewrites `"type": [X, "null"]` to `"type": X` and `anyOf: [S, {null}]` to
-/// `S`, recursively.
+/// Rewrites `"type": [X, "null"]` to `"type": X`, `anyOf: [S, {null}]` to
+/// `S`, drops `null` from `enum` lists and integer `format`s, recursively.
 fn strip_nulls(value: &mut Value) {
     match value {
         Value::Object(obj) => {
@@ -70,6 +70,13 @@ fn strip_nulls(value: &mut Value) {
                         }
                     }
                 }
+            }
+            if let Some(Value::Array(values)) = obj.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+            }
+            // Integer formats such as "uint64" are not standard JSON Schema.
+            if obj.get("type").and_then(Value::as_str) == Some("integer") {
+                obj.remove("format");
             }
             if obj.get("default") == Some(&Value::Null) {
                 obj.remove("default");

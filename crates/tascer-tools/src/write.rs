@@ -71,7 +71,10 @@ impl Tool for WriteTool {
                     }
                     if let Some(parent) = path.parent() {
                         tokio::fs::create_dir_all(parent).await.map_err(|e| {
-                            ToolError::io(format!("Cannot create directory {}", parent.display()), e)
+                            ToolError::io(
+                                format!("Cannot create directory {}", parent.display()),
+                                e,
+                            )
                         })?;
                     }
                     tokio::fs::write(&path, input.content.as_bytes())

@@ -1,4 +1,5 @@
 //! Bash tool tests (real processes).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -44,7 +45,12 @@ async fn stdout_stderr_and_exit_code() {
     assert_eq!(raw["isImage"], false);
     assert_eq!(raw["exitCode"], 0);
 
-    let out = call(&t.bash, &c, json!({"command": "echo partial; exit 7", "description": "fail"})).await;
+    let out = call(
+        &t.bash,
+        &c,
+        json!({"command": "echo partial; exit 7", "description": "fail"}),
+    )
+    .await;
     assert!(out.is_error);
     assert_eq!(text(&out), "Exit code 7\npartial");
     assert_eq!(out.raw.unwrap()["exitCode"], 7);
@@ -99,13 +105,21 @@ async fn timeout_kills_the_whole_group() {
         json!({"command": "(sleep 30 & echo $! > child.pid; wait); echo never", "timeout": 1000}),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
     assert!(out.is_error);
     assert!(text(&out).contains("timed out"), "{}", text(&out));
     assert!(!text(&out).contains("never"));
     let raw = out.raw.unwrap();
     assert_eq!(raw["interrupted"], true);
-    let pid: u32 = std::fs::read_to_string(dir.join("child.pid")).unwrap().trim().parse().unwrap();
+    let pid: u32 = std::fs::read_to_string(dir.join("child.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(wait_dead(pid).await, "child {pid} survived the timeout");
 }
 
@@ -120,13 +134,22 @@ async fn cancellation_kills_the_group() {
         token.cancel();
     });
     let started = Instant::now();
-    let out = call(&t.bash, &c, json!({"command": "sleep 30 & echo $! > child.pid; wait"})).await;
+    let out = call(
+        &t.bash,
+        &c,
+        json!({"command": "sleep 30 & echo $! > child.pid; wait"}),
+    )
+    .await;
     canceller.await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(out.is_error);
     assert_eq!(out.raw.as_ref().unwrap()["interrupted"], true);
     assert!(text(&out).contains("interrupted"), "{}", text(&out));
-    let pid: u32 = std::fs::read_to_string(dir.join("child.pid")).unwrap().trim().parse().unwrap();
+    let pid: u32 = std::fs::read_to_string(dir.join("child.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(wait_dead(pid).await, "child {pid} survived cancellation");
 }
 
@@ -135,8 +158,17 @@ async fn background_child_holding_pipes_does_not_block() {
     let (_d, dir) = tempdir();
     let t = tools();
     let started = Instant::now();
-    let out = call(&t.bash, &ctx(&dir), json!({"command": "sleep 3 & echo done"})).await;
-    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    let out = call(
+        &t.bash,
+        &ctx(&dir),
+        json!({"command": "sleep 3 & echo done"}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
     assert_eq!(text(&out), "done");
 }
 
@@ -144,9 +176,18 @@ async fn background_child_holding_pipes_does_not_block() {
 async fn long_output_is_truncated() {
     let (_d, dir) = tempdir();
     let t = tools();
-    let out = call(&t.bash, &ctx(&dir), json!({"command": "head -c 40000 /dev/zero | tr '\\0' a"})).await;
+    let out = call(
+        &t.bash,
+        &ctx(&dir),
+        json!({"command": "head -c 40000 /dev/zero | tr '\\0' a"}),
+    )
+    .await;
     let txt = text(&out);
-    assert!(txt.ends_with("… [output truncated]"), "{}", &txt[txt.len() - 50..]);
+    assert!(
+        txt.ends_with("… [output truncated]"),
+        "{}",
+        &txt[txt.len() - 50..]
+    );
     assert_eq!(txt.lines().next().unwrap().len(), 30000);
     assert_eq!(out.raw.unwrap()["stdout"].as_str().unwrap().len(), 40000);
 }
@@ -156,10 +197,21 @@ async fn run_in_background() {
     let (_d, dir) = tempdir();
     let t = tools();
     let c = ctx(&dir);
-    let out = call(&t.bash, &c, json!({"command": "echo bg-out; sleep 0.2", "run_in_background": true})).await;
+    let out = call(
+        &t.bash,
+        &c,
+        json!({"command": "echo bg-out; sleep 0.2", "run_in_background": true}),
+    )
+    .await;
     assert!(!out.is_error, "{out:?}");
-    let id = out.raw.as_ref().unwrap()["backgroundTaskId"].as_str().unwrap().to_string();
-    assert_eq!(text(&out), format!("Command running in background with ID: {id}"));
+    let id = out.raw.as_ref().unwrap()["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        text(&out),
+        format!("Command running in background with ID: {id}")
+    );
     let shell = t.state.background_shells().get(&id).unwrap();
     for _ in 0..100 {
         if !shell.is_running() {
@@ -178,7 +230,10 @@ async fn run_in_background() {
         json!({"command": "sleep 30 & echo $! > bg.pid; wait", "run_in_background": true}),
     )
     .await;
-    let id = out.raw.unwrap()["backgroundTaskId"].as_str().unwrap().to_string();
+    let id = out.raw.unwrap()["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let shell = t.state.background_shells().get(&id).unwrap();
     let pidfile = dir.join("bg.pid");
     for _ in 0..100 {
@@ -187,7 +242,11 @@ async fn run_in_background() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let pid: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(shell.is_running());
     shell.kill();
     assert!(wait_dead(pid).await, "background child {pid} survived kill");
@@ -207,8 +266,16 @@ async fn invalid_input() {
     let c = ctx(&dir);
     let out = call(&t.bash, &c, json!({"cmd": "ls"})).await;
     assert!(out.is_error);
-    assert!(text(&out).starts_with("Bash input is invalid: "), "{}", text(&out));
+    assert!(
+        text(&out).starts_with("Bash input is invalid: "),
+        "{}",
+        text(&out)
+    );
     let out = call(&t.bash, &c, json!({"command": "ls", "timeout": -5})).await;
     assert!(out.is_error);
-    assert!(text(&out).starts_with("Bash input is invalid: "), "{}", text(&out));
+    assert!(
+        text(&out).starts_with("Bash input is invalid: "),
+        "{}",
+        text(&out)
+    );
 }

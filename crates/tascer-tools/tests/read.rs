@@ -1,4 +1,5 @@
 //! Read tool tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -17,7 +18,10 @@ async fn reads_with_line_numbers_and_raw() {
     assert_eq!(text(&out), "     1\tone\n     2\ttwo\n     3\tthree");
     let raw = out.raw.unwrap();
     assert_eq!(raw["type"], "text");
-    assert_eq!(raw["file"]["filePath"], dir.join("a.txt").display().to_string());
+    assert_eq!(
+        raw["file"]["filePath"],
+        dir.join("a.txt").display().to_string()
+    );
     assert_eq!(raw["file"]["content"], "one\ntwo\nthree");
     assert_eq!(raw["file"]["numLines"], 3);
     assert_eq!(raw["file"]["startLine"], 1);
@@ -33,8 +37,16 @@ async fn offset_and_limit() {
     let t = tools();
     let c = ctx(&dir);
     let path = dir.join("f.txt").display().to_string();
-    let out = call(&t.read, &c, json!({"file_path": path, "offset": 10, "limit": 3})).await;
-    assert_eq!(text(&out), "    10\tline 10\n    11\tline 11\n    12\tline 12");
+    let out = call(
+        &t.read,
+        &c,
+        json!({"file_path": path, "offset": 10, "limit": 3}),
+    )
+    .await;
+    assert_eq!(
+        text(&out),
+        "    10\tline 10\n    11\tline 11\n    12\tline 12"
+    );
     let raw = out.raw.unwrap();
     assert_eq!(raw["file"]["numLines"], 3);
     assert_eq!(raw["file"]["startLine"], 10);
@@ -42,7 +54,11 @@ async fn offset_and_limit() {
 
     let out = call(&t.read, &c, json!({"file_path": path, "offset": 100})).await;
     assert!(!out.is_error);
-    assert!(text(&out).contains("shorter than the provided offset"), "{}", text(&out));
+    assert!(
+        text(&out).contains("shorter than the provided offset"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[tokio::test]
@@ -60,7 +76,11 @@ async fn default_limit_is_2000_lines() {
 #[tokio::test]
 async fn long_lines_are_truncated() {
     let (_d, dir) = tempdir();
-    std::fs::write(dir.join("long.txt"), format!("{}\nshort\n", "é".repeat(3000))).unwrap();
+    std::fs::write(
+        dir.join("long.txt"),
+        format!("{}\nshort\n", "é".repeat(3000)),
+    )
+    .unwrap();
     let t = tools();
     let out = call(&t.read, &ctx(&dir), json!({"file_path": "long.txt"})).await;
     let txt = text(&out);
@@ -83,7 +103,10 @@ async fn refuses_binary_and_missing_and_directory() {
 
     let out = call(&t.read, &c, json!({"file_path": "nope.txt"})).await;
     assert!(out.is_error);
-    assert_eq!(text(&out), format!("File does not exist: {}", dir.join("nope.txt").display()));
+    assert_eq!(
+        text(&out),
+        format!("File does not exist: {}", dir.join("nope.txt").display())
+    );
 
     let out = call(&t.read, &c, json!({"file_path": dir.display().to_string()})).await;
     assert!(out.is_error);
@@ -132,7 +155,10 @@ async fn image_is_returned_as_image_block() {
         panic!("expected blocks: {out:?}");
     };
     assert_eq!(blocks.len(), 1);
-    let ContentBlock::Image { source: ImageSource::Base64 { media_type, data } } = &blocks[0] else {
+    let ContentBlock::Image {
+        source: ImageSource::Base64 { media_type, data },
+    } = &blocks[0]
+    else {
         panic!("expected image block");
     };
     assert_eq!(media_type, "image/png");
@@ -149,7 +175,11 @@ async fn invalid_input_is_reported() {
     let c = ctx(&dir);
     let out = call(&t.read, &c, json!({"path": "x"})).await;
     assert!(out.is_error);
-    assert!(text(&out).starts_with("Read input is invalid: "), "{}", text(&out));
+    assert!(
+        text(&out).starts_with("Read input is invalid: "),
+        "{}",
+        text(&out)
+    );
     let out = call(&t.read, &c, json!({"file_path": "x", "offset": "ten"})).await;
     assert!(out.is_error);
     assert!(text(&out).contains("invalid type"), "{}", text(&out));

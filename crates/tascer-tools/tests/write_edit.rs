@@ -1,4 +1,5 @@
 //! Write and Edit tool tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -9,7 +10,8 @@ use serde_json::json;
 
 fn touch_later(path: &std::path::Path) {
     let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-    f.set_modified(SystemTime::now() + Duration::from_secs(60)).unwrap();
+    f.set_modified(SystemTime::now() + Duration::from_secs(60))
+        .unwrap();
 }
 
 #[tokio::test]
@@ -18,9 +20,17 @@ async fn write_creates_file_and_parents() {
     let t = tools();
     let c = ctx(&dir);
     let path = dir.join("a/b/c.txt");
-    let out = call(&t.write, &c, json!({"file_path": "a/b/c.txt", "content": "hello\n"})).await;
+    let out = call(
+        &t.write,
+        &c,
+        json!({"file_path": "a/b/c.txt", "content": "hello\n"}),
+    )
+    .await;
     assert!(!out.is_error, "{out:?}");
-    assert_eq!(text(&out), format!("File created successfully at: {}", path.display()));
+    assert_eq!(
+        text(&out),
+        format!("File created successfully at: {}", path.display())
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello\n");
     let raw = out.raw.unwrap();
     assert_eq!(raw["type"], "create");
@@ -29,7 +39,12 @@ async fn write_creates_file_and_parents() {
     assert_eq!(raw["bytes"], 6);
 
     // A file the session wrote may be overwritten without reading it.
-    let out = call(&t.write, &c, json!({"file_path": "a/b/c.txt", "content": "bye"})).await;
+    let out = call(
+        &t.write,
+        &c,
+        json!({"file_path": "a/b/c.txt", "content": "bye"}),
+    )
+    .await;
     assert!(!out.is_error, "{out:?}");
     assert_eq!(out.raw.unwrap()["type"], "update");
 }
@@ -44,13 +59,19 @@ async fn write_refuses_unread_file_then_allows_after_read() {
     let input = json!({"file_path": path.display().to_string(), "content": "new"});
     let out = call(&t.write, &c, input.clone()).await;
     assert!(out.is_error);
-    assert_eq!(text(&out), "File has not been read yet. Read it first before writing to it.");
+    assert_eq!(
+        text(&out),
+        "File has not been read yet. Read it first before writing to it."
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
 
     call(&t.read, &c, json!({"file_path": "x.txt"})).await;
     let out = call(&t.write, &c, input).await;
     assert!(!out.is_error, "{out:?}");
-    assert_eq!(text(&out), format!("The file {} has been updated.", path.display()));
+    assert_eq!(
+        text(&out),
+        format!("The file {} has been updated.", path.display())
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
 }
 
@@ -64,10 +85,18 @@ async fn write_refuses_file_modified_since_read() {
     call(&t.read, &c, json!({"file_path": "x.txt"})).await;
     std::fs::write(&path, "changed by someone").unwrap();
     touch_later(&path);
-    let out = call(&t.write, &c, json!({"file_path": "x.txt", "content": "new"})).await;
+    let out = call(
+        &t.write,
+        &c,
+        json!({"file_path": "x.txt", "content": "new"}),
+    )
+    .await;
     assert!(out.is_error);
     assert!(text(&out).contains("modified since read"), "{}", text(&out));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "changed by someone");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "changed by someone"
+    );
 }
 
 #[tokio::test]
@@ -76,7 +105,11 @@ async fn write_invalid_input() {
     let t = tools();
     let out = call(&t.write, &ctx(&dir), json!({"file_path": "x"})).await;
     assert!(out.is_error);
-    assert!(text(&out).starts_with("Write input is invalid: "), "{}", text(&out));
+    assert!(
+        text(&out).starts_with("Write input is invalid: "),
+        "{}",
+        text(&out)
+    );
     assert!(text(&out).contains("content"), "{}", text(&out));
 }
 
@@ -96,12 +129,18 @@ async fn edit_single_replacement_with_diff() {
     let input = json!({"file_path": "f.rs", "old_string": "\"hi\"", "new_string": "\"hello\""});
     let out = call(&t.edit, &c, input.clone()).await;
     assert!(out.is_error);
-    assert_eq!(text(&out), "File has not been read yet. Read it first before writing to it.");
+    assert_eq!(
+        text(&out),
+        "File has not been read yet. Read it first before writing to it."
+    );
 
     read_first(&t, &c, "f.rs").await;
     let out = call(&t.edit, &c, input).await;
     assert!(!out.is_error, "{out:?}");
-    assert_eq!(text(&out), format!("The file {} has been updated.", path.display()));
+    assert_eq!(
+        text(&out),
+        format!("The file {} has been updated.", path.display())
+    );
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         "fn main() {\n    println!(\"hello\");\n}\n"
@@ -139,7 +178,12 @@ async fn edit_not_unique_replace_all_and_not_found() {
     let c = ctx(&dir);
     read_first(&t, &c, "f.txt").await;
 
-    let out = call(&t.edit, &c, json!({"file_path": "f.txt", "old_string": "a", "new_string": "b"})).await;
+    let out = call(
+        &t.edit,
+        &c,
+        json!({"file_path": "f.txt", "old_string": "a", "new_string": "b"}),
+    )
+    .await;
     assert!(out.is_error);
     assert_eq!(
         text(&out),
@@ -158,17 +202,40 @@ async fn edit_not_unique_replace_all_and_not_found() {
     assert_eq!(out.raw.unwrap()["replaceAll"], true);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "b x b x b\n");
 
-    let out = call(&t.edit, &c, json!({"file_path": "f.txt", "old_string": "zzz", "new_string": "y"})).await;
+    let out = call(
+        &t.edit,
+        &c,
+        json!({"file_path": "f.txt", "old_string": "zzz", "new_string": "y"}),
+    )
+    .await;
     assert!(out.is_error);
-    assert!(text(&out).starts_with("String to replace not found in file."), "{}", text(&out));
+    assert!(
+        text(&out).starts_with("String to replace not found in file."),
+        "{}",
+        text(&out)
+    );
 
-    let out = call(&t.edit, &c, json!({"file_path": "f.txt", "old_string": "x", "new_string": "x"})).await;
+    let out = call(
+        &t.edit,
+        &c,
+        json!({"file_path": "f.txt", "old_string": "x", "new_string": "x"}),
+    )
+    .await;
     assert!(out.is_error);
     assert!(text(&out).contains("exactly the same"), "{}", text(&out));
 
-    let out = call(&t.edit, &c, json!({"file_path": "missing.txt", "old_string": "x", "new_string": "y"})).await;
+    let out = call(
+        &t.edit,
+        &c,
+        json!({"file_path": "missing.txt", "old_string": "x", "new_string": "y"}),
+    )
+    .await;
     assert!(out.is_error);
-    assert!(text(&out).starts_with("File does not exist: "), "{}", text(&out));
+    assert!(
+        text(&out).starts_with("File does not exist: "),
+        "{}",
+        text(&out)
+    );
 }
 
 #[tokio::test]
@@ -201,7 +268,12 @@ async fn edit_refuses_file_modified_since_read() {
     let c = ctx(&dir);
     read_first(&t, &c, "f.txt").await;
     touch_later(&path);
-    let out = call(&t.edit, &c, json!({"file_path": "f.txt", "old_string": "b", "new_string": "B"})).await;
+    let out = call(
+        &t.edit,
+        &c,
+        json!({"file_path": "f.txt", "old_string": "b", "new_string": "B"}),
+    )
+    .await;
     assert!(out.is_error);
     assert!(text(&out).contains("modified since read"), "{}", text(&out));
 }
@@ -211,9 +283,17 @@ async fn edit_with_empty_old_string_creates_file() {
     let (_d, dir) = tempdir();
     let t = tools();
     let c = ctx(&dir);
-    let out = call(&t.edit, &c, json!({"file_path": "new/n.txt", "old_string": "", "new_string": "hi\n"})).await;
+    let out = call(
+        &t.edit,
+        &c,
+        json!({"file_path": "new/n.txt", "old_string": "", "new_string": "hi\n"}),
+    )
+    .await;
     assert!(!out.is_error, "{out:?}");
-    assert_eq!(std::fs::read_to_string(dir.join("new/n.txt")).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("new/n.txt")).unwrap(),
+        "hi\n"
+    );
 }
 
 #[tokio::test]
@@ -227,6 +307,10 @@ async fn edit_invalid_input() {
     )
     .await;
     assert!(out.is_error);
-    assert!(text(&out).starts_with("Edit input is invalid: "), "{}", text(&out));
+    assert!(
+        text(&out).starts_with("Edit input is invalid: "),
+        "{}",
+        text(&out)
+    );
     assert!(text(&out).contains("bogus"), "{}", text(&out));
 }

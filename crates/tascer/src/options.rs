@@ -82,7 +82,11 @@ impl std::fmt::Debug for Options {
             .field("session_id", &self.session_id)
             .field(
                 "custom_tools",
-                &self.custom_tools.iter().map(|t| t.name().to_string()).collect::<Vec<_>>(),
+                &self
+                    .custom_tools
+                    .iter()
+                    .map(|t| t.name().to_string())
+                    .collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()
     }
@@ -149,8 +153,12 @@ impl Options {
     }
 
     /// Removes tools from the model's context.
-    pub fn disallowed_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
-        self.disallowed_tools.extend(names.into_iter().map(Into::into));
+    pub fn disallowed_tools<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        names: I,
+    ) -> Self {
+        self.disallowed_tools
+            .extend(names.into_iter().map(Into::into));
         self
     }
 

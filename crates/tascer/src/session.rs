@@ -101,13 +101,19 @@ impl Session {
 
         let id = match existing {
             Some(info) if options.fork_session => {
-                let new_id = options.session_id.clone().unwrap_or_else(tascer_core::new_id);
+                let new_id = options
+                    .session_id
+                    .clone()
+                    .unwrap_or_else(tascer_core::new_id);
                 store.fork(&info.id, &new_id)?;
                 new_id
             }
             Some(info) => info.id,
             None => {
-                let id = options.session_id.clone().unwrap_or_else(tascer_core::new_id);
+                let id = options
+                    .session_id
+                    .clone()
+                    .unwrap_or_else(tascer_core::new_id);
                 store.create_session(&NewSession {
                     id: &id,
                     cwd: &cwd_text,

@@ -68,18 +68,15 @@ pub(crate) async fn run_turn(
     let result = build_result(session, &state, result);
     session.total_turns += state.num_turns;
     let status = if result.is_error { "error" } else { "success" };
-    if let Err(err) =
-        session
-            .store
-            .update_totals(&session.id, session.total_turns, session.total_cost_usd, status)
-    {
+    if let Err(err) = session.store.update_totals(
+        &session.id,
+        session.total_turns,
+        session.total_cost_usd,
+        status,
+    ) {
         tracing::error!(session = %session.id, "failed to store totals: {err}");
     }
-    Emitter {
-        session,
-        tx: &tx,
-    }
-    .emit(Message::Result(result));
+    Emitter { session, tx: &tx }.emit(Message::Result(result));
 }
 
 /// How a turn ended, before it becomes a result frame.
@@ -224,14 +221,12 @@ async fn call_model(
         let mut forwarded = Vec::new();
         while let Some(event) = events_rx.recv().await {
             let message = match event {
-                ModelEvent::Stream(event) if forward_partial => {
-                    Message::StreamEvent(StreamEvent {
-                        uuid: tascer_core::new_id(),
-                        session_id: session_id.clone(),
-                        event,
-                        parent_tool_use_id: None,
-                    })
-                }
+                ModelEvent::Stream(event) if forward_partial => Message::StreamEvent(StreamEvent {
+                    uuid: tascer_core::new_id(),
+                    session_id: session_id.clone(),
+                    event,
+                    parent_tool_use_id: None,
+                }),
                 ModelEvent::Stream(_) => continue,
                 ModelEvent::Retry {
                     attempt,
@@ -263,7 +258,10 @@ async fn call_model(
         }
         forwarded
     });
-    let response = session.client.send(&request, Some(&events_tx), cancel).await;
+    let response = session
+        .client
+        .send(&request, Some(&events_tx), cancel)
+        .await;
     drop(events_tx);
     if let Ok(system_frames) = forwarder.await {
         for frame in &system_frames {
@@ -294,9 +292,7 @@ async fn run_tools(
         async move {
             match tool {
                 Some(tool) => run_one(tool.as_ref(), input, &ctx).await,
-                None => ToolOutput::error(format!(
-                    "Error: No such tool available: {name}"
-                )),
+                None => ToolOutput::error(format!("Error: No such tool available: {name}")),
             }
         }
     });

@@ -1,4 +1,5 @@
 //! The agent loop over loopback HTTP against the scripted mock model.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -19,7 +20,13 @@ async fn text_turn_yields_init_assistant_result_and_describes_the_environment() 
         Message::System(s) => {
             assert_eq!(s.subtype, "init");
             assert_eq!(s.data["cwd"], json!(env.ws().display().to_string()));
-            assert!(s.data["tools"].as_array().unwrap().iter().any(|t| t == "Bash"));
+            assert!(
+                s.data["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|t| t == "Bash")
+            );
         }
         other => panic!("first message should be system/init, got {other:?}"),
     }
@@ -38,7 +45,10 @@ async fn text_turn_yields_init_assistant_result_and_describes_the_environment() 
         "system prompt: {system}"
     );
     assert!(system.contains("Is directory a git repo: No"));
-    assert_eq!(requests[0].headers.get("x-api-key").map(String::as_str), Some("test-key"));
+    assert_eq!(
+        requests[0].headers.get("x-api-key").map(String::as_str),
+        Some("test-key")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -47,15 +57,24 @@ async fn tool_calls_run_against_real_files_and_results_reach_the_model() {
     std::fs::write(env.ws().join("a.txt"), "alpha\nbeta\n").unwrap();
     let scenario = Scenario::new()
         .turn(Turn::tool("Read", json!({"file_path": "a.txt"})))
-        .turn(Turn::tool("Write", json!({"file_path": "out/b.txt", "content": "written"})))
-        .turn(Turn::tool("Bash", json!({"command": "cat out/b.txt; echo; pwd"})))
+        .turn(Turn::tool(
+            "Write",
+            json!({"file_path": "out/b.txt", "content": "written"}),
+        ))
+        .turn(Turn::tool(
+            "Bash",
+            json!({"command": "cat out/b.txt; echo; pwd"}),
+        ))
         .turn(Turn::text("All done."));
     let server = MockServer::start(scenario).await.unwrap();
     let messages = collect("do it", anthropic_options(&server, &env)).await;
     let result = result_of(&messages);
     assert!(!result.is_error, "{result:?}");
     assert_eq!(result.num_turns, 4);
-    assert_eq!(std::fs::read_to_string(env.ws().join("out/b.txt")).unwrap(), "written");
+    assert_eq!(
+        std::fs::read_to_string(env.ws().join("out/b.txt")).unwrap(),
+        "written"
+    );
 
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
@@ -63,7 +82,10 @@ async fn tool_calls_run_against_real_files_and_results_reach_the_model() {
     assert!(read_result.contains("alpha"), "{read_result}");
     let bash_result = last_tool_result_text(&requests[3].body);
     assert!(bash_result.contains("written"), "{bash_result}");
-    assert!(bash_result.contains(&env.ws().display().to_string()), "{bash_result}");
+    assert!(
+        bash_result.contains(&env.ws().display().to_string()),
+        "{bash_result}"
+    );
     assert_pairing(&server);
 }
 
@@ -127,14 +149,19 @@ async fn parallel_tool_calls_run_concurrently_and_keep_their_order() {
         })
         .flatten()
         .filter_map(|b| match b {
-            ContentBlock::ToolResult { tool_use_id, content, .. } => {
-                Some((tool_use_id, content.to_text()))
-            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => Some((tool_use_id, content.to_text())),
             _ => None,
         })
         .collect();
     assert_eq!(tool_uses.len(), 2);
-    assert_eq!(results.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), tool_uses);
+    assert_eq!(
+        results.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(),
+        tool_uses
+    );
     assert!(results[0].1.contains("a-together"), "{:?}", results);
     assert!(results[1].1.contains("b-together"), "{:?}", results);
     assert_pairing(&server);
@@ -174,7 +201,10 @@ async fn unknown_tool_and_invalid_input_become_tool_errors_not_crashes() {
     let messages = collect("x", anthropic_options(&server, &env)).await;
     assert!(!result_of(&messages).is_error);
     let body = server.requests()[1].body.to_string();
-    assert!(body.contains("No such tool available: NoSuchTool"), "{body}");
+    assert!(
+        body.contains("No such tool available: NoSuchTool"),
+        "{body}"
+    );
     assert!(body.contains("\"is_error\":true"), "{body}");
     assert_pairing(&server);
 }

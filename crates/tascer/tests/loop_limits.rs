@@ -1,4 +1,5 @@
 //! Limits, faults and interrupts of the loop.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -54,8 +55,15 @@ async fn max_budget_stops_once_the_cost_reaches_it() {
     let messages = collect("spend", options).await;
     let result = result_of(&messages);
     assert_eq!(result.subtype, ResultSubtype::ErrorMaxBudgetUsd);
-    assert_eq!(result.num_turns, 3, "$1 per call, stops at the first check ≥ $2.5");
-    assert!((result.total_cost_usd - 3.0).abs() < 1e-9, "{}", result.total_cost_usd);
+    assert_eq!(
+        result.num_turns, 3,
+        "$1 per call, stops at the first check ≥ $2.5"
+    );
+    assert!(
+        (result.total_cost_usd - 3.0).abs() < 1e-9,
+        "{}",
+        result.total_cost_usd
+    );
     assert_pairing(&server);
 }
 
@@ -63,10 +71,15 @@ async fn max_budget_stops_once_the_cost_reaches_it() {
 async fn interrupt_cancels_running_tools_and_says_so() {
     let env = Env::new();
     let scenario = Scenario::new()
-        .turn(Turn::tool("Bash", json!({"command": "sleep 30; echo finished"})))
+        .turn(Turn::tool(
+            "Bash",
+            json!({"command": "sleep 30; echo finished"}),
+        ))
         .turn(Turn::text("never reached"));
     let server = MockServer::start(scenario).await.unwrap();
-    let mut client = Client::connect(anthropic_options(&server, &env)).await.unwrap();
+    let mut client = Client::connect(anthropic_options(&server, &env))
+        .await
+        .unwrap();
     client.query("run the slow thing").await.unwrap();
     let interrupter = client.interrupter();
     let mut stream = client.receive_response();
@@ -98,7 +111,11 @@ async fn interrupt_cancels_running_tools_and_says_so() {
         .filter(|m| matches!(m, Message::User(u) if u.tool_use_result.is_some()))
         .count();
     assert_eq!(results, 1);
-    assert_eq!(server.requests().len(), 1, "no model call after the interrupt");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no model call after the interrupt"
+    );
     client.disconnect().await;
 }
 
@@ -109,7 +126,9 @@ async fn a_second_prompt_in_the_same_client_carries_the_history() {
         .turn(Turn::text("first answer"))
         .turn(Turn::text("second answer"));
     let server = MockServer::start(scenario).await.unwrap();
-    let mut client = Client::connect(anthropic_options(&server, &env)).await.unwrap();
+    let mut client = Client::connect(anthropic_options(&server, &env))
+        .await
+        .unwrap();
     client.query("one").await.unwrap();
     let first: Vec<Message> = client.receive_response().collect().await;
     assert_eq!(result_of(&first).result.as_deref(), Some("first answer"));
@@ -154,15 +173,21 @@ async fn rate_limit_is_retried_and_reported_as_api_retry() {
     let server = MockServer::start(scenario).await.unwrap();
     let messages = collect("x", anthropic_options(&server, &env)).await;
     assert_eq!(result_of(&messages).result.as_deref(), Some("after retry"));
-    assert!(messages.iter().any(|m| matches!(m, Message::System(s) if s.subtype == "api_retry")));
+    assert!(
+        messages
+            .iter()
+            .any(|m| matches!(m, Message::System(s) if s.subtype == "api_retry"))
+    );
     assert_eq!(server.requests().len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn overload_switches_to_the_fallback_model() {
     let env = Env::new();
-    let scenario = Scenario::new()
-        .turn(Turn::text("from fallback").with_fault(Fault::overloaded().times(10).for_model("mock-model")));
+    let scenario = Scenario::new().turn(
+        Turn::text("from fallback")
+            .with_fault(Fault::overloaded().times(10).for_model("mock-model")),
+    );
     let server = MockServer::start(scenario).await.unwrap();
     let messages = collect(
         "x",

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tascer_core::{ChatMessage, ToolSpec};
-use tascer_model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, ProviderConfig};
+use tascer_model::{
+    ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, ProviderConfig,
+};
 use tascer_testkit::{MockServer, Scenario};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
@@ -100,7 +102,9 @@ pub async fn fixed_server(status: u16, body: &'static str) -> (String, Arc<Atomi
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 4096];
                 loop {
-                    let Ok(n) = socket.read(&mut chunk).await else { return };
+                    let Ok(n) = socket.read(&mut chunk).await else {
+                        return;
+                    };
                     if n == 0 {
                         return;
                     }

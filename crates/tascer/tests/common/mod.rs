@@ -1,5 +1,11 @@
 //! Shared helpers for the loop's integration tests.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::new_without_default
+)]
 
 use futures::StreamExt;
 use tascer::{Message, Options, ProviderConfig, ResultMessage};
@@ -53,9 +59,12 @@ pub fn openai_options(server: &MockServer, env: &Env) -> Options {
 /// Runs a prompt to its end and returns every message.
 pub async fn collect(prompt: &str, options: Options) -> Vec<Message> {
     let stream = tascer::query(prompt, options);
-    tokio::time::timeout(std::time::Duration::from_secs(60), stream.collect::<Vec<_>>())
-        .await
-        .expect("run did not finish in 60 s")
+    tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        stream.collect::<Vec<_>>(),
+    )
+    .await
+    .expect("run did not finish in 60 s")
 }
 
 /// The result message (which must be the last one).
@@ -70,7 +79,10 @@ pub fn result_of(messages: &[Message]) -> &ResultMessage {
 pub fn assert_pairing(server: &MockServer) {
     for (i, request) in server.requests().iter().enumerate() {
         if let Err(problem) = check_tool_pairing(&request.body) {
-            panic!("request {i} breaks tool pairing: {problem}\n{}", request.body);
+            panic!(
+                "request {i} breaks tool pairing: {problem}\n{}",
+                request.body
+            );
         }
     }
 }
