@@ -32,6 +32,6 @@ mod scenario;
 mod server;
 
 pub use pairing::check_tool_pairing;
-pub use scenario::{Fault, FaultKind, Scenario, ScenarioError, ToolCall, Turn};
+pub use scenario::{Conversation, Fault, FaultKind, Scenario, ScenarioError, ToolCall, Turn};
 pub use server::{DEFAULT_MODEL, MockServer, RecordedRequest};
 pub use tascer_core::Usage;

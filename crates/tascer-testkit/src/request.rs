@@ -17,6 +17,8 @@ pub(crate) struct RequestInfo {
     pub include_usage: bool,
     /// Number of assistant messages in the history = index of the turn to play.
     pub turn_index: usize,
+    /// All text of the first user message (selects a conversation).
+    pub first_user_text: String,
     /// Hash of the system prompt and first user message (plus the path).
     pub conversation_key: u64,
     /// Size of the request body in bytes, for usage estimates.
@@ -64,8 +66,22 @@ impl RequestInfo {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             turn_index,
+            first_user_text: first_user.map(text_of).unwrap_or_default(),
             conversation_key: hasher.finish(),
             size,
         })
+    }
+}
+
+/// The text in a message's content: a string, or the text parts of a list.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }

@@ -55,6 +55,25 @@ pub struct Scenario {
     /// The turns, in order.
     #[serde(default)]
     pub turns: Vec<Turn>,
+    /// Other conversations, e.g. a subagent's: a request whose first user
+    /// message contains `when_prompt_contains` plays that conversation's
+    /// turns instead of `turns` (the first match wins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversations: Vec<Conversation>,
+}
+
+/// A separately scripted conversation, chosen by its first prompt.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conversation {
+    /// Text the conversation's first user message contains.
+    pub when_prompt_contains: String,
+    /// Replay the last turn when the history goes past it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub loop_last_turn: bool,
+    /// The turns, in order.
+    #[serde(default)]
+    pub turns: Vec<Turn>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -96,7 +115,12 @@ impl Scenario {
     /// Checks what serde cannot: non-empty tool names and unique explicit
     /// tool ids within a turn.
     pub fn validate(&self) -> Result<(), String> {
-        for (t, turn) in self.turns.iter().enumerate() {
+        let all = self
+            .conversations
+            .iter()
+            .flat_map(|c| c.turns.iter())
+            .chain(self.turns.iter());
+        for (t, turn) in all.enumerate() {
             let mut ids = std::collections::BTreeSet::new();
             for (i, call) in turn.tool_calls.iter().enumerate() {
                 if call.name.is_empty() {
@@ -124,6 +148,33 @@ impl Scenario {
     pub fn loop_last_turn(mut self, yes: bool) -> Self {
         self.loop_last_turn = yes;
         self
+    }
+
+    /// Adds a conversation played for requests whose first user message
+    /// contains `when_prompt_contains`.
+    pub fn conversation(
+        mut self,
+        when_prompt_contains: impl Into<String>,
+        turns: Vec<Turn>,
+    ) -> Self {
+        self.conversations.push(Conversation {
+            when_prompt_contains: when_prompt_contains.into(),
+            loop_last_turn: false,
+            turns,
+        });
+        self
+    }
+
+    /// The turns and loop flag for a conversation starting with `first_prompt`.
+    pub fn turns_for(&self, first_prompt: &str) -> (&[Turn], bool) {
+        match self
+            .conversations
+            .iter()
+            .find(|c| first_prompt.contains(&c.when_prompt_contains))
+        {
+            Some(c) => (&c.turns, c.loop_last_turn),
+            None => (&self.turns, self.loop_last_turn),
+        }
     }
 
     /// Sets the model name reported when the request names none.

@@ -51,11 +51,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     /// The turn to play for a history with `index` assistant messages, or
     /// `None` for the "no more turns" answer.
-    fn turn(&self, index: usize) -> Option<&Turn> {
-        let turns = &self.scenario.turns;
+    fn turn(&self, first_prompt: &str, index: usize) -> Option<&Turn> {
+        let (turns, loop_last) = self.scenario.turns_for(first_prompt);
         match turns.get(index) {
             Some(t) => Some(t),
-            None if self.scenario.loop_last_turn => turns.last(),
+            None if loop_last => turns.last(),
             None => None,
         }
     }
@@ -128,7 +128,7 @@ async fn handle(
         .clone()
         .or_else(|| shared.scenario.model.clone())
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-    let turn = shared.turn(info.turn_index);
+    let turn = shared.turn(&info.first_user_text, info.turn_index);
     let reply = Reply::build(wire, turn, info.turn_index, model.clone(), info.size);
     if let Some(turn) = turn
         && let Some(fault) = shared.take_fault(info.conversation_key, info.turn_index, turn, &model)

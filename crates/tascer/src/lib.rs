@@ -20,17 +20,19 @@
 //! # }
 //! ```
 
+mod agent;
 mod client;
 mod error;
 mod options;
 mod query;
 mod session;
 mod system_prompt;
+mod task_tool;
 mod turn;
 
-pub use client::Client;
+pub use client::{Client, Interrupter};
 pub use error::Error;
-pub use options::{Options, SystemPrompt};
+pub use options::{AgentDefinition, Options, SystemPrompt};
 pub use query::{MessageStream, query};
 pub use system_prompt::default_system_prompt;
 

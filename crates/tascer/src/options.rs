@@ -1,6 +1,6 @@
 //! Options of a session.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -17,6 +17,21 @@ pub enum SystemPrompt {
     Replace(String),
     /// The default prompt followed by this text.
     Append(String),
+}
+
+/// A subagent the `Task` tool can start (Claude Code's `AgentDefinition`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentDefinition {
+    /// When to use it (shown to the model).
+    pub description: String,
+    /// Its system prompt.
+    pub prompt: String,
+    /// The tools it may use (None = all of the session's, never Task).
+    pub tools: Option<Vec<String>>,
+    /// Its model (None = the session's).
+    pub model: Option<String>,
+    /// Its turn limit (default 30).
+    pub max_turns: Option<u32>,
 }
 
 /// Options of a session: the model, limits, tools, and where it runs.
@@ -62,6 +77,8 @@ pub struct Options {
     pub custom_tools: Vec<Arc<dyn Tool>>,
     /// Maximum output tokens per model call.
     pub max_tokens: Option<u32>,
+    /// Subagents the `Task` tool can start, by name.
+    pub agents: BTreeMap<String, AgentDefinition>,
 }
 
 impl std::fmt::Debug for Options {
@@ -207,6 +224,12 @@ impl Options {
     /// Sets the Tascer home directory.
     pub fn home(mut self, dir: impl Into<PathBuf>) -> Self {
         self.home = Some(dir.into());
+        self
+    }
+
+    /// Adds a subagent definition for the `Task` tool.
+    pub fn agent(mut self, name: impl Into<String>, definition: AgentDefinition) -> Self {
+        self.agents.insert(name.into(), definition);
         self
     }
 

@@ -1,13 +1,13 @@
 //! A session: its identity, history, tools, model client and store.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use tascer_core::{ChatMessage, Message, ModelUsage, Tool, ToolSpec, Usage};
+use tascer_core::{ChatMessage, Tool};
 use tascer_model::{ModelClient, ProviderConfig, ProviderKind};
 use tascer_store::{NewSession, SessionStore};
 
+use crate::agent::{Agent, Costs, LoopEnv};
 use crate::error::Error;
 use crate::options::{Options, SystemPrompt};
 use crate::system_prompt::default_system_prompt;
@@ -21,20 +21,12 @@ const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 pub(crate) struct Session {
     pub id: String,
     pub cwd: PathBuf,
-    pub model: String,
-    pub system_prompt: String,
     pub history: Vec<ChatMessage>,
-    pub tools: Vec<Arc<dyn Tool>>,
-    pub tool_specs: Vec<ToolSpec>,
-    pub client: ModelClient,
-    pub store: Arc<SessionStore>,
     pub options: Options,
-    pub shared_cwd: Arc<Mutex<PathBuf>>,
-    pub env: Arc<HashMap<String, String>>,
     pub api_key_source: String,
-    pub total_cost_usd: f64,
     pub total_turns: u32,
-    pub model_usage: Vec<(String, ModelUsage)>,
+    /// The main agent: model, system prompt, tools, shared handles.
+    pub agent: Agent,
 }
 
 impl Session {
@@ -138,64 +130,33 @@ impl Session {
             }
         };
 
-        let tools = select_tools(&options);
-        let tool_specs = tools
-            .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                input_schema: t.input_schema(),
-            })
-            .collect();
+        let shared_cwd = Arc::new(Mutex::new(cwd.clone()));
+        let env = LoopEnv {
+            session_id: id.clone(),
+            client,
+            store,
+            shared_cwd,
+            env: Arc::new(options.env.clone()),
+            include_partial_messages: options.include_partial_messages,
+            max_tokens: options.max_tokens,
+            costs: Arc::new(Mutex::new(Costs {
+                total_usd: total_cost_usd,
+                per_model: Vec::new(),
+            })),
+            sink: Arc::new(Mutex::new(None)),
+        };
+        let tools = select_tools(&options, &env, &model, &cwd);
+        let agent = Agent::new(env, model, system_prompt, tools, None);
 
         Ok(Session {
             id,
-            shared_cwd: Arc::new(Mutex::new(cwd.clone())),
             cwd,
-            model,
-            system_prompt,
             history,
-            tools,
-            tool_specs,
-            client,
-            store,
-            env: Arc::new(options.env.clone()),
             options,
             api_key_source,
-            total_cost_usd,
             total_turns,
-            model_usage: Vec::new(),
+            agent,
         })
-    }
-
-    /// Stores a message; a store failure is logged, never fatal to the run.
-    pub fn record(&self, message: &Message) {
-        if matches!(message, Message::StreamEvent(_)) {
-            return;
-        }
-        if let Err(err) = self.store.append_message(&self.id, message) {
-            tracing::error!(session = %self.id, "failed to store message: {err}");
-        }
-    }
-
-    /// Adds one model call's usage and cost to the totals.
-    pub fn add_usage(&mut self, model: &str, usage: &Usage) -> f64 {
-        let cost = self.client.cost_usd(model, usage);
-        self.total_cost_usd += cost;
-        match self.model_usage.iter_mut().find(|(m, _)| m == model) {
-            Some((_, total)) => total.add(usage, cost),
-            None => {
-                let mut total = ModelUsage::default();
-                total.add(usage, cost);
-                self.model_usage.push((model.to_string(), total));
-            }
-        }
-        cost
-    }
-
-    /// Finds a tool by name.
-    pub fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name).cloned()
     }
 }
 
@@ -216,19 +177,42 @@ fn api_key_source(provider: &ProviderConfig) -> String {
     }
 }
 
-fn select_tools(options: &Options) -> Vec<Arc<dyn Tool>> {
-    let offered = |t: &Arc<dyn Tool>| {
+fn select_tools(
+    options: &Options,
+    env: &LoopEnv,
+    model: &str,
+    cwd: &std::path::Path,
+) -> Vec<Arc<dyn Tool>> {
+    let offered = |name: &str| {
         options
             .tools
             .as_ref()
-            .is_none_or(|only| only.iter().any(|n| n == t.name()))
+            .is_none_or(|only| only.iter().any(|n| n == name))
+            && !options.disallowed_tools.iter().any(|n| n == name)
     };
-    tascer_tools::builtin_tools(tascer_tools::ToolState::default())
-        .into_iter()
-        .filter(offered)
-        .chain(options.custom_tools.iter().cloned())
-        .filter(|t| !options.disallowed_tools.iter().any(|n| n == t.name()))
-        .collect()
+    let mut tools: Vec<Arc<dyn Tool>> =
+        tascer_tools::builtin_tools(tascer_tools::ToolState::default())
+            .into_iter()
+            .filter(|t| offered(t.name()))
+            .chain(
+                options
+                    .custom_tools
+                    .iter()
+                    .filter(|t| !options.disallowed_tools.iter().any(|n| n == t.name()))
+                    .cloned(),
+            )
+            .collect();
+    if offered(crate::task_tool::TASK_TOOL_NAME) {
+        let task = crate::task_tool::TaskTool::new(
+            env.clone(),
+            model.to_string(),
+            cwd.to_path_buf(),
+            tools.clone(),
+            options.agents.clone(),
+        );
+        tools.insert(0, Arc::new(task));
+    }
+    tools
 }
 
 /// Returns the id if it looks like a UUID (8-4-4-4-12 hex).
