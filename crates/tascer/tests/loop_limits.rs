@@ -200,3 +200,38 @@ async fn overload_switches_to_the_fallback_model() {
     assert_eq!(last, "backup-model");
     assert!(result.model_usage.contains_key("backup-model"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn interrupt_while_the_model_is_answering_aborts_the_stream() {
+    let env = Env::new();
+    let scenario = Scenario::new().turn(Turn::text("slow answer").with_latency_ms(20_000));
+    let server = MockServer::start(scenario).await.unwrap();
+    let mut client = Client::connect(anthropic_options(&server, &env))
+        .await
+        .unwrap();
+    client.query("wait for it").await.unwrap();
+    let interrupter = client.interrupter();
+    let mut stream = client.receive_response();
+    let read = async {
+        let mut messages = Vec::new();
+        while let Some(message) = stream.next().await {
+            if matches!(&message, Message::User(_)) {
+                let interrupter = interrupter.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    interrupter.interrupt();
+                });
+            }
+            messages.push(message);
+        }
+        messages
+    };
+    let messages = tokio::time::timeout(Duration::from_secs(15), read)
+        .await
+        .expect("interrupt did not end the turn");
+    let result = result_of(&messages);
+    assert_eq!(result.subtype, ResultSubtype::ErrorDuringExecution);
+    assert_eq!(result.terminal_reason, "aborted_streaming");
+    assert!(!messages.iter().any(|m| matches!(m, Message::Assistant(_))));
+    client.disconnect().await;
+}
