@@ -3,6 +3,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -351,13 +352,17 @@ impl BashTool {
             stderr,
             exit_code: Arc::new(Mutex::new(None)),
             kill: CancellationToken::new(),
+            killed: Arc::new(AtomicBool::new(false)),
+            read_pos: Mutex::new((0, 0)),
         });
         let (exit, kill, pid) = (shell.exit_code.clone(), shell.kill.clone(), shell.pid);
+        let killed = shell.killed.clone();
         tokio::spawn(async move {
             let status = tokio::select! {
                 biased;
                 status = child.wait() => status,
                 _ = kill.cancelled() => {
+                    killed.store(true, Ordering::SeqCst);
                     kill_group(pid);
                     child.wait().await
                 }

@@ -133,7 +133,12 @@ impl EditTool {
 }
 
 /// Applies the replacement, keeping the file's CRLF line endings.
-fn replace(content: &str, old: &str, new: &str, replace_all: bool) -> Result<String, ToolError> {
+pub(crate) fn replace(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, ToolError> {
     let (old, new) = if content.contains("\r\n") {
         (to_crlf(old), to_crlf(new))
     } else {
@@ -173,7 +178,7 @@ fn to_crlf(s: &str) -> String {
 
 /// Claude Code's `structuredPatch`: hunks with 1-based starts and lines
 /// prefixed by ` `, `-` or `+`.
-fn structured_patch(diff: &TextDiff<'_, '_, '_, str>) -> Vec<Value> {
+pub(crate) fn structured_patch(diff: &TextDiff<'_, '_, '_, str>) -> Vec<Value> {
     diff.grouped_ops(3)
         .iter()
         .filter_map(|group| {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
+use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::overrides::OverrideBuilder;
@@ -86,6 +87,10 @@ pub(crate) struct GrepInput {
     /// Alias for -C.
     #[serde(default)]
     context: Option<usize>,
+    /// Print only the matched parts of matching lines, one per output line (content mode
+    /// only; context options are ignored).
+    #[serde(default, rename = "-o")]
+    only_matching: Option<bool>,
     /// Enable multiline mode where . matches newlines and patterns can span lines.
     #[serde(default)]
     multiline: Option<bool>,
@@ -150,6 +155,8 @@ impl Tool for GrepTool {
 /// Collects one file's results.
 struct FileSink<'a> {
     path: &'a str,
+    /// Set for `-o`: prints each match of this matcher instead of lines.
+    only_matching: Option<&'a RegexMatcher>,
     mode: OutputMode,
     line_numbers: bool,
     lines: &'a mut Vec<String>,
@@ -183,6 +190,25 @@ impl Sink for FileSink<'_> {
         match self.mode {
             OutputMode::FilesWithMatches => Ok(false),
             OutputMode::Count => Ok(true),
+            OutputMode::Content if self.only_matching.is_some() => {
+                let bytes = mat.bytes();
+                let mut ranges = Vec::new();
+                if let Some(m) = self.only_matching {
+                    let _ = m.find_iter(bytes, |found| {
+                        ranges.push((found.start(), found.end()));
+                        true
+                    });
+                }
+                for (start, end) in ranges {
+                    let line = mat
+                        .line_number()
+                        .map(|n| n + bytes[..start].iter().filter(|b| **b == b'\n').count() as u64);
+                    if !self.push(':', line, &bytes[start..end]) {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
             OutputMode::Content => {
                 let first = mat.line_number();
                 for (i, line) in mat.lines().enumerate() {
@@ -276,7 +302,8 @@ fn grep(
     }
     let matcher = build_matcher(input)?;
     let multiline = input.multiline.unwrap_or(false);
-    let (before, after) = if mode == OutputMode::Content {
+    let only_matching = input.only_matching.unwrap_or(false) && mode == OutputMode::Content;
+    let (before, after) = if mode == OutputMode::Content && !only_matching {
         let c = input.context_c.or(input.context);
         (
             input.before.or(c).unwrap_or(0),
@@ -346,6 +373,7 @@ fn grep(
         }
         let mut sink = FileSink {
             path: &shown,
+            only_matching: only_matching.then_some(&matcher),
             mode,
             line_numbers: input.line_numbers.unwrap_or(true),
             lines: &mut lines,

@@ -2,8 +2,10 @@
 //! and output shapes.
 //!
 //! Every tool implements [`tascer_core::Tool`]. Tools of one session share a
-//! [`ToolState`] (which files were read, and when; background shells), so
-//! build them together with [`builtin_tools`]:
+//! [`ToolState`] (which files were read, and when; background shells; the
+//! todo list; the plan-mode exit flag; optional services such as a
+//! [`Summarizer`], a [`SearchBackend`] and a [`UserAnswerer`]), so build them
+//! together with [`builtin_tools`]:
 //!
 //! ```
 //! use tascer_tools::{ToolState, builtin_tools};
@@ -16,28 +18,58 @@ use std::sync::Arc;
 
 use tascer_core::Tool;
 
+mod ask;
 mod bash;
+mod bash_output;
 mod edit;
 mod error;
 mod glob;
 mod grep;
+mod multi_edit;
+mod notebook;
 mod read;
 mod state;
+mod todo;
 mod util;
+mod web_fetch;
+mod web_search;
 mod write;
 
+pub use ask::{AskUserQuestionTool, ExitPlanModeTool, Question, QuestionOption, UserAnswerer};
 pub use bash::BashTool;
+pub use bash_output::{BashOutputTool, KillShellTool};
 pub use edit::EditTool;
 pub use error::ToolError;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
+pub use multi_edit::MultiEditTool;
+pub use notebook::NotebookEditTool;
 pub use read::ReadTool;
-pub use state::{BackgroundShell, BackgroundShells, ToolState};
+pub use state::{BackgroundShell, BackgroundShells, ShellStatus, ToolState};
+pub use todo::{TodoItem, TodoStatus, TodoWriteTool};
+pub use web_fetch::{Summarizer, WebFetchConfig, WebFetchTool};
+pub use web_search::{BraveSearch, SearchBackend, SearchHit, SearchRequest, WebSearchTool};
 pub use write::WriteTool;
 
 /// Names of the built-in tools, in the order [`builtin_tools`] returns them.
 pub fn tool_names() -> &'static [&'static str] {
-    &["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
+    &[
+        "Read",
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "Bash",
+        "BashOutput",
+        "KillShell",
+        "Glob",
+        "Grep",
+        "NotebookEdit",
+        "TodoWrite",
+        "WebFetch",
+        "WebSearch",
+        "AskUserQuestion",
+        "ExitPlanMode",
+    ]
 }
 
 /// All built-in tools, sharing one session state.
@@ -46,8 +78,17 @@ pub fn builtin_tools(state: ToolState) -> Vec<Arc<dyn Tool>> {
         Arc::new(ReadTool::new(state.clone())),
         Arc::new(WriteTool::new(state.clone())),
         Arc::new(EditTool::new(state.clone())),
-        Arc::new(BashTool::new(state)),
+        Arc::new(MultiEditTool::new(state.clone())),
+        Arc::new(BashTool::new(state.clone())),
+        Arc::new(BashOutputTool::new(state.clone())),
+        Arc::new(KillShellTool::new(state.clone())),
         Arc::new(GlobTool::new()),
         Arc::new(GrepTool::new()),
+        Arc::new(NotebookEditTool::new(state.clone())),
+        Arc::new(TodoWriteTool::new(state.clone())),
+        Arc::new(WebFetchTool::new(state.clone())),
+        Arc::new(WebSearchTool::new(state.clone())),
+        Arc::new(AskUserQuestionTool::new(state.clone())),
+        Arc::new(ExitPlanModeTool::new(state)),
     ]
 }

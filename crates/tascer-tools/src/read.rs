@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tascer_core::{ContentBlock, ImageSource, Tool, ToolContext, ToolOutput, ToolResultContent};
 
 use crate::error::ToolError;
+use crate::notebook::render_notebook;
 use crate::state::ToolState;
 use crate::util::{blocking, finish, input_schema, parse_input, resolve_path, truncate_chars};
 
@@ -25,6 +26,8 @@ const MAX_LINE_CHARS: usize = 2000;
 const MAX_FILE_BYTES: u64 = 256 * 1024;
 /// Largest image sent to the model.
 const MAX_IMAGE_BYTES: u64 = 3_750_000;
+/// Largest notebook rendered.
+const MAX_NOTEBOOK_BYTES: u64 = 16 * 1024 * 1024;
 /// Bytes checked for NUL when deciding a file is binary.
 const BINARY_SNIFF_BYTES: u64 = 8 * 1024;
 
@@ -67,7 +70,8 @@ impl Tool for ReadTool {
         "Reads a file from the local filesystem. Text is returned in cat -n format with line \
          numbers starting at 1, up to 2000 lines by default (use offset and limit for longer \
          files; lines over 2000 characters are truncated). Images (PNG, JPEG, GIF, WebP) are \
-         returned as images. A file must be read before it can be edited or overwritten."
+         returned as images. Jupyter notebooks (.ipynb) are returned as their cells with \
+         outputs. A file must be read before it can be edited or overwritten."
     }
 
     fn input_schema(&self) -> Value {
@@ -128,6 +132,23 @@ fn read(
     }
     let size = meta.len();
     let modified = meta.modified().ok();
+
+    if path.extension().and_then(|e| e.to_str()) == Some("ipynb") {
+        if size > MAX_NOTEBOOK_BYTES {
+            return Err(ToolError::msg(format!(
+                "Notebook {shown} is too large ({size} bytes; at most {MAX_NOTEBOOK_BYTES} bytes \
+                 can be read). Use Bash with jq to read parts of it."
+            )));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
+        let (rendered, cells) = render_notebook(&text, path)?;
+        let raw = json!({
+            "type": "notebook",
+            "file": {"filePath": shown, "cells": cells},
+        });
+        return Ok((ToolOutput::text(rendered).with_raw(raw), modified));
+    }
 
     if let Some(media_type) = image_media_type(path) {
         if size > MAX_IMAGE_BYTES {

@@ -2,13 +2,17 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::ask::UserAnswerer;
+use crate::todo::TodoItem;
 use crate::util::{mtime, normalize};
+use crate::web_fetch::Summarizer;
+use crate::web_search::SearchBackend;
 
 /// Locks a mutex, recovering the data if another thread panicked with it.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -16,8 +20,11 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// State shared by one session's tools: which files were read (and their
-/// modification time then), and the background shells. Cheap to clone; all
-/// clones share the same state.
+/// modification time then), the background shells, the todo list, the plan
+/// mode exit flag, and the optional services some tools use (a
+/// [`Summarizer`] for WebFetch, a [`SearchBackend`] for WebSearch, a
+/// [`UserAnswerer`] for AskUserQuestion). Cheap to clone; all clones share
+/// the same state, so the `with_*` options may be set at any time.
 #[derive(Debug, Clone, Default)]
 pub struct ToolState {
     inner: Arc<StateInner>,
@@ -27,12 +34,127 @@ pub struct ToolState {
 struct StateInner {
     read_files: Mutex<HashMap<PathBuf, Option<SystemTime>>>,
     shells: BackgroundShells,
+    /// `None` until the first TodoWrite (or load from disk).
+    todos: Mutex<Option<Vec<TodoItem>>>,
+    todo_dir: Mutex<Option<PathBuf>>,
+    plan_exit: AtomicBool,
+    plan: Mutex<Option<String>>,
+    services: Mutex<Services>,
+}
+
+/// The optional services, as trait objects.
+#[derive(Default, Clone)]
+struct Services {
+    summarizer: Option<Arc<dyn Summarizer>>,
+    search: Option<Arc<dyn SearchBackend>>,
+    answerer: Option<Arc<dyn UserAnswerer>>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("summarizer", &self.summarizer.is_some())
+            .field("search", &self.search.is_some())
+            .field("answerer", &self.answerer.is_some())
+            .finish()
+    }
 }
 
 impl ToolState {
-    /// Fresh, empty state.
+    /// Fresh, empty state: no todo directory (todos in memory only) and no
+    /// services.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Persists the todo list to `<dir>/<session_id>.json` on every
+    /// TodoWrite (and loads it from there before the first one).
+    pub fn with_todo_dir(self, dir: impl Into<PathBuf>) -> Self {
+        *lock(&self.inner.todo_dir) = Some(dir.into());
+        self
+    }
+
+    /// Lets WebFetch answer its prompt on the fetched content.
+    pub fn with_summarizer(self, summarizer: Arc<dyn Summarizer>) -> Self {
+        lock(&self.inner.services).summarizer = Some(summarizer);
+        self
+    }
+
+    /// The search backend WebSearch uses (instead of one configured by
+    /// environment variables).
+    pub fn with_search_backend(self, backend: Arc<dyn SearchBackend>) -> Self {
+        lock(&self.inner.services).search = Some(backend);
+        self
+    }
+
+    /// Who answers AskUserQuestion.
+    pub fn with_user_answerer(self, answerer: Arc<dyn UserAnswerer>) -> Self {
+        lock(&self.inner.services).answerer = Some(answerer);
+        self
+    }
+
+    /// The directory todo lists are persisted in, if any.
+    pub fn todo_dir(&self) -> Option<PathBuf> {
+        lock(&self.inner.todo_dir).clone()
+    }
+
+    /// The configured summarizer, if any.
+    pub fn summarizer(&self) -> Option<Arc<dyn Summarizer>> {
+        lock(&self.inner.services).summarizer.clone()
+    }
+
+    /// The configured search backend, if any.
+    pub fn search_backend(&self) -> Option<Arc<dyn SearchBackend>> {
+        lock(&self.inner.services).search.clone()
+    }
+
+    /// The configured user answerer, if any.
+    pub fn user_answerer(&self) -> Option<Arc<dyn UserAnswerer>> {
+        lock(&self.inner.services).answerer.clone()
+    }
+
+    /// The session's current todo list (empty before the first TodoWrite).
+    pub fn todos(&self) -> Vec<TodoItem> {
+        lock(&self.inner.todos).clone().unwrap_or_default()
+    }
+
+    /// Replaces the todo list; returns the old one. `load` supplies the
+    /// old list when none is in memory yet (e.g. from disk).
+    pub(crate) fn replace_todos(
+        &self,
+        new: Vec<TodoItem>,
+        load: impl FnOnce() -> Vec<TodoItem>,
+    ) -> Vec<TodoItem> {
+        let mut todos = lock(&self.inner.todos);
+        let old = todos.take().unwrap_or_else(load);
+        *todos = Some(new);
+        old
+    }
+
+    /// True once ExitPlanMode was called (until
+    /// [`take_plan_exit_request`](Self::take_plan_exit_request)).
+    pub fn plan_exit_requested(&self) -> bool {
+        self.inner.plan_exit.load(Ordering::SeqCst)
+    }
+
+    /// The plan passed to the last ExitPlanMode call, if any.
+    pub fn exit_plan(&self) -> Option<String> {
+        lock(&self.inner.plan).clone()
+    }
+
+    /// Clears the ExitPlanMode flag, returning the plan if it was set.
+    pub fn take_plan_exit_request(&self) -> Option<String> {
+        if self.inner.plan_exit.swap(false, Ordering::SeqCst) {
+            lock(&self.inner.plan).take()
+        } else {
+            None
+        }
+    }
+
+    /// Sets the ExitPlanMode flag with the plan.
+    pub(crate) fn request_plan_exit(&self, plan: String) {
+        *lock(&self.inner.plan) = Some(plan);
+        self.inner.plan_exit.store(true, Ordering::SeqCst);
     }
 
     /// Records that the session has read `path` as it is on disk now.
@@ -140,6 +262,49 @@ pub struct BackgroundShell {
     pub(crate) stderr: Arc<Mutex<Capture>>,
     pub(crate) exit_code: Arc<Mutex<Option<i32>>>,
     pub(crate) kill: CancellationToken,
+    /// Set when the shell ended because it was killed.
+    pub(crate) killed: Arc<AtomicBool>,
+    /// Bytes of stdout and stderr already returned by BashOutput.
+    pub(crate) read_pos: Mutex<(usize, usize)>,
+}
+
+/// Where a background shell is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellStatus {
+    /// Still running.
+    Running,
+    /// Exited by itself.
+    Completed,
+    /// Ended by [`BackgroundShell::kill`] (KillShell).
+    Killed,
+}
+
+impl ShellStatus {
+    /// `running`, `completed` or `killed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShellStatus::Running => "running",
+            ShellStatus::Completed => "completed",
+            ShellStatus::Killed => "killed",
+        }
+    }
+}
+
+/// The text of `bytes[from..]` up to the last complete UTF-8 character, and
+/// the new position.
+fn new_text(bytes: &[u8], from: usize) -> (String, usize) {
+    let from = from.min(bytes.len());
+    let rest = &bytes[from..];
+    let end = match std::str::from_utf8(rest) {
+        Ok(_) => rest.len(),
+        // An incomplete character at the end waits for the next read.
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => rest.len(),
+    };
+    (
+        String::from_utf8_lossy(&rest[..end]).into_owned(),
+        from + end,
+    )
 }
 
 impl BackgroundShell {
@@ -176,6 +341,27 @@ impl BackgroundShell {
     /// True while it runs.
     pub fn is_running(&self) -> bool {
         self.exit_code().is_none()
+    }
+
+    /// Running, completed or killed.
+    pub fn status(&self) -> ShellStatus {
+        if self.is_running() {
+            ShellStatus::Running
+        } else if self.killed.load(Ordering::SeqCst) {
+            ShellStatus::Killed
+        } else {
+            ShellStatus::Completed
+        }
+    }
+
+    /// Stdout and stderr written since the last call (the first call
+    /// returns everything so far).
+    pub fn read_new(&self) -> (String, String) {
+        let mut pos = lock(&self.read_pos);
+        let (out, out_pos) = new_text(&lock(&self.stdout).bytes, pos.0);
+        let (err, err_pos) = new_text(&lock(&self.stderr).bytes, pos.1);
+        *pos = (out_pos, err_pos);
+        (out, err)
     }
 
     /// Kills its whole process group (no-op once it has finished).

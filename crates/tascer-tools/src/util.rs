@@ -71,6 +71,23 @@ fn strip_nulls(value: &mut Value) {
                     }
                 }
             }
+            // Documented unit enum variants come out as `oneOf` consts;
+            // tool schemas use a plain string `enum`.
+            if let Some(Value::Array(variants)) = obj.get("oneOf") {
+                let consts: Option<Vec<Value>> = variants
+                    .iter()
+                    .map(|v| {
+                        (v.get("type").and_then(Value::as_str) == Some("string"))
+                            .then(|| v.get("const").cloned())
+                            .flatten()
+                    })
+                    .collect();
+                if let Some(consts) = consts.filter(|c| !c.is_empty()) {
+                    obj.remove("oneOf");
+                    obj.insert("type".into(), Value::String("string".into()));
+                    obj.insert("enum".into(), Value::Array(consts));
+                }
+            }
             if let Some(Value::Array(values)) = obj.get_mut("enum") {
                 values.retain(|v| !v.is_null());
             }

@@ -371,3 +371,33 @@ async fn grep_single_file_path() {
         format!("{f}:1:pub fn hello() {{}}\n{f}:2:// hello again")
     );
 }
+
+#[tokio::test]
+async fn grep_only_matching() {
+    let (_d, dir) = tempdir();
+    write(&dir, "v.txt", "a=1 b=22\nnone\nc=333\n", 0);
+    let t = tools();
+    let c = ctx(&dir);
+    let f = abs(&dir, "v.txt");
+    let out = call(
+        &t.grep,
+        &c,
+        json!({"pattern": "[a-z]=\\d+", "output_mode": "content", "-o": true, "-C": 2}),
+    )
+    .await;
+    assert!(!out.is_error, "{out:?}");
+    assert_eq!(text(&out), format!("{f}:1:a=1\n{f}:1:b=22\n{f}:3:c=333"));
+    assert_eq!(out.raw.unwrap()["numLines"], 3);
+
+    let out = call(
+        &t.grep,
+        &c,
+        json!({"pattern": "\\d+\\nno", "output_mode": "content", "-o": true, "multiline": true}),
+    )
+    .await;
+    assert_eq!(text(&out), format!("{f}:1:22\nno"));
+
+    // Ignored outside content mode.
+    let out = call(&t.grep, &c, json!({"pattern": "b=", "-o": true})).await;
+    assert_eq!(text(&out), format!("Found 1 file\n{f}"));
+}

@@ -17,6 +17,8 @@ use tascer_core::{
 use tascer_model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse};
 use tascer_store::SessionStore;
 
+use crate::governance::{BeforeTool, Governance};
+
 /// How long a tool gets to wind down after an interrupt before it is dropped.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
 
@@ -124,6 +126,8 @@ pub(crate) struct Agent {
     pub tool_specs: Vec<ToolSpec>,
     /// Set for subagents: the `tool_use` id of the Task call that runs them.
     pub parent_tool_use_id: Option<String>,
+    /// Hooks and permissions around every tool call.
+    pub governance: Arc<Governance>,
 }
 
 /// A tool call the model asked for.
@@ -141,6 +145,7 @@ impl Agent {
         system_prompt: String,
         tools: Vec<Arc<dyn Tool>>,
         parent_tool_use_id: Option<String>,
+        governance: Arc<Governance>,
     ) -> Self {
         let tool_specs = tools
             .iter()
@@ -157,6 +162,7 @@ impl Agent {
             tools,
             tool_specs,
             parent_tool_use_id,
+            governance,
         }
     }
 
@@ -261,37 +267,30 @@ impl Agent {
         (text, calls)
     }
 
-    /// Runs the calls of one model turn concurrently, emits one user message
-    /// with their results (in call order) and returns its content blocks.
-    pub async fn run_tools(&self, calls: &[Call], cancel: &CancellationToken) -> Vec<ContentBlock> {
-        let runs = calls.iter().map(|call| {
-            let ctx = ToolContext {
-                session_id: self.env.session_id.clone(),
-                tool_use_id: call.id.clone(),
-                cwd: Arc::clone(&self.env.shared_cwd),
-                env: Arc::clone(&self.env.env),
-                cancel: cancel.child_token(),
-            };
-            let tool = self.tools.iter().find(|t| t.name() == call.name).cloned();
-            let name = call.name.clone();
-            let input = call.input.clone();
-            async move {
-                match tool {
-                    Some(tool) => run_one(tool.as_ref(), input, &ctx).await,
-                    None => ToolOutput::error(format!("Error: No such tool available: {name}")),
-                }
-            }
-        });
+    /// Runs the calls of one model turn concurrently, each through the
+    /// governance pipeline, emits one user message with their results (in
+    /// call order) and returns its content blocks, plus a stop reason when a
+    /// hook asked to stop the run.
+    pub async fn run_tools(
+        &self,
+        calls: &[Call],
+        cancel: &CancellationToken,
+    ) -> (Vec<ContentBlock>, Option<String>) {
+        let runs = calls.iter().map(|call| self.run_governed(call, cancel));
         let outputs = futures::future::join_all(runs).await;
         let mut blocks = Vec::with_capacity(outputs.len());
         let mut raws = Vec::with_capacity(outputs.len());
-        for (call, output) in calls.iter().zip(outputs) {
+        let mut stop = None;
+        for (call, (output, stop_reason)) in calls.iter().zip(outputs) {
             blocks.push(ContentBlock::ToolResult {
                 tool_use_id: call.id.clone(),
                 content: output.content,
                 is_error: Some(output.is_error),
             });
             raws.push(output.raw.unwrap_or(Value::Null));
+            if stop.is_none() {
+                stop = stop_reason;
+            }
         }
         let mut user = tascer_core::UserMessage::new(
             tascer_core::UserContent::Blocks(blocks.clone()),
@@ -304,7 +303,51 @@ impl Agent {
             Value::Array(raws)
         });
         self.env.emit(Message::User(user));
-        blocks
+        (blocks, stop)
+    }
+
+    /// One call through the pipeline: PreToolUse hooks → (permissions) →
+    /// the tool → PostToolUse hooks.
+    async fn run_governed(
+        &self,
+        call: &Call,
+        cancel: &CancellationToken,
+    ) -> (ToolOutput, Option<String>) {
+        let governance = &self.governance;
+        let input = match governance
+            .before_tool(
+                &self.env,
+                &call.name,
+                &call.id,
+                &call.input,
+                self.parent_tool_use_id.as_deref(),
+            )
+            .await
+        {
+            BeforeTool::Run { input } => input,
+            BeforeTool::Block { message } => return (ToolOutput::error(message), None),
+            BeforeTool::Stop { reason } => {
+                return (
+                    ToolOutput::error(format!("Stopped by a hook: {reason}")),
+                    Some(reason),
+                );
+            }
+        };
+        let ctx = ToolContext {
+            session_id: self.env.session_id.clone(),
+            tool_use_id: call.id.clone(),
+            cwd: Arc::clone(&self.env.shared_cwd),
+            env: Arc::clone(&self.env.env),
+            cancel: cancel.child_token(),
+        };
+        let mut output = match self.tools.iter().find(|t| t.name() == call.name) {
+            Some(tool) => run_one(tool.as_ref(), input.clone(), &ctx).await,
+            None => ToolOutput::error(format!("Error: No such tool available: {}", call.name)),
+        };
+        let stop = governance
+            .after_tool(&self.env, &call.name, &call.id, &input, &mut output)
+            .await;
+        (output, stop)
     }
 }
 

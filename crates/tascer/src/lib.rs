@@ -23,6 +23,7 @@
 mod agent;
 mod client;
 mod error;
+mod governance;
 mod options;
 mod query;
 mod session;
@@ -37,6 +38,7 @@ pub use query::{MessageStream, query};
 pub use system_prompt::default_system_prompt;
 
 pub use tascer_core::*;
+pub use tascer_guard as guard;
 pub use tascer_model::{
     ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, Price, PriceTable,
     ProviderConfig, ProviderKind,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tascer_core::Tool;
+use tascer_guard::hooks::HookRegistry;
 use tascer_model::ProviderConfig;
 
 /// The system prompt to use.
@@ -79,6 +80,9 @@ pub struct Options {
     pub max_tokens: Option<u32>,
     /// Subagents the `Task` tool can start, by name.
     pub agents: BTreeMap<String, AgentDefinition>,
+    /// Hooks (in-process and command hooks) run around tool calls, prompts
+    /// and stops.
+    pub hooks: Option<HookRegistry>,
 }
 
 impl std::fmt::Debug for Options {
@@ -230,6 +234,12 @@ impl Options {
     /// Adds a subagent definition for the `Task` tool.
     pub fn agent(mut self, name: impl Into<String>, definition: AgentDefinition) -> Self {
         self.agents.insert(name.into(), definition);
+        self
+    }
+
+    /// Sets the hooks.
+    pub fn hooks(mut self, registry: HookRegistry) -> Self {
+        self.hooks = Some(registry);
         self
     }
 

@@ -9,8 +9,10 @@ use tascer_store::{NewSession, SessionStore};
 
 use crate::agent::{Agent, Costs, LoopEnv};
 use crate::error::Error;
+use crate::governance::Governance;
 use crate::options::{Options, SystemPrompt};
 use crate::system_prompt::default_system_prompt;
+use tascer_guard::hooks::HookRunner;
 
 /// Default Anthropic model when none is configured.
 const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -145,8 +147,14 @@ impl Session {
             })),
             sink: Arc::new(Mutex::new(None)),
         };
-        let tools = select_tools(&options, &env, &model, &cwd);
-        let agent = Agent::new(env, model, system_prompt, tools, None);
+        let hooks = options.hooks.clone().map(HookRunner::new);
+        let governance = Arc::new(Governance::new(
+            hooks,
+            cwd_text.clone(),
+            env.store.path().display().to_string(),
+        ));
+        let tools = select_tools(&options, &env, &model, &cwd, &governance);
+        let agent = Agent::new(env, model, system_prompt, tools, None, governance);
 
         Ok(Session {
             id,
@@ -182,6 +190,7 @@ fn select_tools(
     env: &LoopEnv,
     model: &str,
     cwd: &std::path::Path,
+    governance: &Arc<Governance>,
 ) -> Vec<Arc<dyn Tool>> {
     let offered = |name: &str| {
         options
@@ -209,6 +218,7 @@ fn select_tools(
             cwd.to_path_buf(),
             tools.clone(),
             options.agents.clone(),
+            Arc::clone(governance),
         );
         tools.insert(0, Arc::new(task));
     }

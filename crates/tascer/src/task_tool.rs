@@ -14,6 +14,7 @@ use tascer_core::{
 };
 
 use crate::agent::{Agent, INTERRUPTED, LoopEnv};
+use crate::governance::{Governance, StopVerdict};
 use crate::options::AgentDefinition;
 use crate::system_prompt::default_system_prompt;
 use crate::turn::millis;
@@ -49,6 +50,7 @@ pub(crate) struct TaskTool {
     tools: Vec<Arc<dyn Tool>>,
     agents: BTreeMap<String, AgentDefinition>,
     description: String,
+    governance: Arc<Governance>,
 }
 
 impl TaskTool {
@@ -59,6 +61,7 @@ impl TaskTool {
         cwd: PathBuf,
         tools: Vec<Arc<dyn Tool>>,
         agents: BTreeMap<String, AgentDefinition>,
+        governance: Arc<Governance>,
     ) -> Self {
         let mut description = String::from(
             "Launch a subagent to handle a complex, multi-step task on its own. The subagent \
@@ -78,6 +81,7 @@ impl TaskTool {
             tools,
             agents,
             description,
+            governance,
         }
     }
 
@@ -98,6 +102,7 @@ impl TaskTool {
                     prompt,
                     self.tools.clone(),
                     Some(tool_use_id.to_string()),
+                    Arc::clone(&self.governance),
                 ),
                 DEFAULT_SUBAGENT_MAX_TURNS,
             ));
@@ -128,6 +133,7 @@ impl TaskTool {
                 prompt,
                 tools,
                 Some(tool_use_id.to_string()),
+                Arc::clone(&self.governance),
             ),
             def.max_turns.unwrap_or(DEFAULT_SUBAGENT_MAX_TURNS),
         ))
@@ -159,6 +165,7 @@ impl TaskTool {
         let mut tool_uses = 0usize;
         let mut final_text = String::new();
         let mut turns = 0;
+        let mut stop_hook_active = false;
         loop {
             if ctx.cancel.is_cancelled() {
                 return ToolOutput::error(format!("{INTERRUPTED}: the subagent was stopped"));
@@ -187,14 +194,42 @@ impl TaskTool {
                 content: response.content,
             });
             if calls.is_empty() {
-                break;
+                match agent
+                    .governance
+                    .on_stop(
+                        &self.env,
+                        Some((&ctx.tool_use_id, &kind)),
+                        stop_hook_active,
+                        &final_text,
+                    )
+                    .await
+                {
+                    StopVerdict::Finish => break,
+                    StopVerdict::Stop(reason) => {
+                        return ToolOutput::error(format!(
+                            "The subagent was stopped by a hook: {reason}"
+                        ));
+                    }
+                    StopVerdict::Continue(text) => {
+                        stop_hook_active = true;
+                        let mut user =
+                            UserMessage::new(UserContent::Text(text.clone()), &self.env.session_id);
+                        user.parent_tool_use_id = Some(ctx.tool_use_id.clone());
+                        self.env.emit(Message::User(user));
+                        history.push(ChatMessage::user_text(text));
+                        continue;
+                    }
+                }
             }
             tool_uses += calls.len();
-            let blocks = agent.run_tools(&calls, &ctx.cancel).await;
+            let (blocks, stop) = agent.run_tools(&calls, &ctx.cancel).await;
             history.push(ChatMessage {
                 role: Role::User,
                 content: blocks,
             });
+            if let Some(reason) = stop {
+                return ToolOutput::error(format!("The subagent was stopped by a hook: {reason}"));
+            }
         }
         let raw = json!({
             "status": "completed",

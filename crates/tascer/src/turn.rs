@@ -8,12 +8,13 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use tascer_core::{
-    ChatMessage, Message, ResultMessage, ResultSubtype, Role, StopReason, Usage, UserContent,
-    UserMessage,
+    ChatMessage, ContentBlock, Message, ResultMessage, ResultSubtype, Role, StopReason, Usage,
+    UserContent, UserMessage,
 };
 use tascer_model::ModelError;
 
 use crate::agent::INTERRUPTED;
+use crate::governance::StopVerdict;
 use crate::session::Session;
 
 /// The running totals of one turn.
@@ -29,6 +30,8 @@ struct TurnState {
 /// How a turn ended, before it becomes a result frame.
 enum Outcome {
     Completed,
+    PromptBlocked(String),
+    HookStopped(String),
     MaxTurns,
     Budget,
     Interrupted { during_tools: bool },
@@ -76,12 +79,22 @@ async fn drive(
     state: &mut TurnState,
 ) -> Outcome {
     let env = session.agent.env.clone();
+    let governance = session.agent.governance.clone();
     env.emit(init_message(session));
+    let context = match governance.on_prompt(&env, &prompt).await {
+        Ok(context) => context,
+        Err(reason) => return Outcome::PromptBlocked(reason),
+    };
     env.emit(Message::User(UserMessage::new(
         UserContent::Text(prompt.clone()),
         &session.id,
     )));
-    session.history.push(ChatMessage::user_text(prompt));
+    let mut user = ChatMessage::user_text(prompt);
+    for text in context {
+        user.content.push(ContentBlock::text(text));
+    }
+    session.history.push(user);
+    let mut stop_hook_active = false;
 
     loop {
         if cancel.is_cancelled() {
@@ -123,14 +136,32 @@ async fn drive(
             content: response.content,
         });
         if calls.is_empty() {
-            return Outcome::Completed;
+            match governance
+                .on_stop(&env, None, stop_hook_active, &state.last_text)
+                .await
+            {
+                StopVerdict::Finish => return Outcome::Completed,
+                StopVerdict::Stop(reason) => return Outcome::HookStopped(reason),
+                StopVerdict::Continue(text) => {
+                    stop_hook_active = true;
+                    env.emit(Message::User(UserMessage::new(
+                        UserContent::Text(text.clone()),
+                        &session.id,
+                    )));
+                    session.history.push(ChatMessage::user_text(text));
+                    continue;
+                }
+            }
         }
 
-        let blocks = session.agent.run_tools(&calls, cancel).await;
+        let (blocks, stop) = session.agent.run_tools(&calls, cancel).await;
         session.history.push(ChatMessage {
             role: Role::User,
             content: blocks,
         });
+        if let Some(reason) = stop {
+            return Outcome::HookStopped(reason);
+        }
         if cancel.is_cancelled() {
             return Outcome::Interrupted { during_tools: true };
         }
@@ -183,6 +214,20 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
     result.set_model_usage(&env.model_usage());
     match outcome {
         Outcome::Completed => {}
+        Outcome::PromptBlocked(reason) => {
+            result.is_error = true;
+            result.result = Some(format!(
+                "Prompt blocked by a UserPromptSubmit hook: {reason}"
+            ));
+            result.errors.push(reason);
+            result.terminal_reason = "hook_stopped".into();
+        }
+        Outcome::HookStopped(reason) => {
+            result.is_error = true;
+            result.result = Some(format!("Stopped by a hook: {reason}"));
+            result.errors.push(reason);
+            result.terminal_reason = "hook_stopped".into();
+        }
         Outcome::MaxTurns => {
             result.subtype = ResultSubtype::ErrorMaxTurns;
             result.is_error = true;

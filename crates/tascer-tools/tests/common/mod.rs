@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tascer_core::{Tool, ToolContext, ToolOutput};
-use tascer_tools::{BashTool, EditTool, GlobTool, GrepTool, ReadTool, ToolState, WriteTool};
+use tascer_tools::{
+    BashOutputTool, BashTool, EditTool, GlobTool, GrepTool, KillShellTool, MultiEditTool,
+    NotebookEditTool, ReadTool, ToolState, WriteTool,
+};
 use tokio_util::sync::CancellationToken;
 
 /// A context rooted at `cwd`.
@@ -36,11 +39,19 @@ pub struct Tools {
     pub bash: BashTool,
     pub glob: GlobTool,
     pub grep: GrepTool,
+    pub multi_edit: MultiEditTool,
+    pub bash_output: BashOutputTool,
+    pub kill_shell: KillShellTool,
+    pub notebook_edit: NotebookEditTool,
 }
 
 pub fn tools() -> Tools {
     let state = ToolState::new();
     Tools {
+        multi_edit: MultiEditTool::new(state.clone()),
+        bash_output: BashOutputTool::new(state.clone()),
+        kill_shell: KillShellTool::new(state.clone()),
+        notebook_edit: NotebookEditTool::new(state.clone()),
         read: ReadTool::new(state.clone()),
         write: WriteTool::new(state.clone()),
         edit: EditTool::new(state.clone()),

@@ -1,0 +1,54 @@
+//! Claude Code–compatible hooks: events, matchers, in-process and command
+//! hooks, and their aggregated per-event outcomes.
+//!
+//! - [`HookRegistry`] holds hooks: command hooks from the settings `hooks`
+//!   value ([`HookRegistry::from_settings`]) and in-process hooks
+//!   ([`HookRegistry::builder`]).
+//! - [`HookRunner`] runs the hooks matching an event sequentially in
+//!   priority order and returns the event's outcome (e.g.
+//!   [`PreToolUseOutcome`]) together with a [`HookRun`] record per hook.
+//! - Command hooks follow Claude Code's process contract: JSON on stdin,
+//!   `CLAUDE_PROJECT_DIR`, exit 0 / 2 / other, JSON on stdout, timeouts.
+//!
+//! See `docs/hooks.md` for the full contract.
+
+mod command;
+mod config;
+mod effect;
+mod error;
+mod event;
+mod handler;
+mod input;
+mod matcher;
+mod outcome;
+mod output;
+mod record;
+mod registry;
+mod runner;
+
+pub use command::CommandHook;
+pub use effect::HookEffect;
+pub use error::{HookConfigError, HookError};
+pub use event::{HookEvent, UnknownHookEvent};
+pub use handler::{FnHook, Hook};
+pub use input::{
+    CompactTrigger, HookCommon, HookInput, NotificationInput, PermissionRequestInput,
+    PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput,
+    SessionEndReason, SessionStartInput, SessionStartSource, StopInput, SubagentStopInput,
+    UserPromptSubmitInput,
+};
+pub use matcher::Matcher;
+pub use outcome::{
+    EventOutcome, HookCommonOutcome, NotificationOutcome, PermissionRequestOutcome,
+    PostToolUseFailureOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolDecision,
+    PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
+    UserPromptSubmitOutcome, join_context,
+};
+pub use output::{
+    HookOutput, HookSpecificOutput, PermissionDecision, PermissionRequestDecision, TopDecision,
+};
+pub use record::{HookKind, HookRun, HookRunOutcome};
+pub use registry::{
+    DEFAULT_TIMEOUT, HookHandler, HookOptions, HookRegistry, HookRegistryBuilder, RegisteredHook,
+};
+pub use runner::{HookRunResults, HookRunner};

@@ -1,0 +1,330 @@
+//! [`HookRegistry`]: the hooks of a session, by event and matcher, with
+//! priority, timeout and fail-closed options.
+
+use std::fmt;
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::command::CommandHook;
+use super::config;
+use super::error::{HookConfigError, HookError};
+use super::event::HookEvent;
+use super::handler::{FnHook, Hook};
+use super::input::HookInput;
+use super::matcher::Matcher;
+use super::output::HookOutput;
+
+/// Default per-hook timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Options of one registered hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookOptions {
+    /// Name for records (default: the command line, or `Hook::name`).
+    pub name: Option<String>,
+    /// Lower runs first; equal priorities keep registration order.
+    pub priority: i32,
+    /// Time limit; the hook is killed / abandoned after it.
+    pub timeout: Duration,
+    /// When true, a failure of this hook is not isolated but treated as
+    /// the most restrictive effect (see [`HookEffect::FailedClosed`](super::HookEffect::FailedClosed)).
+    pub fail_closed: bool,
+}
+
+impl Default for HookOptions {
+    fn default() -> Self {
+        HookOptions {
+            name: None,
+            priority: 0,
+            timeout: DEFAULT_TIMEOUT,
+            fail_closed: false,
+        }
+    }
+}
+
+impl HookOptions {
+    /// Sets the name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the priority.
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Sets the timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Marks the hook fail-closed.
+    pub fn fail_closed(mut self, fail_closed: bool) -> Self {
+        self.fail_closed = fail_closed;
+        self
+    }
+}
+
+/// How a registered hook runs.
+#[derive(Clone)]
+pub enum HookHandler {
+    /// A shell command.
+    Command(CommandHook),
+    /// An in-process hook.
+    InProcess(Arc<dyn Hook>),
+}
+
+impl fmt::Debug for HookHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HookHandler::Command(c) => f.debug_tuple("Command").field(&c.command).finish(),
+            HookHandler::InProcess(h) => f.debug_tuple("InProcess").field(&h.name()).finish(),
+        }
+    }
+}
+
+/// One hook in the registry.
+#[derive(Debug, Clone)]
+pub struct RegisteredHook {
+    /// Its event.
+    pub event: HookEvent,
+    /// Its matcher.
+    pub matcher: Matcher,
+    /// How it runs.
+    pub handler: HookHandler,
+    /// Its options.
+    pub options: HookOptions,
+}
+
+impl RegisteredHook {
+    /// The name used in records.
+    pub fn name(&self) -> String {
+        if let Some(n) = &self.options.name {
+            return n.clone();
+        }
+        match &self.handler {
+            HookHandler::Command(c) => c.command.clone(),
+            HookHandler::InProcess(h) => h.name().to_string(),
+        }
+    }
+}
+
+/// The hooks of a session. Build it with [`HookRegistry::builder`] or
+/// [`HookRegistry::from_settings`]; hand it to a
+/// [`HookRunner`](super::HookRunner).
+#[derive(Debug, Clone, Default)]
+pub struct HookRegistry {
+    hooks: Vec<RegisteredHook>,
+    warnings: Vec<String>,
+}
+
+impl HookRegistry {
+    /// An empty registry.
+    pub fn new() -> HookRegistry {
+        HookRegistry::default()
+    }
+
+    /// A builder for in-process hooks (and settings).
+    pub fn builder() -> HookRegistryBuilder {
+        HookRegistryBuilder::default()
+    }
+
+    /// Command hooks from a settings `hooks` value (Claude Code's shape:
+    /// `{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command",
+    /// "command":"…","timeout":30}]}]}` plus Tascer's `failClosed` and
+    /// `priority`). `null` gives an empty registry. Commands run with
+    /// `project_dir` as working directory.
+    pub fn from_settings(
+        value: &Value,
+        project_dir: impl AsRef<Path>,
+    ) -> Result<HookRegistry, HookConfigError> {
+        let parsed = config::parse(value, project_dir.as_ref())?;
+        let mut registry = HookRegistry::new();
+        registry.warnings = parsed.warnings;
+        for h in parsed.hooks {
+            registry.push(h);
+        }
+        Ok(registry)
+    }
+
+    /// Adds a hook after the existing ones.
+    pub fn push(&mut self, hook: RegisteredHook) {
+        self.hooks.push(hook);
+    }
+
+    /// Appends another registry's hooks (and warnings) after these.
+    pub fn extend(&mut self, other: HookRegistry) {
+        self.hooks.extend(other.hooks);
+        self.warnings.extend(other.warnings);
+    }
+
+    /// All hooks in registration order.
+    pub fn hooks(&self) -> &[RegisteredHook] {
+        &self.hooks
+    }
+
+    /// Number of hooks.
+    pub fn len(&self) -> usize {
+        self.hooks.len()
+    }
+
+    /// True when there are no hooks.
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+
+    /// True when some hook is registered for `event`.
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.hooks.iter().any(|h| h.event == event)
+    }
+
+    /// Things in the settings that were skipped (unsupported hook types or
+    /// events Tascer does not fire).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The hooks that run for `input`, in run order: ascending priority,
+    /// registration order among equals.
+    pub fn matching(&self, input: &HookInput) -> Vec<&RegisteredHook> {
+        let event = input.event();
+        let subject = input.matcher_subject();
+        let mut hooks: Vec<&RegisteredHook> = self
+            .hooks
+            .iter()
+            .filter(|h| h.event == event && h.matcher.matches(subject.as_deref()))
+            .collect();
+        hooks.sort_by_key(|h| h.options.priority);
+        hooks
+    }
+}
+
+/// Builds a [`HookRegistry`]. Invalid matchers are reported by
+/// [`build`](HookRegistryBuilder::build).
+#[derive(Default)]
+pub struct HookRegistryBuilder {
+    registry: HookRegistry,
+    error: Option<HookConfigError>,
+    counter: usize,
+}
+
+impl HookRegistryBuilder {
+    /// Registers an async closure for `event` under `matcher` (`""` or
+    /// `"*"` = all) with default options.
+    pub fn on<F, Fut>(self, event: HookEvent, matcher: &str, f: F) -> Self
+    where
+        F: Fn(HookInput) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<HookOutput, HookError>> + Send + 'static,
+    {
+        self.on_with(event, matcher, HookOptions::default(), f)
+    }
+
+    /// Registers an async closure with options.
+    pub fn on_with<F, Fut>(
+        mut self,
+        event: HookEvent,
+        matcher: &str,
+        options: HookOptions,
+        f: F,
+    ) -> Self
+    where
+        F: Fn(HookInput) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<HookOutput, HookError>> + Send + 'static,
+    {
+        self.counter += 1;
+        let name = options
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{event}[{matcher}]#{}", self.counter));
+        self.add(
+            event,
+            matcher,
+            options,
+            HookHandler::InProcess(Arc::new(FnHook::new(name, f))),
+        )
+    }
+
+    /// Registers a [`Hook`] with default options.
+    pub fn hook(self, event: HookEvent, matcher: &str, hook: Arc<dyn Hook>) -> Self {
+        self.hook_with(event, matcher, HookOptions::default(), hook)
+    }
+
+    /// Registers a [`Hook`] with options.
+    pub fn hook_with(
+        self,
+        event: HookEvent,
+        matcher: &str,
+        options: HookOptions,
+        hook: Arc<dyn Hook>,
+    ) -> Self {
+        self.add(event, matcher, options, HookHandler::InProcess(hook))
+    }
+
+    /// Registers a shell command hook running in `project_dir`.
+    pub fn command(
+        self,
+        event: HookEvent,
+        matcher: &str,
+        command: impl Into<String>,
+        project_dir: impl AsRef<Path>,
+        options: HookOptions,
+    ) -> Self {
+        let handler = HookHandler::Command(CommandHook {
+            command: command.into(),
+            project_dir: project_dir.as_ref().to_path_buf(),
+        });
+        self.add(event, matcher, options, handler)
+    }
+
+    /// Adds the command hooks of a settings `hooks` value (see
+    /// [`HookRegistry::from_settings`]).
+    pub fn settings(mut self, value: &Value, project_dir: impl AsRef<Path>) -> Self {
+        match HookRegistry::from_settings(value, project_dir) {
+            Ok(r) => self.registry.extend(r),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+        self
+    }
+
+    fn add(
+        mut self,
+        event: HookEvent,
+        matcher: &str,
+        options: HookOptions,
+        handler: HookHandler,
+    ) -> Self {
+        match Matcher::new(Some(matcher)) {
+            Ok(matcher) => self.registry.push(RegisteredHook {
+                event,
+                matcher,
+                handler,
+                options,
+            }),
+            Err(source) => {
+                self.error.get_or_insert(HookConfigError::BadMatcher {
+                    event: event.to_string(),
+                    matcher: matcher.to_string(),
+                    source,
+                });
+            }
+        }
+        self
+    }
+
+    /// The registry, or the first configuration error.
+    pub fn build(self) -> Result<HookRegistry, HookConfigError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.registry),
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The `can_use_tool` callback and the interactive [`Asker`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A rule as the SDK's `PermissionUpdate` carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRuleValue {
+    /// Tool name.
+    pub tool_name: String,
+    /// The specifier, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_content: Option<String>,
+}
+
+impl PermissionRuleValue {
+    /// Splits a rule string (`Bash(npm test:*)`).
+    pub fn from_rule(rule: &str) -> Self {
+        match rule.split_once('(') {
+            Some((tool, rest)) => PermissionRuleValue {
+                tool_name: tool.to_string(),
+                rule_content: Some(rest.strip_suffix(')').unwrap_or(rest).to_string()),
+            },
+            None => PermissionRuleValue {
+                tool_name: rule.to_string(),
+                rule_content: None,
+            },
+        }
+    }
+
+    /// The rule string.
+    pub fn to_rule_string(&self) -> String {
+        match &self.rule_content {
+            Some(c) => format!("{}({c})", self.tool_name),
+            None => self.tool_name.clone(),
+        }
+    }
+}
+
+/// What the callback (or a human) is asked.
+#[derive(Debug, Clone, Serialize)]
+pub struct CanUseToolRequest {
+    /// Tool name.
+    pub tool_name: String,
+    /// Tool input.
+    pub input: Value,
+    /// The `tool_use` id.
+    pub tool_use_id: String,
+    /// Session id.
+    pub session_id: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Rules that would allow this call next time.
+    pub suggestions: Vec<PermissionRuleValue>,
+    /// Why the call was not decided by rules.
+    pub decision_reason: String,
+    /// The path that made the call need approval, for file tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_path: Option<String>,
+    /// The ask rule that matched, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_ask_rule: Option<String>,
+}
+
+/// The callback's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CanUseToolResult {
+    /// Run the tool, optionally with a rewritten input.
+    Allow {
+        /// Replacement input.
+        updated_input: Option<Value>,
+    },
+    /// Do not run it.
+    Deny {
+        /// Message for the model.
+        message: String,
+        /// Stop the whole turn.
+        interrupt: bool,
+    },
+}
+
+/// `can_use_tool`: called for every call the rules leave at "ask".
+pub type CanUseTool = Arc<dyn Fn(CanUseToolRequest) -> BoxFuture<'static, CanUseToolResult> + Send + Sync>;
+
+/// A human's answer to a permission prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskAnswer {
+    /// Allow this call only.
+    AllowOnce,
+    /// Allow, and add the suggested rules as session allow rules.
+    AllowAlways,
+    /// Do not run it.
+    Deny {
+        /// Message for the model (may be empty).
+        message: String,
+    },
+}
+
+/// Interactive prompting (implemented by the CLI).
+pub trait Asker: Send + Sync {
+    /// Asks whether the call may run.
+    fn ask<'a>(&'a self, request: &'a CanUseToolRequest) -> BoxFuture<'a, AskAnswer>;
+}

@@ -1,0 +1,549 @@
+//! [`PermissionEngine`]: the one place a tool call's permission is decided.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+use super::cache::{DecisionCache, cache_key};
+use super::call::ToolCall;
+use super::callback::{AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue};
+use super::decision::{Behavior, DecisionSource, PermissionDecision};
+use super::error::PermissionError;
+use super::evaluate::{Inputs, evaluate};
+use super::facts::CallFacts;
+use super::file_policy::FileAccessPolicy;
+use super::mode::{PermissionMode, ToolClass};
+use super::paths::canonicalize;
+use super::policy::Policy;
+use super::rule::{PermissionRule, PermissionRules, RuleOrigin};
+use super::shell_policy::ShellCommandPolicy;
+use super::workaround::{Escalation, WorkaroundConfig, WorkaroundTracker, alike_keys};
+
+/// Builds a [`PermissionEngine`].
+pub struct PermissionEngineBuilder {
+    rules: PermissionRules,
+    mode: PermissionMode,
+    bypass_disabled: bool,
+    policies: Vec<Arc<dyn Policy>>,
+    can_use_tool: Option<CanUseTool>,
+    additional_dirs: Vec<PathBuf>,
+    home: Option<PathBuf>,
+    cache: bool,
+    cache_callback: bool,
+    workaround: WorkaroundConfig,
+    default_policies: bool,
+}
+
+impl PermissionEngineBuilder {
+    /// Adds rules (they merge with rules already given).
+    pub fn rules(mut self, rules: PermissionRules) -> Self {
+        self.rules.extend(rules);
+        self
+    }
+
+    /// The starting mode (default `default`).
+    pub fn mode(mut self, mode: PermissionMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Refuse `bypassPermissions` (settings `disableBypassPermissionsMode`).
+    pub fn disable_bypass(mut self, yes: bool) -> Self {
+        self.bypass_disabled = yes;
+        self
+    }
+
+    /// Adds a policy.
+    pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policies.push(policy);
+        self
+    }
+
+    /// Adds the built-in [`FileAccessPolicy`] (cwd plus the additional
+    /// directories) and [`ShellCommandPolicy`] (dangerous defaults).
+    pub fn default_policies(mut self) -> Self {
+        self.default_policies = true;
+        self
+    }
+
+    /// Sets the `can_use_tool` callback.
+    pub fn can_use_tool(mut self, callback: CanUseTool) -> Self {
+        self.can_use_tool = Some(callback);
+        self
+    }
+
+    /// Adds a working directory besides the call's cwd.
+    pub fn additional_directory(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.additional_dirs.push(dir.into());
+        self
+    }
+
+    /// The home directory for `~` (default `$HOME`).
+    pub fn home_dir(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Turns the identical-input decision cache on or off (default on).
+    pub fn cache(mut self, on: bool) -> Self {
+        self.cache = on;
+        self
+    }
+
+    /// Also cache `can_use_tool` answers (default off; answers that rewrite
+    /// the input are never cached).
+    pub fn cache_callback_decisions(mut self, on: bool) -> Self {
+        self.cache_callback = on;
+        self
+    }
+
+    /// Workaround detection settings.
+    pub fn workaround(mut self, config: WorkaroundConfig) -> Self {
+        self.workaround = config;
+        self
+    }
+
+    /// Builds the engine. Fails when the starting mode is
+    /// `bypassPermissions` but bypass is disabled.
+    pub fn build(self) -> Result<PermissionEngine, PermissionError> {
+        if self.bypass_disabled && self.mode == PermissionMode::BypassPermissions {
+            return Err(PermissionError::BypassDisabled);
+        }
+        let mut policies = self.policies;
+        if self.default_policies {
+            let mut file = FileAccessPolicy::new();
+            if let Some(h) = &self.home {
+                file = file.home(h.clone());
+            }
+            for d in &self.additional_dirs {
+                file = file.allowed_root(d.clone());
+            }
+            policies.insert(0, Arc::new(ShellCommandPolicy::new()));
+            policies.insert(0, Arc::new(file));
+        }
+        Ok(PermissionEngine {
+            rules: self.rules,
+            session_rules: RwLock::new(PermissionRules::new()),
+            mode: RwLock::new(self.mode),
+            bypass_disabled: self.bypass_disabled,
+            policies,
+            can_use_tool: self.can_use_tool,
+            additional_dirs: self.additional_dirs,
+            home: self.home.or_else(|| std::env::var_os("HOME").map(PathBuf::from)),
+            cache: self.cache.then(DecisionCache::default),
+            cache_callback: self.cache_callback,
+            workaround: self.workaround,
+            tracker: Mutex::new(WorkaroundTracker::default()),
+        })
+    }
+}
+
+/// Decides whether tool calls may run. Cheap to share (`Arc`), safe to use
+/// from many tasks; the mode and session rules can change at run time.
+pub struct PermissionEngine {
+    rules: PermissionRules,
+    session_rules: RwLock<PermissionRules>,
+    mode: RwLock<PermissionMode>,
+    bypass_disabled: bool,
+    policies: Vec<Arc<dyn Policy>>,
+    can_use_tool: Option<CanUseTool>,
+    additional_dirs: Vec<PathBuf>,
+    home: Option<PathBuf>,
+    cache: Option<DecisionCache>,
+    cache_callback: bool,
+    workaround: WorkaroundConfig,
+    tracker: Mutex<WorkaroundTracker>,
+}
+
+impl std::fmt::Debug for PermissionEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermissionEngine")
+            .field("mode", &self.mode())
+            .field("rules", &self.rules)
+            .field("policies", &self.policies.iter().map(|p| p.name()).collect::<Vec<_>>())
+            .field("can_use_tool", &self.can_use_tool.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PermissionEngine {
+    /// A builder with no rules, `default` mode, no policies.
+    pub fn builder() -> PermissionEngineBuilder {
+        PermissionEngineBuilder {
+            rules: PermissionRules::new(),
+            mode: PermissionMode::Default,
+            bypass_disabled: false,
+            policies: Vec::new(),
+            can_use_tool: None,
+            additional_dirs: Vec::new(),
+            home: None,
+            cache: true,
+            cache_callback: false,
+            workaround: WorkaroundConfig::default(),
+            default_policies: false,
+        }
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> PermissionMode {
+        match self.mode.read() {
+            Ok(m) => *m,
+            Err(p) => *p.into_inner(),
+        }
+    }
+
+    /// Switches the mode (clears the decision cache).
+    pub fn set_mode(&self, mode: PermissionMode) -> Result<(), PermissionError> {
+        if mode == PermissionMode::BypassPermissions && self.bypass_disabled {
+            return Err(PermissionError::BypassDisabled);
+        }
+        match self.mode.write() {
+            Ok(mut m) => *m = mode,
+            Err(p) => *p.into_inner() = mode,
+        }
+        self.clear_cache();
+        Ok(())
+    }
+
+    /// Adds a rule for the rest of the session (clears the decision cache).
+    pub fn add_session_rule(&self, behavior: Behavior, rule: &str) -> Result<(), PermissionError> {
+        let parsed = PermissionRule::parse_with(rule, &RuleOrigin::session())?;
+        match self.session_rules.write() {
+            Ok(mut r) => r.push(behavior, parsed),
+            Err(p) => p.into_inner().push(behavior, parsed),
+        }
+        self.clear_cache();
+        Ok(())
+    }
+
+    /// The session rules added so far.
+    pub fn session_rules(&self) -> PermissionRules {
+        match self.session_rules.read() {
+            Ok(r) => r.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    fn clear_cache(&self) {
+        if let Some(c) = &self.cache {
+            c.clear();
+        }
+    }
+
+    /// The canonical working directories of a call: its cwd plus the
+    /// additional directories.
+    pub fn working_dirs(&self, cwd: &Path) -> Vec<PathBuf> {
+        let home = self.home.as_deref();
+        let mut dirs = vec![canonicalize(cwd, cwd, home)];
+        dirs.extend(self.additional_dirs.iter().map(|d| canonicalize(d, cwd, home)));
+        dirs
+    }
+
+    /// Rules, policies and mode only — no cache, callback or workaround
+    /// detection. Useful for dry runs ("what would happen?").
+    pub fn evaluate(&self, call: &ToolCall) -> PermissionDecision {
+        let facts = CallFacts::of(call, self.home.as_deref());
+        self.evaluate_with(call, &facts)
+    }
+
+    fn evaluate_with(&self, call: &ToolCall, facts: &CallFacts) -> PermissionDecision {
+        let session = self.session_rules();
+        let working_dirs = self.working_dirs(&call.cwd);
+        let lists = [&self.rules, &session];
+        let inputs = Inputs {
+            rules: &lists,
+            policies: &self.policies,
+            mode: self.mode(),
+            working_dirs: &working_dirs,
+            home: self.home.as_deref(),
+        };
+        let mut d = evaluate(&inputs, call, facts);
+        d.edit_like = facts.class == ToolClass::Edit
+            || (facts.class == ToolClass::Shell
+                && facts.shell.as_ref().is_some_and(|a| {
+                    a.commands.iter().all(|c| {
+                        c.name()
+                            .is_some_and(|n| ["mkdir", "touch", "rm", "mv", "cp"].contains(&n))
+                    })
+                }));
+        d
+    }
+
+    fn cacheable(&self, call: &ToolCall) -> bool {
+        self.cache.is_some() && self.policies.iter().all(|p| p.cacheable(call)) && {
+            let t = call.tool_name.as_str();
+            !(super::mode::READ_TOOLS.contains(&t) || super::mode::EDIT_TOOLS.contains(&t))
+        }
+    }
+
+    /// Decides a call: cache → rules, policies and mode → workaround
+    /// detection → `can_use_tool` for calls left at ask (in `dontAsk` mode
+    /// those are denied instead). A decision still at ask is for the caller
+    /// to resolve ([`resolve_non_interactive`](Self::resolve_non_interactive)
+    /// or [`resolve_with_asker`](Self::resolve_with_asker)).
+    pub async fn decide(&self, call: &ToolCall) -> PermissionDecision {
+        let start = Instant::now();
+        let facts = CallFacts::of(call, self.home.as_deref());
+        let key = self
+            .cacheable(call)
+            .then(|| cache_key(&call.tool_name, &call.input));
+        let cached = key
+            .as_ref()
+            .and_then(|k| self.cache.as_ref().and_then(|c| c.get(k)));
+        let mut d = match cached {
+            Some(mut hit) => {
+                hit.reason = format!("same as an identical earlier call: {}", hit.reason);
+                hit.decided_by = DecisionSource::Cache;
+                hit
+            }
+            None => {
+                let d = self.evaluate_with(call, &facts);
+                if let (Some(k), Some(c)) = (&key, &self.cache) {
+                    c.put(k.clone(), &d);
+                }
+                d
+            }
+        };
+        d.alike = alike_keys(call, &facts);
+        d.tool = call.tool_name.clone();
+
+        let escalated = self.escalate(&mut d);
+
+        if d.behavior == Behavior::Ask && !escalated {
+            if self.mode() == PermissionMode::DontAsk {
+                d = self.deny_for_dont_ask(d);
+            } else if let Some(cb) = &self.can_use_tool {
+                let request = self.request(call, &d, &facts);
+                let answer = cb(request).await;
+                d = self.apply_callback(call, d, answer);
+                if self.cache_callback
+                    && d.updated_input.is_none()
+                    && let (Some(k), Some(c)) = (&key, &self.cache)
+                {
+                    c.put(k.clone(), &d);
+                }
+            }
+        }
+        if d.behavior == Behavior::Deny {
+            self.record(&d, call);
+        }
+        d.duration = start.elapsed();
+        d
+    }
+
+    fn deny_for_dont_ask(&self, d: PermissionDecision) -> PermissionDecision {
+        let mut out = self.resolve_non_interactive(d);
+        out.reason = format!("dontAsk mode: {}", out.reason);
+        out
+    }
+
+    /// Applies workaround detection; true when it escalated.
+    fn escalate(&self, d: &mut PermissionDecision) -> bool {
+        if !self.workaround.enabled {
+            return false;
+        }
+        let hit = match self.tracker.lock() {
+            Ok(t) => t.check(&d.alike, self.workaround.threshold),
+            Err(p) => p.into_inner().check(&d.alike, self.workaround.threshold),
+        };
+        let Some((key, earlier)) = hit else {
+            return false;
+        };
+        let message = format!(
+            "this looks like a workaround: {} earlier alike call(s) ({key}) were denied: {}",
+            earlier.len(),
+            earlier.join(" | ")
+        );
+        match self.workaround.escalation {
+            Escalation::Ask => {
+                if d.behavior == Behavior::Deny {
+                    d.reason = format!("{}; {message}", d.reason);
+                    return false;
+                }
+                d.behavior = Behavior::Ask;
+                d.decided_by = DecisionSource::Workaround;
+                d.reason = message;
+                // A human must see it: skip the callback only when there is
+                // none; with a callback, it decides (it is the human proxy).
+                false
+            }
+            Escalation::StopSession => {
+                d.behavior = Behavior::Deny;
+                d.decided_by = DecisionSource::Workaround;
+                d.reason = format!("{message}; stopping the session");
+                d.interrupt = true;
+                true
+            }
+        }
+    }
+
+    fn record(&self, d: &PermissionDecision, call: &ToolCall) {
+        let what = describe(call, &d.reason);
+        match self.tracker.lock() {
+            Ok(mut t) => t.record(&d.alike, &what),
+            Err(p) => p.into_inner().record(&d.alike, &what),
+        }
+    }
+
+    /// Records a denial made outside the engine (e.g. by a hook) for
+    /// workaround detection.
+    pub fn record_denial(&self, call: &ToolCall, reason: &str) {
+        let facts = CallFacts::of(call, self.home.as_deref());
+        let keys = alike_keys(call, &facts);
+        let what = describe(call, reason);
+        match self.tracker.lock() {
+            Ok(mut t) => t.record(&keys, &what),
+            Err(p) => p.into_inner().record(&keys, &what),
+        }
+    }
+
+    fn request(&self, call: &ToolCall, d: &PermissionDecision, facts: &CallFacts) -> CanUseToolRequest {
+        CanUseToolRequest {
+            tool_name: call.tool_name.clone(),
+            input: call.input.clone(),
+            tool_use_id: call.tool_use_id.clone(),
+            session_id: call.session_id.clone(),
+            cwd: call.cwd.clone(),
+            suggestions: d.suggestions.iter().map(|s| PermissionRuleValue::from_rule(s)).collect(),
+            decision_reason: d.reason.clone(),
+            blocked_path: facts
+                .paths
+                .first()
+                .map(|p| p.canonical.display().to_string()),
+            matched_ask_rule: match &d.decided_by {
+                DecisionSource::Rule { rule, .. } => Some(rule.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    fn apply_callback(&self, call: &ToolCall, mut d: PermissionDecision, answer: CanUseToolResult) -> PermissionDecision {
+        d.decided_by = DecisionSource::Callback;
+        match answer {
+            CanUseToolResult::Allow { updated_input } => {
+                d.behavior = Behavior::Allow;
+                d.reason = "allowed by the can_use_tool callback".into();
+                d.updated_input = updated_input.filter(|u| *u != call.input);
+            }
+            CanUseToolResult::Deny { message, interrupt } => {
+                d.behavior = Behavior::Deny;
+                d.reason = if message.is_empty() {
+                    "denied by the can_use_tool callback".into()
+                } else {
+                    message
+                };
+                d.interrupt = interrupt;
+            }
+        }
+        d
+    }
+
+    /// Turns an ask into a deny whose message says what would allow the
+    /// call (`add "Bash(npm test:*)" to permissions.allow, or run with
+    /// --permission-mode acceptEdits`). Other decisions pass unchanged.
+    pub fn resolve_non_interactive(&self, decision: PermissionDecision) -> PermissionDecision {
+        if decision.behavior != Behavior::Ask {
+            return decision;
+        }
+        let mut d = decision;
+        let mut hints = Vec::new();
+        if !d.suggestions.is_empty() {
+            let rules = d
+                .suggestions
+                .iter()
+                .map(|s| format!("\"{s}\""))
+                .collect::<Vec<_>>()
+                .join(", ");
+            hints.push(format!("add {rules} to permissions.allow"));
+        }
+        let ask_rule = matches!(d.decided_by, DecisionSource::Rule { .. } | DecisionSource::Policy { .. });
+        if d.edit_like && !ask_rule {
+            hints.push("run with --permission-mode acceptEdits".into());
+        }
+        let how = if hints.is_empty() {
+            match &d.decided_by {
+                DecisionSource::Rule { rule, .. } => format!("remove the ask rule \"{rule}\""),
+                _ => "approve it interactively or with a can_use_tool callback".into(),
+            }
+        } else {
+            hints.join(", or ")
+        };
+        d.reason = format!(
+            "Permission to use {} was not granted (needs approval and no one can be asked: {}). To allow it: {how}.",
+            d.tool,
+            d.reason
+        );
+        d.behavior = Behavior::Deny;
+        d.updated_input = None;
+        if let Ok(mut t) = self.tracker.lock() {
+            t.record(&d.alike, &d.reason);
+        }
+        d
+    }
+
+    /// Resolves an ask by prompting: allow once, allow always (adds the
+    /// suggested rules as session allow rules) or deny.
+    pub async fn resolve_with_asker(
+        &self,
+        call: &ToolCall,
+        decision: PermissionDecision,
+        asker: &dyn Asker,
+    ) -> PermissionDecision {
+        if decision.behavior != Behavior::Ask {
+            return decision;
+        }
+        let start = Instant::now();
+        let facts = CallFacts::of(call, self.home.as_deref());
+        let request = self.request(call, &decision, &facts);
+        let answer = asker.ask(&request).await;
+        let mut d = decision;
+        d.decided_by = DecisionSource::User;
+        match answer {
+            AskAnswer::AllowOnce => {
+                d.behavior = Behavior::Allow;
+                d.reason = "allowed once by the user".into();
+            }
+            AskAnswer::AllowAlways => {
+                for rule in &d.suggestions {
+                    if let Err(e) = self.add_session_rule(Behavior::Allow, rule) {
+                        tracing::warn!("cannot add session rule {rule}: {e}");
+                    }
+                }
+                d.behavior = Behavior::Allow;
+                d.reason = format!(
+                    "allowed by the user for this session ({})",
+                    d.suggestions.join(", ")
+                );
+            }
+            AskAnswer::Deny { message } => {
+                d.behavior = Behavior::Deny;
+                d.reason = if message.is_empty() {
+                    "denied by the user".into()
+                } else {
+                    message
+                };
+                self.record(&d, call);
+            }
+        }
+        d.duration += start.elapsed();
+        d
+    }
+}
+
+
+fn describe(call: &ToolCall, reason: &str) -> String {
+    let what = call
+        .command()
+        .map(str::to_string)
+        .or_else(|| {
+            ["file_path", "notebook_path", "path", "url"]
+                .iter()
+                .find_map(|k| call.input_str(k).map(str::to_string))
+        })
+        .unwrap_or_default();
+    if what.is_empty() {
+        format!("{} ({reason})", call.tool_name)
+    } else {
+        format!("{} `{what}` ({reason})", call.tool_name)
+    }
+}

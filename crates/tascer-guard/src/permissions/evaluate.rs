@@ -1,0 +1,277 @@
+//! The static part of a decision: rules, policies and the mode, in the
+//! order of Claude Code's evaluation (§4.2), without the callback.
+//!
+//! 1. deny rules → deny
+//! 2. policy deny verdicts → deny
+//! 3. ask rules (and deny rules that only *might* match) → ask;
+//!    `AskUserQuestion`/`ExitPlanMode` always ask
+//! 4. policy ask verdicts → ask
+//! 5. the mode: `bypassPermissions` allows; `plan` denies tools that change
+//!    anything; `acceptEdits` allows edits (and `mkdir touch rm mv cp`)
+//!    inside the working directories; read-only tools inside the working
+//!    directories are allowed in every mode
+//! 6. allow rules, then policy allow verdicts → allow
+//! 7. otherwise ask
+
+use std::path::{Path, PathBuf};
+
+use super::call::ToolCall;
+use super::decision::{Behavior, DecisionSource, PermissionDecision};
+use super::facts::CallFacts;
+use super::matching::{AllowCheck, allowed_by, first_hit};
+use super::mode::{PermissionMode, ToolClass};
+use super::paths::{canonicalize, is_within};
+use super::policy::{Policy, PolicyVerdict};
+use super::rule::{PermissionRule, PermissionRules};
+use super::suggest::suggestions;
+
+/// Everything the static evaluation needs.
+pub(crate) struct Inputs<'a> {
+    pub rules: &'a [&'a PermissionRules],
+    pub policies: &'a [std::sync::Arc<dyn Policy>],
+    pub mode: PermissionMode,
+    pub working_dirs: &'a [PathBuf],
+    pub home: Option<&'a Path>,
+}
+
+fn rule_source(rule: &PermissionRule) -> DecisionSource {
+    DecisionSource::Rule {
+        rule: rule.raw.clone(),
+        source_file: rule.origin.source_file.clone(),
+    }
+}
+
+/// Runs steps 1–7.
+pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> PermissionDecision {
+    let lists = |b: Behavior| inp.rules.iter().flat_map(move |r| r.list(b).iter());
+    let deny: Vec<PermissionRule> = lists(Behavior::Deny).cloned().collect();
+    let ask: Vec<PermissionRule> = lists(Behavior::Ask).cloned().collect();
+    let allow: Vec<PermissionRule> = lists(Behavior::Allow).cloned().collect();
+
+    // 1. deny rules
+    let maybe_deny = match first_hit(&deny, call, facts) {
+        Some(hit) if !hit.maybe => {
+            return PermissionDecision::new(
+                Behavior::Deny,
+                rule_source(hit.rule),
+                format!("denied by rule `{}`", hit.rule.raw),
+            );
+        }
+        other => other,
+    };
+
+    // 2. policy denials
+    let verdicts: Vec<(&str, PolicyVerdict)> = inp
+        .policies
+        .iter()
+        .map(|p| (p.name(), p.check_with_facts(call, facts)))
+        .collect();
+    if let Some((name, PolicyVerdict::Deny { reason })) =
+        verdicts.iter().find(|(_, v)| matches!(v, PolicyVerdict::Deny { .. }))
+    {
+        return PermissionDecision::new(
+            Behavior::Deny,
+            DecisionSource::Policy {
+                name: name.to_string(),
+            },
+            reason.clone(),
+        );
+    }
+
+    // 3. ask rules
+    if let Some(hit) = maybe_deny {
+        return with_suggestions(
+            PermissionDecision::new(
+                Behavior::Ask,
+                rule_source(hit.rule),
+                format!(
+                    "the command may match the deny rule `{}` (parts of it are only known at run time)",
+                    hit.rule.raw
+                ),
+            ),
+            call,
+            facts,
+            &[],
+        );
+    }
+    if let Some(hit) = first_hit(&ask, call, facts) {
+        return with_suggestions(
+            PermissionDecision::new(
+                Behavior::Ask,
+                rule_source(hit.rule),
+                format!("rule `{}` requires confirmation", hit.rule.raw),
+            ),
+            call,
+            facts,
+            &[],
+        );
+    }
+    if matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode") {
+        return PermissionDecision::new(
+            Behavior::Ask,
+            DecisionSource::Default,
+            format!("{} always needs the user", call.tool_name),
+        );
+    }
+
+    // 4. policy asks
+    if let Some((name, PolicyVerdict::Ask { reason })) =
+        verdicts.iter().find(|(_, v)| matches!(v, PolicyVerdict::Ask { .. }))
+    {
+        return with_suggestions(
+            PermissionDecision::new(
+                Behavior::Ask,
+                DecisionSource::Policy {
+                    name: name.to_string(),
+                },
+                reason.clone(),
+            ),
+            call,
+            facts,
+            &[],
+        );
+    }
+
+    // 5. mode
+    let mode_source = DecisionSource::Mode {
+        mode: inp.mode.to_string(),
+    };
+    match inp.mode {
+        PermissionMode::BypassPermissions => {
+            return PermissionDecision::new(Behavior::Allow, mode_source, "bypassPermissions mode");
+        }
+        PermissionMode::Plan if !facts.class.allowed_in_plan() => {
+            return PermissionDecision::new(
+                Behavior::Deny,
+                mode_source,
+                format!(
+                    "plan mode: only read-only tools may run, `{}` is not one (finish planning with ExitPlanMode first)",
+                    call.tool_name
+                ),
+            );
+        }
+        PermissionMode::AcceptEdits => {
+            if facts.class == ToolClass::Edit
+                && !facts.paths.is_empty()
+                && facts.paths.iter().all(|p| within_any(&p.canonical, inp.working_dirs))
+            {
+                return PermissionDecision::new(
+                    Behavior::Allow,
+                    mode_source,
+                    "acceptEdits mode: file edit inside the working directories",
+                );
+            }
+            if fs_bash_within(call, facts, inp) {
+                return PermissionDecision::new(
+                    Behavior::Allow,
+                    mode_source,
+                    "acceptEdits mode: filesystem command inside the working directories",
+                );
+            }
+        }
+        _ => {}
+    }
+    if facts.class == ToolClass::ReadOnly
+        && facts.paths.iter().all(|p| within_any(&p.canonical, inp.working_dirs))
+    {
+        return PermissionDecision::new(
+            Behavior::Allow,
+            mode_source,
+            "read-only tool inside the working directories",
+        );
+    }
+
+    // 6. allow rules, policy allows
+    let missing = match allowed_by(&allow, call, facts) {
+        AllowCheck::Allowed(rules) => {
+            let names = rules.iter().map(|r| r.raw.as_str()).collect::<Vec<_>>().join(", ");
+            let mut d = PermissionDecision::new(
+                Behavior::Allow,
+                rule_source(rules[0]),
+                format!("allowed by rule `{names}`"),
+            );
+            if rules.len() > 1 {
+                d.decided_by = DecisionSource::Rule {
+                    rule: names,
+                    source_file: rules[0].origin.source_file.clone(),
+                };
+            }
+            return d;
+        }
+        AllowCheck::NotAllowed(missing) => missing,
+    };
+    if let Some((name, _)) = verdicts.iter().find(|(_, v)| *v == PolicyVerdict::Allow) {
+        return PermissionDecision::new(
+            Behavior::Allow,
+            DecisionSource::Policy {
+                name: name.to_string(),
+            },
+            format!("allowed by policy `{name}`"),
+        );
+    }
+
+    // 7. ask
+    let reason = match &facts.shell {
+        Some(a) if !a.is_fully_resolved() => format!(
+            "the command cannot be fully resolved ({}), so no allow rule applies",
+            a.unresolved.join("; ")
+        ),
+        Some(_) if !missing.is_empty() => format!(
+            "no allow rule covers {}",
+            missing
+                .iter()
+                .map(|c| format!("`{}`", c.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => format!("no rule allows `{}`", call.tool_name),
+    };
+    with_suggestions(
+        PermissionDecision::new(Behavior::Ask, DecisionSource::Default, reason),
+        call,
+        facts,
+        &missing,
+    )
+}
+
+fn with_suggestions(
+    mut d: PermissionDecision,
+    call: &ToolCall,
+    facts: &CallFacts,
+    missing: &[super::shell::SimpleCommand],
+) -> PermissionDecision {
+    d.suggestions = suggestions(call, facts, missing);
+    d
+}
+
+fn within_any(path: &Path, dirs: &[PathBuf]) -> bool {
+    dirs.iter().any(|d| is_within(path, d))
+}
+
+/// The filesystem commands `acceptEdits` approves.
+const FS_COMMANDS: &[&str] = &["mkdir", "touch", "rm", "mv", "cp"];
+
+/// True when every simple command is `mkdir`/`touch`/`rm`/`mv`/`cp` on
+/// literal paths inside the working directories.
+fn fs_bash_within(call: &ToolCall, facts: &CallFacts, inp: &Inputs<'_>) -> bool {
+    let Some(analysis) = &facts.shell else {
+        return false;
+    };
+    if !analysis.is_fully_resolved() || analysis.commands.is_empty() {
+        return false;
+    }
+    analysis.commands.iter().all(|cmd| {
+        cmd.via.is_empty()
+            && cmd.name().is_some_and(|n| FS_COMMANDS.contains(&n))
+            && cmd.writes.is_empty()
+            && cmd.argv.iter().skip(1).all(|w| {
+                w.literal
+                    && !w.glob
+                    && (w.text.starts_with('-')
+                        || within_any(
+                            &canonicalize(Path::new(&w.text), &call.cwd, inp.home),
+                            inp.working_dirs,
+                        ))
+            })
+    })
+}

@@ -1,0 +1,64 @@
+//! The [`Policy`] trait: pluggable checks that run beside the rules.
+
+use super::call::ToolCall;
+use super::facts::CallFacts;
+
+/// What a policy says about a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyVerdict {
+    /// The policy approves the call (like an allow rule).
+    Allow,
+    /// A human must decide (like an ask rule; beats the mode).
+    Ask {
+        /// Why.
+        reason: String,
+    },
+    /// The call must not run (like a deny rule; beats everything).
+    Deny {
+        /// Why.
+        reason: String,
+    },
+    /// The policy has no opinion.
+    Abstain,
+}
+
+impl PolicyVerdict {
+    /// Strictness rank: Deny > Ask > Allow > Abstain.
+    pub fn rank(&self) -> u8 {
+        match self {
+            PolicyVerdict::Deny { .. } => 3,
+            PolicyVerdict::Ask { .. } => 2,
+            PolicyVerdict::Allow => 1,
+            PolicyVerdict::Abstain => 0,
+        }
+    }
+
+    /// The stricter of two verdicts (the first on a tie).
+    pub fn stricter(self, other: PolicyVerdict) -> PolicyVerdict {
+        if other.rank() > self.rank() { other } else { self }
+    }
+}
+
+/// A check on tool calls.
+pub trait Policy: Send + Sync {
+    /// Name used in decisions (`DecisionSource::Policy { name }`).
+    fn name(&self) -> &str;
+
+    /// Checks a call.
+    fn check(&self, call: &ToolCall) -> PolicyVerdict;
+
+    /// Checks a call with facts the engine already computed (parsed shell
+    /// command, canonical paths). Defaults to [`check`](Self::check).
+    fn check_with_facts(&self, call: &ToolCall, facts: &CallFacts) -> PolicyVerdict {
+        let _ = facts;
+        self.check(call)
+    }
+
+    /// False when the verdict for `call` depends on more than its input
+    /// (e.g. the filesystem), so identical inputs must not be answered
+    /// from the decision cache.
+    fn cacheable(&self, call: &ToolCall) -> bool {
+        let _ = call;
+        true
+    }
+}

@@ -1,0 +1,69 @@
+//! Sensitive file patterns (`.env`, `.ssh/`, `*.pem`, …).
+
+use std::path::Path;
+
+use super::wildcard::wildcard_match;
+
+/// The default sensitive patterns. A pattern ending in `/` names a
+/// directory anywhere on the path; others match the file name.
+pub const DEFAULT_SENSITIVE: &[&str] = &[
+    ".env",
+    ".env.*",
+    ".ssh/",
+    ".aws/",
+    ".gnupg/",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    "credentials*",
+    "secrets*",
+    ".netrc",
+    ".git-credentials",
+];
+
+/// A set of sensitive patterns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SensitivePatterns {
+    patterns: Vec<String>,
+}
+
+impl Default for SensitivePatterns {
+    fn default() -> Self {
+        Self::new(DEFAULT_SENSITIVE.iter().copied())
+    }
+}
+
+impl SensitivePatterns {
+    /// A set from the given patterns.
+    pub fn new<S: Into<String>>(patterns: impl IntoIterator<Item = S>) -> Self {
+        SensitivePatterns {
+            patterns: patterns.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// The patterns.
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+
+    /// The first pattern `path` matches.
+    pub fn matching(&self, path: &Path) -> Option<&str> {
+        let components: Vec<String> = path
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        let file = components.last()?;
+        self.patterns
+            .iter()
+            .find(|p| match p.strip_suffix('/') {
+                Some(dir) => components.iter().any(|c| wildcard_match(dir, c)),
+                None => wildcard_match(p, file),
+            })
+            .map(String::as_str)
+    }
+}

@@ -1,0 +1,372 @@
+//! Settings files (`settings.json`) and their precedence.
+//!
+//! Sources, highest precedence first (Claude Code §6.4, with Tascer's own
+//! files ahead of Claude Code's at the same level):
+//!
+//! 1. flag settings (`--settings FILE_OR_JSON`)
+//! 2. local: `<cwd>/.tascer/settings.local.json`, then `<cwd>/.claude/settings.local.json`
+//! 3. project: `<cwd>/.tascer/settings.json`, then `<cwd>/.claude/settings.json`
+//! 4. user: `<home>/.tascer/settings.json`, then `<home>/.claude/settings.json`
+//!
+//! Claude Code's files are read only with [`SettingsLoader::claude_compat`].
+//! Permission rule lists merge across all sources; single values
+//! (`defaultMode`, each `env` variable) come from the highest source that
+//! sets them; `disableBypassPermissionsMode: "disable"` anywhere wins.
+//! Unknown keys are kept in `other` and otherwise ignored.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::permissions::{
+    Behavior, PermissionEngineBuilder, PermissionMode, PermissionRules, RuleError, RuleOrigin,
+};
+
+/// The `permissions` object of a settings file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionsSettings {
+    /// Allow rules.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Ask rules.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Deny rules.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Mode used when none is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_mode: Option<PermissionMode>,
+    /// Extra working directories.
+    #[serde(default)]
+    pub additional_directories: Vec<String>,
+    /// `"disable"` forbids `bypassPermissions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable_bypass_permissions_mode: Option<String>,
+    /// Keys Tascer does not use.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// One settings file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Permission rules and options.
+    #[serde(default)]
+    pub permissions: PermissionsSettings,
+    /// Hook configuration, kept raw for the hooks module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<Value>,
+    /// Environment variables for tools and hooks.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Keys Tascer does not use.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// Where a settings layer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SettingsSource {
+    /// `--settings`.
+    Flag,
+    /// `.tascer/settings.local.json`.
+    Local,
+    /// `.claude/settings.local.json`.
+    ClaudeLocal,
+    /// `.tascer/settings.json`.
+    Project,
+    /// `.claude/settings.json`.
+    ClaudeProject,
+    /// `~/.tascer/settings.json`.
+    User,
+    /// `~/.claude/settings.json`.
+    ClaudeUser,
+}
+
+/// A settings-loading failure.
+#[derive(Debug, Error)]
+pub enum SettingsError {
+    /// The file exists but cannot be read (or a `--settings` file is missing).
+    #[error("cannot read settings file {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Malformed JSON or wrong value types.
+    #[error("invalid settings in {path} at line {line}, column {column}: {message}")]
+    Parse {
+        /// The file (or `--settings` for inline JSON).
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A malformed permission rule.
+    #[error("invalid settings in {path}: {source}")]
+    Rule {
+        /// The file.
+        path: String,
+        /// The rule error.
+        source: RuleError,
+    },
+}
+
+/// One loaded settings file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsLayer {
+    /// Which source.
+    pub source: SettingsSource,
+    /// The file (`None` for inline `--settings` JSON).
+    pub path: Option<PathBuf>,
+    /// The directory `/path` rules and relative directories are anchored at.
+    pub project_root: PathBuf,
+    /// The parsed file.
+    pub settings: Settings,
+}
+
+/// All loaded layers, highest precedence first, with their rules parsed.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedSettings {
+    /// The layers, highest precedence first.
+    pub layers: Vec<SettingsLayer>,
+    /// Rules merged across every layer.
+    pub rules: PermissionRules,
+}
+
+impl LoadedSettings {
+    /// `defaultMode` from the highest layer that sets it.
+    pub fn default_mode(&self) -> Option<PermissionMode> {
+        self.layers
+            .iter()
+            .find_map(|l| l.settings.permissions.default_mode)
+    }
+
+    /// True when any layer sets `disableBypassPermissionsMode: "disable"`.
+    pub fn bypass_disabled(&self) -> bool {
+        self.layers.iter().any(|l| {
+            l.settings.permissions.disable_bypass_permissions_mode.as_deref() == Some("disable")
+        })
+    }
+
+    /// Every layer's `additionalDirectories`, resolved against its
+    /// project root (`~/` against `home`), without duplicates.
+    pub fn additional_directories(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        for l in &self.layers {
+            for d in &l.settings.permissions.additional_directories {
+                let p = crate::permissions::paths::expand_home(d, home);
+                let p = if p.is_absolute() { p } else { l.project_root.join(p) };
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// Environment variables; a higher layer wins per variable.
+    pub fn env(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for l in self.layers.iter().rev() {
+            out.extend(l.settings.env.clone());
+        }
+        out
+    }
+
+    /// Raw `hooks` objects, highest precedence first.
+    pub fn hooks(&self) -> Vec<(SettingsSource, &Value)> {
+        self.layers
+            .iter()
+            .filter_map(|l| l.settings.hooks.as_ref().map(|h| (l.source, h)))
+            .collect()
+    }
+
+    /// Configures an engine builder: rules, default mode, additional
+    /// directories and the bypass switch.
+    pub fn apply(&self, builder: PermissionEngineBuilder, home: Option<&Path>) -> PermissionEngineBuilder {
+        let mut b = builder
+            .rules(self.rules.clone())
+            .disable_bypass(self.bypass_disabled());
+        if let Some(mode) = self.default_mode() {
+            b = b.mode(mode);
+        }
+        for d in self.additional_directories(home) {
+            b = b.additional_directory(d);
+        }
+        b
+    }
+}
+
+/// Finds, reads and merges settings files.
+#[derive(Debug, Clone)]
+pub struct SettingsLoader {
+    cwd: PathBuf,
+    home: Option<PathBuf>,
+    claude: bool,
+    flag: Option<String>,
+    user: bool,
+    project: bool,
+    local: bool,
+}
+
+impl SettingsLoader {
+    /// A loader for a session in `cwd`; reads Tascer's user (when a home is
+    /// given), project and local files.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        SettingsLoader {
+            cwd: cwd.into(),
+            home: None,
+            claude: false,
+            flag: None,
+            user: true,
+            project: true,
+            local: true,
+        }
+    }
+
+    /// The home directory holding the user files.
+    pub fn home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Also read Claude Code's `.claude/settings*.json` files.
+    pub fn claude_compat(mut self, yes: bool) -> Self {
+        self.claude = yes;
+        self
+    }
+
+    /// The `--settings` value: a file path (relative to cwd) or inline JSON.
+    pub fn flag_settings(mut self, value: impl Into<String>) -> Self {
+        self.flag = Some(value.into());
+        self
+    }
+
+    /// Which filesystem layers to read (`--setting-sources`); flag settings
+    /// are always read.
+    pub fn sources(mut self, user: bool, project: bool, local: bool) -> Self {
+        self.user = user;
+        self.project = project;
+        self.local = local;
+        self
+    }
+
+    /// Loads every layer that exists.
+    pub fn load(&self) -> Result<LoadedSettings, SettingsError> {
+        let mut layers = Vec::new();
+        if let Some(flag) = &self.flag {
+            let trimmed = flag.trim_start();
+            if trimmed.starts_with('{') {
+                let settings = parse(trimmed, "--settings")?;
+                layers.push(SettingsLayer {
+                    source: SettingsSource::Flag,
+                    path: None,
+                    project_root: self.cwd.clone(),
+                    settings,
+                });
+            } else {
+                let path = self.cwd.join(flag);
+                let text = std::fs::read_to_string(&path).map_err(|source| SettingsError::Io {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                let settings = parse(&text, &path.display().to_string())?;
+                layers.push(SettingsLayer {
+                    source: SettingsSource::Flag,
+                    project_root: self.cwd.clone(),
+                    path: Some(path),
+                    settings,
+                });
+            }
+        }
+        let mut files: Vec<(SettingsSource, PathBuf, PathBuf)> = Vec::new();
+        let cwd = &self.cwd;
+        if self.local {
+            files.push((SettingsSource::Local, cwd.join(".tascer/settings.local.json"), cwd.clone()));
+            if self.claude {
+                files.push((SettingsSource::ClaudeLocal, cwd.join(".claude/settings.local.json"), cwd.clone()));
+            }
+        }
+        if self.project {
+            files.push((SettingsSource::Project, cwd.join(".tascer/settings.json"), cwd.clone()));
+            if self.claude {
+                files.push((SettingsSource::ClaudeProject, cwd.join(".claude/settings.json"), cwd.clone()));
+            }
+        }
+        if self.user
+            && let Some(home) = &self.home
+        {
+            files.push((SettingsSource::User, home.join(".tascer/settings.json"), home.clone()));
+            if self.claude {
+                files.push((SettingsSource::ClaudeUser, home.join(".claude/settings.json"), home.clone()));
+            }
+        }
+        for (source, path, root) in files {
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => {
+                    return Err(SettingsError::Io {
+                        path: path.display().to_string(),
+                        source,
+                    });
+                }
+            };
+            let settings = parse(&text, &path.display().to_string())?;
+            layers.push(SettingsLayer {
+                source,
+                path: Some(path),
+                project_root: root,
+                settings,
+            });
+        }
+        let mut rules = PermissionRules::new();
+        for l in &layers {
+            let name = l
+                .path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "--settings".into());
+            let origin = RuleOrigin {
+                source_file: Some(name.clone()),
+                project_root: Some(l.project_root.clone()),
+            };
+            let p = &l.settings.permissions;
+            for (behavior, list) in [
+                (Behavior::Allow, &p.allow),
+                (Behavior::Ask, &p.ask),
+                (Behavior::Deny, &p.deny),
+            ] {
+                for raw in list {
+                    rules
+                        .add(behavior, raw, &origin)
+                        .map_err(|source| SettingsError::Rule {
+                            path: name.clone(),
+                            source,
+                        })?;
+                }
+            }
+        }
+        Ok(LoadedSettings { layers, rules })
+    }
+}
+
+fn parse(text: &str, path: &str) -> Result<Settings, SettingsError> {
+    serde_json::from_str(text).map_err(|e| SettingsError::Parse {
+        path: path.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })
+}

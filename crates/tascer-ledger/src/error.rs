@@ -1,0 +1,98 @@
+//! Ledger errors.
+
+use std::path::PathBuf;
+
+use crate::jcs::JcsError;
+
+/// What can go wrong in the ledger.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// The database could not be opened or prepared.
+    #[error("cannot open ledger database {path}: {source}")]
+    Open {
+        /// The database path.
+        path: PathBuf,
+        /// The SQLite error.
+        source: rusqlite::Error,
+    },
+    /// A query failed.
+    #[error("ledger query failed: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A file or directory could not be read or written.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done ("cannot write", "cannot read", …).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A value has no canonical JSON form (NaN, huge integer, …).
+    #[error("cannot canonicalize: {0}")]
+    Canonical(#[from] JcsError),
+    /// JSON could not be read or written.
+    #[error("invalid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A stored row is not a valid ledger entry.
+    #[error("stored ledger entry {seq} of session {session_id} is corrupt: {detail}")]
+    Corrupt {
+        /// Session id.
+        session_id: String,
+        /// Entry sequence number.
+        seq: i64,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A key file exists and overwriting was not asked for.
+    #[error("{0} already exists; pass force to overwrite it (the old key is lost)")]
+    KeyExists(PathBuf),
+    /// A key could not be parsed or encoded.
+    #[error("bad key {path}: {detail}")]
+    Key {
+        /// The key file, or a description of where the key came from.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The operation needs a signing key and the ledger has none.
+    #[error(
+        "no signing key configured: generate a key pair (keys/tascer-ed25519.key under the Tascer home) and open the ledger with it"
+    )]
+    NoSigningKey,
+    /// The session has no ledger entries.
+    #[error("no ledger entries for session {0}")]
+    EmptySession(String),
+    /// An evidence digest is not of the form `sha256:<64 hex>`.
+    #[error("bad evidence digest {0:?}: expected sha256:<64 lowercase hex>")]
+    BadDigest(String),
+    /// An evidence file is missing.
+    #[error("evidence {0} is missing")]
+    EvidenceMissing(String),
+    /// An evidence file's content does not match its digest.
+    #[error("evidence {digest} was changed: its content now hashes to {actual}")]
+    EvidenceChanged {
+        /// The digest it is stored under.
+        digest: String,
+        /// The digest of what is there now.
+        actual: String,
+    },
+    /// A DSSE envelope is malformed or does not verify.
+    #[error("DSSE envelope rejected: {0}")]
+    Dsse(String),
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = LedgerError> = std::result::Result<T, E>;
+
+pub(crate) fn io_err(
+    action: &'static str,
+    path: impl Into<PathBuf>,
+) -> impl FnOnce(std::io::Error) -> LedgerError {
+    let path = path.into();
+    move |source| LedgerError::Io {
+        action,
+        path,
+        source,
+    }
+}

@@ -1,0 +1,140 @@
+//! The content-addressed evidence store.
+//!
+//! Files live at `<dir>/sha256/<first two hex digits>/<64 hex digits>` and
+//! are named by the SHA-256 of their bytes; entries refer to them as
+//! `sha256:<hex>`.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::digest::{parse_sha256_ref, sha256_hex};
+use crate::error::{LedgerError, Result, io_err};
+
+/// A directory of evidence files named by their SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvidenceStore {
+    dir: PathBuf,
+}
+
+impl EvidenceStore {
+    /// An evidence store rooted at `dir` (created on first write).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        EvidenceStore { dir: dir.into() }
+    }
+
+    /// The session evidence directory under an evidence root:
+    /// `<root>/<session_id>`.
+    pub fn for_session(root: impl AsRef<Path>, session_id: &str) -> Self {
+        EvidenceStore::new(root.as_ref().join(session_id))
+    }
+
+    /// The root directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the file for `digest` (`sha256:<hex>` or bare hex) lives.
+    pub fn path_of(&self, digest: &str) -> Result<PathBuf> {
+        let hex = parse_sha256_ref(digest)?;
+        Ok(self.dir.join("sha256").join(&hex[..2]).join(hex))
+    }
+
+    /// Stores `bytes` and returns their digest `sha256:<hex>`. Storing the
+    /// same bytes twice is a no-op. The file is written to a temporary name,
+    /// synced, then renamed, so a crash never leaves a partial file under a
+    /// digest name.
+    pub fn put(&self, bytes: &[u8]) -> Result<String> {
+        let hex = sha256_hex(bytes);
+        let digest = format!("sha256:{hex}");
+        let path = self.path_of(&digest)?;
+        if path.is_file() && self.verify(&digest).is_ok() {
+            return Ok(digest);
+        }
+        let parent = path.parent().unwrap_or(&self.dir).to_path_buf();
+        std::fs::create_dir_all(&parent).map_err(io_err("cannot create", &parent))?;
+        let tmp = parent.join(format!(".{hex}.{}.tmp", std::process::id()));
+        {
+            let mut file = std::fs::File::create(&tmp).map_err(io_err("cannot write", &tmp))?;
+            file.write_all(bytes)
+                .map_err(io_err("cannot write", &tmp))?;
+            file.sync_all().map_err(io_err("cannot sync", &tmp))?;
+        }
+        std::fs::rename(&tmp, &path).map_err(io_err("cannot rename into", &path))?;
+        Ok(digest)
+    }
+
+    /// The bytes stored under `digest`, checked against it.
+    pub fn get(&self, digest: &str) -> Result<Vec<u8>> {
+        let path = self.path_of(digest)?;
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(LedgerError::EvidenceMissing(normalize(digest)));
+            }
+            Err(e) => return Err(io_err("cannot read", &path)(e)),
+        };
+        let actual = sha256_hex(&bytes);
+        if actual != parse_sha256_ref(digest)? {
+            return Err(LedgerError::EvidenceChanged {
+                digest: normalize(digest),
+                actual: format!("sha256:{actual}"),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Checks that the file for `digest` exists and still has that digest.
+    pub fn verify(&self, digest: &str) -> Result<()> {
+        self.get(digest).map(|_| ())
+    }
+
+    /// True when a file for `digest` exists (not checked).
+    pub fn contains(&self, digest: &str) -> bool {
+        self.path_of(digest).is_ok_and(|p| p.is_file())
+    }
+}
+
+fn normalize(digest: &str) -> String {
+    if digest.starts_with("sha256:") {
+        digest.to_string()
+    } else {
+        format!("sha256:{digest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn put_get_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EvidenceStore::new(dir.path());
+        let d = store.put(b"hello").unwrap();
+        assert_eq!(
+            d,
+            "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
+        let path = store.path_of(&d).unwrap();
+        assert!(path.ends_with(
+            "sha256/2c/2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        ));
+        assert_eq!(store.get(&d).unwrap(), b"hello");
+        assert_eq!(store.put(b"hello").unwrap(), d);
+        store.verify(&d).unwrap();
+        std::fs::write(&path, b"hellO").unwrap();
+        assert!(matches!(
+            store.verify(&d),
+            Err(LedgerError::EvidenceChanged { .. })
+        ));
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(
+            store.verify(&d),
+            Err(LedgerError::EvidenceMissing(_))
+        ));
+        assert!(matches!(
+            store.get("sha256:../../etc/passwd"),
+            Err(LedgerError::BadDigest(_))
+        ));
+    }
+}

@@ -1,0 +1,252 @@
+//! [`Ledger`]: the store, the evidence root and the signing key together.
+
+use std::path::{Path, PathBuf};
+
+use ed25519_dalek::{SigningKey, VerifyingKey};
+use serde_json::{Value, json};
+
+use crate::dsse::{Envelope, IN_TOTO_PAYLOAD_TYPE};
+use crate::entry::{EntryKind, LedgerEntry, now_ts};
+use crate::error::{LedgerError, Result};
+use crate::evidence::EvidenceStore;
+use crate::intoto::{SESSION_PREDICATE_TYPE, Statement, Subject};
+use crate::keys::{key_id, sslib_keyid};
+use crate::payload::SessionStart;
+use crate::record::ToolRecord;
+use crate::report::ReportData;
+use crate::sign::SignedHead;
+use crate::store::LedgerStore;
+use crate::verify::{VerifyReport, verify_session};
+
+/// The ledger of every session in one database.
+#[derive(Debug)]
+pub struct Ledger {
+    store: LedgerStore,
+    evidence_root: PathBuf,
+    key: Option<SigningKey>,
+}
+
+impl Ledger {
+    /// Opens the ledger tables in the database at `db_path` (the session
+    /// store's file), with session evidence under `evidence_root/<session>`
+    /// and heads signed with `signing_key` when given.
+    pub fn open(
+        db_path: impl AsRef<Path>,
+        evidence_root: impl Into<PathBuf>,
+        signing_key: Option<SigningKey>,
+    ) -> Result<Self> {
+        Ok(Ledger {
+            store: LedgerStore::open(db_path)?,
+            evidence_root: evidence_root.into(),
+            key: signing_key,
+        })
+    }
+
+    /// Opens `<home>/tascer.db` with evidence under `<home>/evidence`.
+    pub fn open_in_home(home: impl AsRef<Path>, signing_key: Option<SigningKey>) -> Result<Self> {
+        let home = home.as_ref();
+        Ledger::open(home.join("tascer.db"), home.join("evidence"), signing_key)
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &LedgerStore {
+        &self.store
+    }
+
+    /// The evidence root directory.
+    pub fn evidence_root(&self) -> &Path {
+        &self.evidence_root
+    }
+
+    /// The evidence store of one session.
+    pub fn evidence(&self, session_id: &str) -> EvidenceStore {
+        EvidenceStore::for_session(&self.evidence_root, session_id)
+    }
+
+    /// The public half of the signing key, if one is configured.
+    pub fn verifying_key(&self) -> Option<VerifyingKey> {
+        self.key.as_ref().map(SigningKey::verifying_key)
+    }
+
+    /// The key id ([`key_id`]) of the signing key, if one is configured.
+    pub fn key_id(&self) -> Option<String> {
+        self.verifying_key().as_ref().map(key_id)
+    }
+
+    /// Appends an entry (one transaction, head re-signed when a key is
+    /// configured). For `session_start`, a missing or null
+    /// `signing_key_id` is filled in with the configured key's id (or null).
+    pub fn append(
+        &self,
+        session_id: &str,
+        kind: EntryKind,
+        mut payload: Value,
+    ) -> Result<LedgerEntry> {
+        if kind == EntryKind::SessionStart
+            && let Some(obj) = payload.as_object_mut()
+            && obj.get("signing_key_id").is_none_or(Value::is_null)
+        {
+            obj.insert("signing_key_id".into(), json!(self.key_id()));
+        }
+        self.store
+            .append(session_id, kind, payload, self.key.as_ref())
+    }
+
+    /// Appends the `session_start` entry.
+    pub fn start_session(&self, session_id: &str, start: &SessionStart) -> Result<LedgerEntry> {
+        self.append(session_id, EntryKind::SessionStart, start.to_payload()?)
+    }
+
+    /// Appends `tool_call_opened` for a call about to run.
+    pub fn open_tool_call(&self, session_id: &str, record: &ToolRecord) -> Result<LedgerEntry> {
+        self.append(session_id, EntryKind::ToolCallOpened, record.to_payload()?)
+    }
+
+    /// Seals `record` (sets its proof hash) and appends it as `tool_record`.
+    pub fn close_tool_call(
+        &self,
+        session_id: &str,
+        record: &mut ToolRecord,
+    ) -> Result<LedgerEntry> {
+        record.seal()?;
+        self.append(session_id, EntryKind::ToolRecord, record.to_payload()?)
+    }
+
+    /// Stores evidence bytes for a session and returns `sha256:<hex>`.
+    pub fn put_evidence(&self, session_id: &str, bytes: &[u8]) -> Result<String> {
+        self.evidence(session_id).put(bytes)
+    }
+
+    /// The stored head of a session.
+    pub fn head(&self, session_id: &str) -> Result<Option<SignedHead>> {
+        self.store.head(session_id)
+    }
+
+    /// Appends a `checkpoint` entry (payload `note`, or `{}`) and returns
+    /// the head signed over it. Needs a signing key.
+    pub fn sign_checkpoint(&self, session_id: &str, note: Option<Value>) -> Result<SignedHead> {
+        if self.key.is_none() {
+            return Err(LedgerError::NoSigningKey);
+        }
+        let entry = self.append(
+            session_id,
+            EntryKind::Checkpoint,
+            note.unwrap_or_else(|| json!({})),
+        )?;
+        self.store
+            .head(session_id)?
+            .filter(|h| h.seq == entry.seq)
+            .ok_or_else(|| LedgerError::EmptySession(session_id.to_string()))
+    }
+
+    /// Verifies a session; without `trusted_key`, the ledger's own key (if
+    /// any) is trusted.
+    pub fn verify(
+        &self,
+        session_id: &str,
+        trusted_key: Option<&VerifyingKey>,
+    ) -> Result<VerifyReport> {
+        let own = self.verifying_key();
+        verify_session(
+            &self.store,
+            session_id,
+            &self.evidence(session_id),
+            trusted_key.or(own.as_ref()),
+        )
+    }
+
+    /// The data of a session report.
+    pub fn report(&self, session_id: &str) -> Result<ReportData> {
+        let entries = self.store.entries(session_id)?;
+        if entries.is_empty() {
+            return Err(LedgerError::EmptySession(session_id.to_string()));
+        }
+        Ok(ReportData::from_entries(
+            session_id,
+            &entries,
+            self.store.head(session_id)?,
+        ))
+    }
+
+    /// Exports a session as an in-toto Statement v1 in a DSSE envelope
+    /// signed with the ledger's key. See [`export_attestation`].
+    pub fn export_attestation(&self, session_id: &str, subjects: Vec<Subject>) -> Result<Envelope> {
+        let key = self.key.as_ref().ok_or(LedgerError::NoSigningKey)?;
+        export_attestation(self, session_id, subjects, key)
+    }
+}
+
+/// Builds the session predicate: summary and ledger head.
+pub fn session_predicate(report: &ReportData, verify: &VerifyReport) -> Value {
+    let head = report.head.as_ref();
+    json!({
+        "session_id": report.session_id,
+        "model": report.model,
+        "status": report.status,
+        "started_at": report.started_at,
+        "ended_at": report.ended_at,
+        "cost_usd": report.cost_usd,
+        "usage": report.usage,
+        "tool_calls": {
+            "total": report.tools.len(),
+            "by_status": report.tool_status_counts,
+        },
+        "permission_decisions": report.permission_decisions,
+        "ledger": {
+            "first_seq": 1,
+            "last_seq": head.map(|h| h.seq),
+            "head": head.map(|h| h.hash.clone()),
+            "head_signature": head.and_then(|h| h.signature.clone()),
+            "head_key_id": head.and_then(|h| h.key_id.clone()),
+            "verified": verify.ok,
+            "signed": verify.signed,
+        },
+        "generated_at": now_ts(),
+    })
+}
+
+/// Exports a session as an in-toto Statement v1 (predicate type
+/// [`SESSION_PREDICATE_TYPE`]) in a DSSE envelope signed with `key`.
+///
+/// The session is verified first (trusting `key`) and a broken ledger is
+/// refused. Without `subjects`, the one subject is the ledger head itself:
+/// name `tascer-ledger:<session_id>`, digest = the head entry's hash (the
+/// SHA-256 of that entry's canonical bytes).
+pub fn export_attestation(
+    ledger: &Ledger,
+    session_id: &str,
+    subjects: Vec<Subject>,
+    key: &SigningKey,
+) -> Result<Envelope> {
+    let verify = ledger.verify(session_id, Some(&key.verifying_key()))?;
+    if let Some(b) = &verify.first_broken {
+        return Err(LedgerError::Dsse(format!(
+            "refusing to attest a broken ledger: {b}"
+        )));
+    }
+    let report = ledger.report(session_id)?;
+    let subjects = if subjects.is_empty() {
+        let head = report
+            .head
+            .as_ref()
+            .ok_or_else(|| LedgerError::EmptySession(session_id.to_string()))?;
+        vec![Subject::sha256(
+            format!("tascer-ledger:{session_id}"),
+            head.hash.clone(),
+        )]
+    } else {
+        subjects
+    };
+    let statement = Statement::new(
+        subjects,
+        SESSION_PREDICATE_TYPE,
+        session_predicate(&report, &verify),
+    );
+    let payload = statement.to_canonical()?;
+    Ok(Envelope::sign(
+        IN_TOTO_PAYLOAD_TYPE,
+        &payload,
+        key,
+        &sslib_keyid(&key.verifying_key()),
+    ))
+}

@@ -1,0 +1,51 @@
+//! Tascer's tamper-evident ledger.
+//!
+//! Every session is a hash chain of [`LedgerEntry`]s stored in SQLite
+//! (the session store's file, the ledger's own tables). Each entry's hash is
+//! the SHA-256 of its RFC 8785 canonical JSON ([`jcs`]) and names the
+//! previous entry's hash; the session head is signed with Ed25519 in the
+//! same transaction as every append. Large content lives in a
+//! content-addressed [`EvidenceStore`]. [`verify_session`] recomputes
+//! everything and names the first broken entry; [`export_attestation`]
+//! wraps a session summary in an in-toto Statement v1 inside a DSSE
+//! envelope.
+//!
+//! This is tamper evidence and provenance, not proof of intent. The format
+//! is specified in `docs/ledger.md`.
+
+pub mod chain;
+pub mod digest;
+pub mod dsse;
+pub mod entry;
+pub mod error;
+pub mod evidence;
+pub mod intoto;
+pub mod jcs;
+pub mod keys;
+pub mod ledger;
+pub mod payload;
+pub mod record;
+pub mod report;
+pub mod sign;
+pub mod store;
+pub mod verify;
+
+pub use chain::{BreakReason, Broken};
+pub use digest::{GENESIS_PREV_HASH, sha256_hex, sha256_ref};
+pub use dsse::{Envelope, EnvelopeSignature, IN_TOTO_PAYLOAD_TYPE, pae};
+pub use ed25519_dalek::{SigningKey, VerifyingKey};
+pub use entry::{EntryKind, LedgerEntry};
+pub use error::{LedgerError, Result};
+pub use evidence::EvidenceStore;
+pub use intoto::{SESSION_PREDICATE_TYPE, STATEMENT_V1, Statement, Subject};
+pub use keys::{
+    KeyPaths, generate_keypair, key_id, load_home_signing_key, load_signing_key,
+    load_verifying_key, sslib_keyid,
+};
+pub use ledger::{Ledger, export_attestation};
+pub use payload::{ModelResponse, SessionEnd, SessionStart};
+pub use record::{GateOutcome, ToolRecord, ToolStatus};
+pub use report::{ReportData, ReportTool};
+pub use sign::{SignedHead, head_message};
+pub use store::LedgerStore;
+pub use verify::{VerifyReport, verify_session};

@@ -1,0 +1,142 @@
+//! Data for a session report: tool calls with their status, gates and proof.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::entry::{EntryKind, LedgerEntry};
+use crate::record::{ToolRecord, ToolStatus};
+use crate::sign::SignedHead;
+
+/// One tool call as the ledger shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportTool {
+    /// The latest record (the opening one while still pending).
+    pub record: ToolRecord,
+    /// Seq of the `tool_call_opened` entry, if any.
+    pub opened_seq: Option<u64>,
+    /// Seq of the closing `tool_record` entry, if closed.
+    pub closed_seq: Option<u64>,
+    /// Hash of the ledger entry that holds the latest record: the proof
+    /// that this record is part of the chain.
+    pub entry_hash: String,
+    /// True when the record's own `proof_hash` matches its content.
+    pub proof_valid: bool,
+}
+
+/// Everything a session report shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportData {
+    /// Session id.
+    pub session_id: String,
+    /// Model from the start entry.
+    pub model: Option<String>,
+    /// Status from the end entry (`None` while running or if it crashed).
+    pub status: Option<String>,
+    /// Cost from the end entry.
+    pub cost_usd: Option<f64>,
+    /// Usage from the end entry.
+    pub usage: Option<Value>,
+    /// Time of the first entry.
+    pub started_at: Option<String>,
+    /// Time of the end entry.
+    pub ended_at: Option<String>,
+    /// Number of entries.
+    pub entries: u64,
+    /// The stored head.
+    pub head: Option<SignedHead>,
+    /// Tool calls in the order they were opened.
+    pub tools: Vec<ReportTool>,
+    /// Number of tool calls per status.
+    pub tool_status_counts: BTreeMap<String, u64>,
+    /// Permission decisions recorded.
+    pub permission_decisions: u64,
+    /// Gate results recorded as their own entries.
+    pub gate_results: u64,
+}
+
+impl ReportData {
+    /// Builds the report from a session's entries (in seq order).
+    pub fn from_entries(
+        session_id: &str,
+        entries: &[LedgerEntry],
+        head: Option<SignedHead>,
+    ) -> Self {
+        let mut report = ReportData {
+            session_id: session_id.to_string(),
+            model: None,
+            status: None,
+            cost_usd: None,
+            usage: None,
+            started_at: entries.first().map(|e| e.ts.clone()),
+            ended_at: None,
+            entries: u64::try_from(entries.len()).unwrap_or(u64::MAX),
+            head,
+            tools: Vec::new(),
+            tool_status_counts: BTreeMap::new(),
+            permission_decisions: 0,
+            gate_results: 0,
+        };
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        for entry in entries {
+            let p = &entry.payload;
+            match entry.kind {
+                EntryKind::SessionStart => {
+                    report.model = p.get("model").and_then(Value::as_str).map(str::to_string);
+                }
+                EntryKind::SessionEnd => {
+                    report.status = p.get("status").and_then(Value::as_str).map(str::to_string);
+                    report.cost_usd = p.get("cost_usd").and_then(Value::as_f64);
+                    report.usage = p.get("usage").cloned();
+                    report.ended_at = Some(entry.ts.clone());
+                }
+                EntryKind::PermissionDecision => report.permission_decisions += 1,
+                EntryKind::GateResult => report.gate_results += 1,
+                EntryKind::ToolCallOpened | EntryKind::ToolRecord => {
+                    let Ok(record) = serde_json::from_value::<ToolRecord>(p.clone()) else {
+                        continue;
+                    };
+                    let opened = entry.kind == EntryKind::ToolCallOpened;
+                    let proof_valid = record.proof_is_valid();
+                    match index.get(&record.tool_use_id) {
+                        Some(&i) => {
+                            let tool = &mut report.tools[i];
+                            if opened {
+                                tool.opened_seq = Some(entry.seq);
+                            } else {
+                                tool.closed_seq = Some(entry.seq);
+                            }
+                            tool.record = record;
+                            tool.entry_hash = entry.hash.clone();
+                            tool.proof_valid = proof_valid;
+                        }
+                        None => {
+                            index.insert(record.tool_use_id.clone(), report.tools.len());
+                            report.tools.push(ReportTool {
+                                record,
+                                opened_seq: opened.then_some(entry.seq),
+                                closed_seq: (!opened).then_some(entry.seq),
+                                entry_hash: entry.hash.clone(),
+                                proof_valid,
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for tool in &report.tools {
+            let status = if tool.closed_seq.is_none() {
+                ToolStatus::Pending
+            } else {
+                tool.record.status
+            };
+            *report
+                .tool_status_counts
+                .entry(status.as_str().to_string())
+                .or_default() += 1;
+        }
+        report
+    }
+}

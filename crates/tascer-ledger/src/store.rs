@@ -1,0 +1,457 @@
+//! The SQLite ledger store.
+//!
+//! The ledger lives in the same database file as the session store
+//! (`$TASCER_HOME/tascer.db`) but in its own tables, written through its
+//! own connection. `ledger_entries` and `ledger_heads` are the record;
+//! `tool_calls`, `permission_decisions`, `hook_executions` and `metrics`
+//! are projections for queries, rebuilt from entries as they are appended
+//! and never trusted by verification.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use ed25519_dalek::SigningKey;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+
+use crate::digest::GENESIS_PREV_HASH;
+use crate::entry::{EntryKind, LedgerEntry, now_ts};
+use crate::error::{LedgerError, Result, io_err};
+use crate::jcs;
+use crate::record::ToolRecord;
+use crate::sign::SignedHead;
+
+/// The ledger's tables.
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS ledger_entries (
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    ts         TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    payload    TEXT NOT NULL,
+    prev_hash  TEXT NOT NULL,
+    hash       TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS ledger_heads (
+    session_id TEXT PRIMARY KEY,
+    seq        INTEGER NOT NULL,
+    hash       TEXT NOT NULL,
+    signature  TEXT,
+    key_id     TEXT,
+    signed_at  TEXT
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    session_id  TEXT NOT NULL,
+    tool_use_id TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    tool        TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    started_at  TEXT,
+    finished_at TEXT,
+    proof_hash  TEXT,
+    record      TEXT NOT NULL,
+    PRIMARY KEY (session_id, tool_use_id)
+);
+CREATE TABLE IF NOT EXISTS permission_decisions (
+    session_id  TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    tool_use_id TEXT,
+    decision    TEXT,
+    data        TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS hook_executions (
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    event      TEXT,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS metrics (
+    session_id TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    value      REAL,
+    data       TEXT,
+    ts         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS metrics_by_session ON metrics (session_id, name);
+";
+
+/// A ledger row as stored, before any check: verification reads these so
+/// that a corrupt row is reported, not a load error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawEntry {
+    /// `seq` column.
+    pub seq: i64,
+    /// `session_id` column.
+    pub session_id: String,
+    /// `ts` column.
+    pub ts: String,
+    /// `kind` column.
+    pub kind: String,
+    /// `payload` column (canonical JSON text when written by Tascer).
+    pub payload: String,
+    /// `prev_hash` column.
+    pub prev_hash: String,
+    /// `hash` column.
+    pub hash: String,
+}
+
+impl RawEntry {
+    /// Parses the row into an entry; `Err` says what is malformed.
+    pub fn parse(&self) -> Result<LedgerEntry, String> {
+        let seq = u64::try_from(self.seq).map_err(|_| format!("negative seq {}", self.seq))?;
+        let kind: EntryKind = self.kind.parse().map_err(|e| format!("{e}"))?;
+        let payload: Value =
+            serde_json::from_str(&self.payload).map_err(|e| format!("payload is not JSON: {e}"))?;
+        Ok(LedgerEntry {
+            seq,
+            session_id: self.session_id.clone(),
+            ts: self.ts.clone(),
+            kind,
+            payload,
+            prev_hash: self.prev_hash.clone(),
+            hash: self.hash.clone(),
+        })
+    }
+}
+
+/// The ledger tables in one SQLite file, behind one connection.
+#[derive(Debug)]
+pub struct LedgerStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl LedgerStore {
+    /// Opens (creating if needed) the database at `path` and its ledger
+    /// tables, in WAL mode.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
+        }
+        let open_err = |source| LedgerError::Open {
+            path: path.clone(),
+            source,
+        };
+        let conn = Connection::open(&path).map_err(open_err)?;
+        prepare(&conn).map_err(open_err)?;
+        Ok(LedgerStore {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// Where the database file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        match self.conn.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Appends one entry to a session's chain, in one transaction that also
+    /// updates the projections and the session head (signed with `key` when
+    /// given). The chain continues from the last committed entry, so a
+    /// resumed session (another process, after a crash) extends the same
+    /// chain.
+    pub fn append(
+        &self,
+        session_id: &str,
+        kind: EntryKind,
+        payload: Value,
+        key: Option<&SigningKey>,
+    ) -> Result<LedgerEntry> {
+        // Canonicalize first: a payload without a canonical form never
+        // reaches the database.
+        let payload_text = jcs::canonical_string(&payload)?;
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let last: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT seq, hash FROM ledger_entries WHERE session_id = ?1
+                 ORDER BY seq DESC LIMIT 1",
+                params![session_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let (seq, prev_hash) = match last {
+            Some((seq, hash)) => (u64::try_from(seq).unwrap_or(0) + 1, hash),
+            None => (1, GENESIS_PREV_HASH.to_string()),
+        };
+        let entry = LedgerEntry::new(seq, session_id, now_ts(), kind, payload, prev_hash)?;
+        let seq_sql = i64::try_from(seq).unwrap_or(i64::MAX);
+        tx.execute(
+            "INSERT INTO ledger_entries (session_id, seq, ts, kind, payload, prev_hash, hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                session_id,
+                seq_sql,
+                entry.ts,
+                kind.as_str(),
+                payload_text,
+                entry.prev_hash,
+                entry.hash
+            ],
+        )?;
+        project(&tx, &entry)?;
+        let head = match key {
+            Some(key) => SignedHead::sign(session_id, seq, &entry.hash, key)?,
+            None => SignedHead::unsigned(session_id, seq, &entry.hash),
+        };
+        write_head(&tx, &head)?;
+        tx.commit()?;
+        Ok(entry)
+    }
+
+    /// Every stored row of a session, ordered by `seq`, unchecked.
+    pub fn raw_entries(&self, session_id: &str) -> Result<Vec<RawEntry>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT seq, session_id, ts, kind, payload, prev_hash, hash
+             FROM ledger_entries WHERE session_id = ?1 ORDER BY seq",
+        )?;
+        let rows = stmt.query_map(params![session_id], |r| {
+            Ok(RawEntry {
+                seq: r.get(0)?,
+                session_id: r.get(1)?,
+                ts: r.get(2)?,
+                kind: r.get(3)?,
+                payload: r.get(4)?,
+                prev_hash: r.get(5)?,
+                hash: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Every entry of a session, ordered by `seq` (not verified; see
+    /// [`verify_session`](crate::verify_session)).
+    pub fn entries(&self, session_id: &str) -> Result<Vec<LedgerEntry>> {
+        self.raw_entries(session_id)?
+            .into_iter()
+            .map(|raw| {
+                raw.parse().map_err(|detail| LedgerError::Corrupt {
+                    session_id: session_id.to_string(),
+                    seq: raw.seq,
+                    detail,
+                })
+            })
+            .collect()
+    }
+
+    /// The last entry of a session, if any.
+    pub fn last_entry(&self, session_id: &str) -> Result<Option<LedgerEntry>> {
+        let raw = {
+            let conn = self.conn();
+            conn.query_row(
+                "SELECT seq, session_id, ts, kind, payload, prev_hash, hash
+                 FROM ledger_entries WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1",
+                params![session_id],
+                |r| {
+                    Ok(RawEntry {
+                        seq: r.get(0)?,
+                        session_id: r.get(1)?,
+                        ts: r.get(2)?,
+                        kind: r.get(3)?,
+                        payload: r.get(4)?,
+                        prev_hash: r.get(5)?,
+                        hash: r.get(6)?,
+                    })
+                },
+            )
+            .optional()?
+        };
+        raw.map(|raw| {
+            raw.parse().map_err(|detail| LedgerError::Corrupt {
+                session_id: session_id.to_string(),
+                seq: raw.seq,
+                detail,
+            })
+        })
+        .transpose()
+    }
+
+    /// The stored head of a session, if any.
+    pub fn head(&self, session_id: &str) -> Result<Option<SignedHead>> {
+        let conn = self.conn();
+        Ok(conn
+            .query_row(
+                "SELECT session_id, seq, hash, signature, key_id, signed_at
+                 FROM ledger_heads WHERE session_id = ?1",
+                params![session_id],
+                |r| {
+                    Ok(SignedHead {
+                        session_id: r.get(0)?,
+                        seq: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                        hash: r.get(2)?,
+                        signature: r.get(3)?,
+                        key_id: r.get(4)?,
+                        signed_at: r.get(5)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// Replaces a session's head (used by checkpoint signing).
+    pub fn put_head(&self, head: &SignedHead) -> Result<()> {
+        let conn = self.conn();
+        write_head(&conn, head)?;
+        Ok(())
+    }
+
+    /// Ids of every session with ledger entries, sorted.
+    pub fn sessions(&self) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT DISTINCT session_id FROM ledger_entries ORDER BY session_id")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Records a named measurement for a session (not part of the chain).
+    pub fn record_metric(
+        &self,
+        session_id: &str,
+        name: &str,
+        value: Option<f64>,
+        data: Option<&Value>,
+    ) -> Result<()> {
+        let data = data.map(jcs::canonical_string).transpose()?;
+        self.conn().execute(
+            "INSERT INTO metrics (session_id, name, value, data, ts) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![session_id, name, value, data, now_ts()],
+        )?;
+        Ok(())
+    }
+
+    /// The projected tool calls of a session (latest record of each), in
+    /// the order they were opened.
+    pub fn tool_calls(&self, session_id: &str) -> Result<Vec<ToolRecord>> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT record FROM tool_calls WHERE session_id = ?1 ORDER BY rowid")?;
+        let rows = stmt.query_map(params![session_id], |r| r.get::<_, String>(0))?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(serde_json::from_str(&row?)?);
+        }
+        Ok(out)
+    }
+
+    /// Runs `f` with the underlying connection (for tests and tools that
+    /// need raw SQL).
+    pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+        f(&self.conn())
+    }
+}
+
+/// Sets WAL mode and creates the tables.
+fn prepare(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.execute_batch(SCHEMA)
+}
+
+fn write_head(conn: &Connection, head: &SignedHead) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO ledger_heads (session_id, seq, hash, signature, key_id, signed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
+             signature = excluded.signature, key_id = excluded.key_id,
+             signed_at = excluded.signed_at",
+        params![
+            head.session_id,
+            i64::try_from(head.seq).unwrap_or(i64::MAX),
+            head.hash,
+            head.signature,
+            head.key_id,
+            head.signed_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Updates the query tables from one entry. Payloads that do not have the
+/// expected shape are simply not projected.
+fn project(conn: &Connection, entry: &LedgerEntry) -> Result<()> {
+    let seq = i64::try_from(entry.seq).unwrap_or(i64::MAX);
+    let data = || jcs::canonical_string(&entry.payload);
+    let field = |name: &str| {
+        entry
+            .payload
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    match entry.kind {
+        EntryKind::ToolCallOpened | EntryKind::ToolRecord => {
+            if let Ok(record) = serde_json::from_value::<ToolRecord>(entry.payload.clone()) {
+                conn.execute(
+                    "INSERT INTO tool_calls (session_id, tool_use_id, seq, tool, status,
+                         started_at, finished_at, proof_hash, record)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                     ON CONFLICT (session_id, tool_use_id) DO UPDATE SET seq = excluded.seq,
+                         tool = excluded.tool, status = excluded.status,
+                         started_at = excluded.started_at, finished_at = excluded.finished_at,
+                         proof_hash = excluded.proof_hash, record = excluded.record",
+                    params![
+                        entry.session_id,
+                        record.tool_use_id,
+                        seq,
+                        record.tool,
+                        record.status.as_str(),
+                        record.started_at,
+                        record.finished_at,
+                        record.proof_hash,
+                        data()?
+                    ],
+                )?;
+            }
+        }
+        EntryKind::PermissionDecision => {
+            conn.execute(
+                "INSERT OR REPLACE INTO permission_decisions
+                     (session_id, seq, tool_use_id, decision, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    entry.session_id,
+                    seq,
+                    field("tool_use_id"),
+                    field("decision").or_else(|| field("behavior")),
+                    data()?
+                ],
+            )?;
+        }
+        EntryKind::HookExecution => {
+            conn.execute(
+                "INSERT OR REPLACE INTO hook_executions (session_id, seq, event, data)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    entry.session_id,
+                    seq,
+                    field("event").or_else(|| field("hook_event_name")),
+                    data()?
+                ],
+            )?;
+        }
+        EntryKind::SessionEnd => {
+            let cost = entry.payload.get("cost_usd").and_then(Value::as_f64);
+            conn.execute(
+                "INSERT INTO metrics (session_id, name, value, data, ts)
+                 VALUES (?1, 'session_end', ?2, ?3, ?4)",
+                params![entry.session_id, cost, data()?, entry.ts],
+            )?;
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Verifying a stored session: chain, evidence, head signature.
+
+use ed25519_dalek::VerifyingKey;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::chain::{BreakReason, Broken, check_chain};
+use crate::entry::{EntryKind, LedgerEntry};
+use crate::error::{LedgerError, Result};
+use crate::evidence::EvidenceStore;
+use crate::keys::key_id;
+use crate::store::LedgerStore;
+
+/// The outcome of [`verify_session`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyReport {
+    /// Session id.
+    pub session_id: String,
+    /// True when nothing is broken.
+    pub ok: bool,
+    /// Entries whose hash, link and evidence were checked and found intact.
+    pub entries_checked: u64,
+    /// The first broken entry, if any.
+    pub first_broken: Option<Broken>,
+    /// True when the head signature was checked with a trusted key and is
+    /// valid.
+    pub signed: bool,
+    /// Things that are not failures but limit what was proven.
+    pub warnings: Vec<String>,
+}
+
+/// Every evidence reference in a payload: each `sha256:<hex>` string in an
+/// array (or a lone string) under an object key named `evidence`, at any
+/// depth.
+pub fn evidence_refs(payload: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![payload];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    if k == "evidence" {
+                        match child {
+                            Value::String(s) => out.push(s.clone()),
+                            Value::Array(items) => out
+                                .extend(items.iter().filter_map(Value::as_str).map(str::to_string)),
+                            _ => {}
+                        }
+                    }
+                    stack.push(child);
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The signing key id the session's start entry records, if any.
+pub fn start_key_id(entries: &[LedgerEntry]) -> Option<String> {
+    entries
+        .first()
+        .filter(|e| e.kind == EntryKind::SessionStart)
+        .and_then(|e| e.payload.get("signing_key_id"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// Recomputes every hash of a session, checks seq contiguity from 1 and
+/// every `prev_hash` link, every evidence file referenced by an entry, and
+/// the head signature (with `trusted_key` when given), and names the first
+/// broken entry.
+///
+/// Without `trusted_key` a signature cannot be checked: the report says so
+/// in a warning and `signed` stays false, but the head must still match the
+/// last entry.
+pub fn verify_session(
+    store: &LedgerStore,
+    session_id: &str,
+    evidence: &EvidenceStore,
+    trusted_key: Option<&VerifyingKey>,
+) -> Result<VerifyReport> {
+    let rows = store.raw_entries(session_id)?;
+    let head = store.head(session_id)?;
+    if rows.is_empty() && head.is_none() {
+        return Err(LedgerError::EmptySession(session_id.to_string()));
+    }
+    let mut report = VerifyReport {
+        session_id: session_id.to_string(),
+        ok: false,
+        entries_checked: 0,
+        first_broken: None,
+        signed: false,
+        warnings: Vec::new(),
+    };
+    let chain = check_chain(&rows);
+    // Evidence of the entries before the chain break, in order.
+    for entry in &chain.entries {
+        if chain.broken.as_ref().is_some_and(|b| entry.seq >= b.seq) {
+            break;
+        }
+        for digest in evidence_refs(&entry.payload) {
+            if let Err(e) = evidence.verify(&digest) {
+                report.first_broken = Some(Broken {
+                    seq: entry.seq,
+                    reason: BreakReason::EvidenceChanged { digest },
+                    detail: e.to_string(),
+                });
+                return Ok(report);
+            }
+        }
+        report.entries_checked += 1;
+    }
+    if let Some(b) = chain.broken {
+        report.first_broken = Some(b);
+        return Ok(report);
+    }
+    let entries = chain.entries;
+    let start_key = start_key_id(&entries);
+    let last = entries.last();
+    let last_seq = last.map_or(0, |e| e.seq);
+    let Some(head) = head else {
+        if let Some(id) = start_key {
+            report.first_broken = Some(Broken {
+                seq: last_seq,
+                reason: BreakReason::UnsignedButKeyed,
+                detail: format!(
+                    "the session started with signing key {id} but has no signed head \
+                     (the head was removed, or the tail was cut off)"
+                ),
+            });
+            return Ok(report);
+        }
+        report
+            .warnings
+            .push("the session has no head record; a cut-off tail cannot be detected".into());
+        report.ok = true;
+        return Ok(report);
+    };
+    // Signature first: a consistent-looking head proves nothing unsigned.
+    match (&head.signature, trusted_key) {
+        (None, _) => {
+            if let Some(id) = &start_key {
+                report.first_broken = Some(Broken {
+                    seq: head.seq.min(last_seq).max(1),
+                    reason: BreakReason::UnsignedButKeyed,
+                    detail: format!(
+                        "the session started with signing key {id} but its head is not signed"
+                    ),
+                });
+                return Ok(report);
+            }
+            report
+                .warnings
+                .push("the session is not signed: a cut-off tail cannot be detected".into());
+        }
+        (Some(_), Some(key)) => {
+            let trusted_id = key_id(key);
+            let problem = match &start_key {
+                Some(id) if id != &trusted_id => Some(format!(
+                    "the session started with key {id}, the trusted key is {trusted_id}"
+                )),
+                _ => head.verify(key).err(),
+            };
+            if let Some(detail) = problem {
+                report.first_broken = Some(Broken {
+                    seq: head.seq,
+                    reason: BreakReason::BadSignature,
+                    detail,
+                });
+                return Ok(report);
+            }
+            report.signed = true;
+        }
+        (Some(_), None) => report.warnings.push(format!(
+            "the head is signed by key {} but no public key was given: signature not checked",
+            head.key_id.as_deref().unwrap_or("(unknown)")
+        )),
+    }
+    let last_hash = last.map(|e| e.hash.as_str()).unwrap_or_default();
+    if head.seq != last_seq || head.hash != last_hash {
+        let at_head = usize::try_from(head.seq)
+            .ok()
+            .and_then(|s| s.checked_sub(1))
+            .and_then(|i| entries.get(i));
+        let broken = if head.seq < last_seq && at_head.is_some_and(|e| e.hash == head.hash) {
+            Broken {
+                seq: head.seq + 1,
+                reason: BreakReason::InsertedEntry,
+                detail: format!(
+                    "entries {}..={last_seq} were added after the head (seq {})",
+                    head.seq + 1,
+                    head.seq
+                ),
+            }
+        } else {
+            Broken {
+                seq: (last_seq + 1).min(head.seq.max(1)),
+                reason: BreakReason::HeadMismatch {
+                    head_seq: head.seq,
+                    last_seq,
+                },
+                detail: format!(
+                    "the head names entry {} ({}), the ledger ends at entry {last_seq}: \
+                     entries were cut off or the head was replaced",
+                    head.seq, head.hash
+                ),
+            }
+        };
+        report.signed = false;
+        report.first_broken = Some(broken);
+        return Ok(report);
+    }
+    report.ok = true;
+    Ok(report)
+}
