@@ -25,6 +25,9 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let home = root.path().join("home");
     std::fs::create_dir_all(&workspace)?;
     std::fs::write(workspace.join("notes.md"), NOTES)?;
+    // A signing key for the demo's own home, so its ledger is signed.
+    tascer::ledger::generate_keypair(&home, false)
+        .context("cannot create the demo's signing key")?;
 
     let scenario =
         Scenario::from_json(DEMO_SCENARIO).context("the bundled demo scenario is invalid")?;
@@ -77,6 +80,11 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
             "  ✓ session {} stored with {} messages; its history rebuilds",
             report.session_id, report.messages
         );
+        println!(
+            "  ✓ ledger verified: {} entries, hash chain intact, evidence intact, head signed (key {})",
+            report.ledger_entries,
+            report.key_id.get(..16).unwrap_or(&report.key_id)
+        );
         println!("  ✓ summary.md written by the agent:");
         for line in report.summary.lines() {
             println!("      {line}");
@@ -97,6 +105,8 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
 }
 
 struct DemoReport {
+    ledger_entries: u64,
+    key_id: String,
     requests: usize,
     messages: usize,
     session_id: String,
@@ -177,12 +187,21 @@ fn check(
     if let Some(failed) = tool_lines.iter().find(|l| l.starts_with('✗')) {
         bail!("a demo tool call failed: {failed}");
     }
+    let key = tascer::ledger::load_home_signing_key(home)?.context("the demo key is missing")?;
+    let key_id = tascer::ledger::key_id(&key.verifying_key());
+    let ledger = tascer::ledger::Ledger::open_in_home(home, Some(key))?;
+    let verified = ledger.verify(&session.id, None)?;
+    if !verified.ok || !verified.signed {
+        bail!("the demo session's ledger does not verify: {verified:?}");
+    }
     let summary = std::fs::read_to_string(workspace.join("summary.md"))
         .context("the agent did not write summary.md")?;
     if summary.contains("TODO") || !summary.contains("3 lines") {
         bail!("summary.md does not have the expected content:\n{summary}");
     }
     Ok(DemoReport {
+        ledger_entries: verified.entries_checked,
+        key_id,
         requests: requests.len(),
         messages: messages.len(),
         session_id: session.id,

@@ -2,6 +2,7 @@
 
 mod args;
 mod demo;
+mod ledger_cmds;
 mod render;
 mod run;
 mod sessions;
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, SessionsCommand};
+use crate::args::{Cli, Command, KeysCommand, SessionsCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -35,6 +36,12 @@ fn main() -> ExitCode {
             Some(Command::Sessions {
                 command: SessionsCommand::Show { id, json },
             }) => sessions::show(&id, json),
+            Some(Command::Keys {
+                command: KeysCommand::Generate { force },
+            }) => ledger_cmds::keys_generate(force),
+            Some(Command::Verify(args)) => ledger_cmds::verify(&args),
+            Some(Command::Report(args)) => ledger_cmds::report(&args),
+            Some(Command::Export(args)) => ledger_cmds::export(&args),
             None => run::run(cli.run).await,
         }
     });

@@ -4,6 +4,7 @@
 //! Every decision is data — who decided, what, why, how long it took — so
 //! the session store and the ledger can record it.
 
+pub mod gates;
 pub mod hooks;
 pub mod permissions;
 pub mod settings;

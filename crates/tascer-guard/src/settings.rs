@@ -155,7 +155,11 @@ impl LoadedSettings {
     /// True when any layer sets `disableBypassPermissionsMode: "disable"`.
     pub fn bypass_disabled(&self) -> bool {
         self.layers.iter().any(|l| {
-            l.settings.permissions.disable_bypass_permissions_mode.as_deref() == Some("disable")
+            l.settings
+                .permissions
+                .disable_bypass_permissions_mode
+                .as_deref()
+                == Some("disable")
         })
     }
 
@@ -166,7 +170,11 @@ impl LoadedSettings {
         for l in &self.layers {
             for d in &l.settings.permissions.additional_directories {
                 let p = crate::permissions::paths::expand_home(d, home);
-                let p = if p.is_absolute() { p } else { l.project_root.join(p) };
+                let p = if p.is_absolute() {
+                    p
+                } else {
+                    l.project_root.join(p)
+                };
                 if !out.contains(&p) {
                     out.push(p);
                 }
@@ -194,7 +202,11 @@ impl LoadedSettings {
 
     /// Configures an engine builder: rules, default mode, additional
     /// directories and the bypass switch.
-    pub fn apply(&self, builder: PermissionEngineBuilder, home: Option<&Path>) -> PermissionEngineBuilder {
+    pub fn apply(
+        &self,
+        builder: PermissionEngineBuilder,
+        home: Option<&Path>,
+    ) -> PermissionEngineBuilder {
         let mut b = builder
             .rules(self.rules.clone())
             .disable_bypass(self.bypass_disabled());
@@ -293,23 +305,47 @@ impl SettingsLoader {
         let mut files: Vec<(SettingsSource, PathBuf, PathBuf)> = Vec::new();
         let cwd = &self.cwd;
         if self.local {
-            files.push((SettingsSource::Local, cwd.join(".tascer/settings.local.json"), cwd.clone()));
+            files.push((
+                SettingsSource::Local,
+                cwd.join(".tascer/settings.local.json"),
+                cwd.clone(),
+            ));
             if self.claude {
-                files.push((SettingsSource::ClaudeLocal, cwd.join(".claude/settings.local.json"), cwd.clone()));
+                files.push((
+                    SettingsSource::ClaudeLocal,
+                    cwd.join(".claude/settings.local.json"),
+                    cwd.clone(),
+                ));
             }
         }
         if self.project {
-            files.push((SettingsSource::Project, cwd.join(".tascer/settings.json"), cwd.clone()));
+            files.push((
+                SettingsSource::Project,
+                cwd.join(".tascer/settings.json"),
+                cwd.clone(),
+            ));
             if self.claude {
-                files.push((SettingsSource::ClaudeProject, cwd.join(".claude/settings.json"), cwd.clone()));
+                files.push((
+                    SettingsSource::ClaudeProject,
+                    cwd.join(".claude/settings.json"),
+                    cwd.clone(),
+                ));
             }
         }
         if self.user
             && let Some(home) = &self.home
         {
-            files.push((SettingsSource::User, home.join(".tascer/settings.json"), home.clone()));
+            files.push((
+                SettingsSource::User,
+                home.join(".tascer/settings.json"),
+                home.clone(),
+            ));
             if self.claude {
-                files.push((SettingsSource::ClaudeUser, home.join(".claude/settings.json"), home.clone()));
+                files.push((
+                    SettingsSource::ClaudeUser,
+                    home.join(".claude/settings.json"),
+                    home.clone(),
+                ));
             }
         }
         for (source, path, root) in files {

@@ -14,12 +14,42 @@ fn calls(dir: &Path) -> Vec<(&'static str, ToolCall)> {
     vec![
         ("read", ToolCall::new("Read", json!({"file_path": f}), dir)),
         ("grep", ToolCall::new("Grep", json!({"pattern": "x"}), dir)),
-        ("edit", ToolCall::new("Edit", json!({"file_path": f, "old_string": "a", "new_string": "b"}), dir)),
-        ("write", ToolCall::new("Write", json!({"file_path": f, "content": "x"}), dir)),
-        ("bash", ToolCall::new("Bash", json!({"command": "cargo build"}), dir)),
-        ("fsbash", ToolCall::new("Bash", json!({"command": "mkdir -p out && touch out/a"}), dir)),
-        ("web", ToolCall::new("WebFetch", json!({"url": "https://example.com/x", "prompt": "p"}), dir)),
-        ("mcp", ToolCall::new("mcp__github__search", json!({"q": "x"}), dir)),
+        (
+            "edit",
+            ToolCall::new(
+                "Edit",
+                json!({"file_path": f, "old_string": "a", "new_string": "b"}),
+                dir,
+            ),
+        ),
+        (
+            "write",
+            ToolCall::new("Write", json!({"file_path": f, "content": "x"}), dir),
+        ),
+        (
+            "bash",
+            ToolCall::new("Bash", json!({"command": "cargo build"}), dir),
+        ),
+        (
+            "fsbash",
+            ToolCall::new(
+                "Bash",
+                json!({"command": "mkdir -p out && touch out/a"}),
+                dir,
+            ),
+        ),
+        (
+            "web",
+            ToolCall::new(
+                "WebFetch",
+                json!({"url": "https://example.com/x", "prompt": "p"}),
+                dir,
+            ),
+        ),
+        (
+            "mcp",
+            ToolCall::new("mcp__github__search", json!({"q": "x"}), dir),
+        ),
     ]
 }
 
@@ -28,9 +58,17 @@ fn expect(mode: PermissionMode, table: &[(&str, Behavior)]) {
     std::fs::create_dir_all(tmp.path().join("src")).unwrap();
     let engine = PermissionEngine::builder().mode(mode).build().unwrap();
     for (name, call) in calls(tmp.path()) {
-        let want = table.iter().find(|(n, _)| *n == name).map(|(_, b)| *b).unwrap();
+        let want = table
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, b)| *b)
+            .unwrap();
         let d = engine.evaluate(&call);
-        assert_eq!(d.behavior, want, "{mode} {name}: {:?} {}", d.decided_by, d.reason);
+        assert_eq!(
+            d.behavior, want,
+            "{mode} {name}: {:?} {}",
+            d.decided_by, d.reason
+        );
     }
 }
 
@@ -40,7 +78,16 @@ use Behavior::{Allow as A, Ask as Q, Deny as D};
 fn default_mode() {
     expect(
         PermissionMode::Default,
-        &[("read", A), ("grep", A), ("edit", Q), ("write", Q), ("bash", Q), ("fsbash", Q), ("web", Q), ("mcp", Q)],
+        &[
+            ("read", A),
+            ("grep", A),
+            ("edit", Q),
+            ("write", Q),
+            ("bash", Q),
+            ("fsbash", Q),
+            ("web", Q),
+            ("mcp", Q),
+        ],
     );
 }
 
@@ -48,7 +95,16 @@ fn default_mode() {
 fn accept_edits_mode() {
     expect(
         PermissionMode::AcceptEdits,
-        &[("read", A), ("grep", A), ("edit", A), ("write", A), ("bash", Q), ("fsbash", A), ("web", Q), ("mcp", Q)],
+        &[
+            ("read", A),
+            ("grep", A),
+            ("edit", A),
+            ("write", A),
+            ("bash", Q),
+            ("fsbash", A),
+            ("web", Q),
+            ("mcp", Q),
+        ],
     );
 }
 
@@ -56,7 +112,16 @@ fn accept_edits_mode() {
 fn plan_mode() {
     expect(
         PermissionMode::Plan,
-        &[("read", A), ("grep", A), ("edit", D), ("write", D), ("bash", D), ("fsbash", D), ("web", Q), ("mcp", D)],
+        &[
+            ("read", A),
+            ("grep", A),
+            ("edit", D),
+            ("write", D),
+            ("bash", D),
+            ("fsbash", D),
+            ("web", Q),
+            ("mcp", D),
+        ],
     );
 }
 
@@ -64,14 +129,26 @@ fn plan_mode() {
 fn bypass_mode() {
     expect(
         PermissionMode::BypassPermissions,
-        &[("read", A), ("grep", A), ("edit", A), ("write", A), ("bash", A), ("fsbash", A), ("web", A), ("mcp", A)],
+        &[
+            ("read", A),
+            ("grep", A),
+            ("edit", A),
+            ("write", A),
+            ("bash", A),
+            ("fsbash", A),
+            ("web", A),
+            ("mcp", A),
+        ],
     );
 }
 
 #[tokio::test]
 async fn dont_ask_mode_denies_what_would_ask() {
     let tmp = tempfile::tempdir().unwrap();
-    let engine = PermissionEngine::builder().mode(PermissionMode::DontAsk).build().unwrap();
+    let engine = PermissionEngine::builder()
+        .mode(PermissionMode::DontAsk)
+        .build()
+        .unwrap();
     let call = ToolCall::new("Bash", json!({"command": "cargo build"}), tmp.path());
     let d = engine.decide(&call).await;
     assert_eq!(d.behavior, D);
@@ -82,7 +159,10 @@ async fn dont_ask_mode_denies_what_would_ask() {
 fn accept_edits_outside_working_dir_asks() {
     let tmp = tempfile::tempdir().unwrap();
     let other = tempfile::tempdir().unwrap();
-    let engine = PermissionEngine::builder().mode(PermissionMode::AcceptEdits).build().unwrap();
+    let engine = PermissionEngine::builder()
+        .mode(PermissionMode::AcceptEdits)
+        .build()
+        .unwrap();
     let f = other.path().join("x.txt").display().to_string();
     let call = ToolCall::new("Write", json!({"file_path": f, "content": ""}), tmp.path());
     assert_eq!(engine.evaluate(&call).behavior, Q);
@@ -101,7 +181,8 @@ fn accept_edits_outside_working_dir_asks() {
 #[test]
 fn bypass_still_honours_deny_and_ask_rules() {
     let tmp = tempfile::tempdir().unwrap();
-    let rules = PermissionRules::parse(&[] as &[&str], &["Bash(git push:*)"], &["WebFetch"]).unwrap();
+    let rules =
+        PermissionRules::parse(&[] as &[&str], &["Bash(git push:*)"], &["WebFetch"]).unwrap();
     let engine = PermissionEngine::builder()
         .rules(rules)
         .mode(PermissionMode::BypassPermissions)
@@ -118,15 +199,23 @@ fn bypass_still_honours_deny_and_ask_rules() {
 #[test]
 fn mode_switches_at_runtime_and_bypass_can_be_disabled() {
     let tmp = tempfile::tempdir().unwrap();
-    let engine = PermissionEngine::builder().disable_bypass(true).build().unwrap();
+    let engine = PermissionEngine::builder()
+        .disable_bypass(true)
+        .build()
+        .unwrap();
     let call = ToolCall::new("Bash", json!({"command": "cargo build"}), tmp.path());
     assert_eq!(engine.evaluate(&call).behavior, Q);
     engine.set_mode(PermissionMode::Plan).unwrap();
     assert_eq!(engine.mode(), PermissionMode::Plan);
     assert_eq!(engine.evaluate(&call).behavior, D);
-    let err = engine.set_mode(PermissionMode::BypassPermissions).unwrap_err();
+    let err = engine
+        .set_mode(PermissionMode::BypassPermissions)
+        .unwrap_err();
     assert!(matches!(err, PermissionError::BypassDisabled));
-    assert!(err.to_string().contains("Cannot set permission mode to bypassPermissions"));
+    assert!(
+        err.to_string()
+            .contains("Cannot set permission mode to bypassPermissions")
+    );
 }
 
 #[test]
@@ -147,7 +236,10 @@ fn mode_serde_names() {
 #[test]
 fn ask_user_question_always_asks() {
     let tmp = tempfile::tempdir().unwrap();
-    let engine = PermissionEngine::builder().mode(PermissionMode::BypassPermissions).build().unwrap();
+    let engine = PermissionEngine::builder()
+        .mode(PermissionMode::BypassPermissions)
+        .build()
+        .unwrap();
     let call = ToolCall::new("AskUserQuestion", json!({"questions": []}), tmp.path());
     assert_eq!(engine.evaluate(&call).behavior, Q);
 }

@@ -23,10 +23,16 @@ fn bash(cmd: &str, dir: &Path) -> ToolCall {
 #[test]
 fn parse_forms() {
     for raw in ["Bash", "Bash()", "Bash(*)"] {
-        assert_eq!(PermissionRule::parse(raw).unwrap().specifier, RuleSpecifier::Any, "{raw}");
+        assert_eq!(
+            PermissionRule::parse(raw).unwrap().specifier,
+            RuleSpecifier::Any,
+            "{raw}"
+        );
     }
     assert!(matches!(
-        PermissionRule::parse("Bash(npm run test:*)").unwrap().specifier,
+        PermissionRule::parse("Bash(npm run test:*)")
+            .unwrap()
+            .specifier,
         RuleSpecifier::Command(_)
     ));
     assert!(matches!(
@@ -34,15 +40,24 @@ fn parse_forms() {
         RuleSpecifier::Path(_)
     ));
     assert_eq!(
-        PermissionRule::parse("WebFetch(domain:Example.COM)").unwrap().specifier,
+        PermissionRule::parse("WebFetch(domain:Example.COM)")
+            .unwrap()
+            .specifier,
         RuleSpecifier::Domain("example.com".into())
     );
     assert_eq!(
         PermissionRule::parse("Agent(Explore)").unwrap().specifier,
         RuleSpecifier::Content("Explore".into())
     );
-    for raw in ["mcp__github", "mcp__github__*", "mcp__github__search_repositories"] {
-        assert_eq!(PermissionRule::parse(raw).unwrap().specifier, RuleSpecifier::Any);
+    for raw in [
+        "mcp__github",
+        "mcp__github__*",
+        "mcp__github__search_repositories",
+    ] {
+        assert_eq!(
+            PermissionRule::parse(raw).unwrap().specifier,
+            RuleSpecifier::Any
+        );
     }
 }
 
@@ -51,7 +66,7 @@ fn malformed_rules_have_clear_errors() {
     for (raw, needle) in [
         ("", "empty rule"),
         ("Bash(ls", "missing closing"),
-        ("Bash)ls(", "`)` without `(`"),
+        ("Bash)", "`)` without `(`"),
         ("(ls)", "missing tool name"),
         ("Ba sh", "invalid character"),
         ("Bash(:*)", "empty prefix"),
@@ -71,7 +86,13 @@ fn malformed_rules_have_clear_errors() {
 fn bash_exact_prefix_and_glob() {
     let d = tempfile::tempdir().unwrap();
     let e = engine(
-        &["Bash(npm run build)", "Bash(git log:*)", "Bash(git * main)", "Bash(* --version)", "Bash(ls *)"],
+        &[
+            "Bash(npm run build)",
+            "Bash(git log:*)",
+            "Bash(git * main)",
+            "Bash(* --version)",
+            "Bash(ls *)",
+        ],
         &[],
         &[],
     );
@@ -97,12 +118,18 @@ fn deny_beats_allow_and_ask_beats_allow() {
     let d = tempfile::tempdir().unwrap();
     let e = engine(&["Bash"], &["Bash(git push:*)"], &["Bash(rm:*)"]);
     assert_eq!(e.evaluate(&bash("ls", d.path())).behavior, Behavior::Allow);
-    assert_eq!(e.evaluate(&bash("git push", d.path())).behavior, Behavior::Ask);
+    assert_eq!(
+        e.evaluate(&bash("git push", d.path())).behavior,
+        Behavior::Ask
+    );
     let denied = e.evaluate(&bash("ls; rm -f x", d.path()));
     assert_eq!(denied.behavior, Behavior::Deny);
     assert_eq!(
         denied.decided_by,
-        DecisionSource::Rule { rule: "Bash(rm:*)".into(), source_file: None }
+        DecisionSource::Rule {
+            rule: "Bash(rm:*)".into(),
+            source_file: None
+        }
     );
 }
 
@@ -126,18 +153,39 @@ fn read_and_edit_path_rules() {
     let read = |p: &Path| ToolCall::new("Read", json!({"file_path": p}), &cwd);
     let write = |p: &Path| ToolCall::new("Write", json!({"file_path": p, "content": ""}), &cwd);
     // Unanchored `.env` matches at any depth, for every read tool.
-    assert_eq!(e.evaluate(&read(&cwd.join(".env"))).behavior, Behavior::Deny);
-    assert_eq!(e.evaluate(&read(&cwd.join("src/.env"))).behavior, Behavior::Deny);
+    assert_eq!(
+        e.evaluate(&read(&cwd.join(".env"))).behavior,
+        Behavior::Deny
+    );
+    assert_eq!(
+        e.evaluate(&read(&cwd.join("src/.env"))).behavior,
+        Behavior::Deny
+    );
     let grep = ToolCall::new("Grep", json!({"pattern": "S", "path": ".env"}), &cwd);
     assert_eq!(e.evaluate(&grep).behavior, Behavior::Deny);
     // Edit rule applies to Write/MultiEdit too; `/docs` is relative to the project root (cwd here).
-    assert_eq!(e.evaluate(&write(&cwd.join("src/deep/a.rs"))).behavior, Behavior::Allow);
-    assert_eq!(e.evaluate(&write(&cwd.join("docs/a.md"))).behavior, Behavior::Deny);
-    assert_eq!(e.evaluate(&write(&cwd.join("README.md"))).behavior, Behavior::Ask);
+    assert_eq!(
+        e.evaluate(&write(&cwd.join("src/deep/a.rs"))).behavior,
+        Behavior::Allow
+    );
+    assert_eq!(
+        e.evaluate(&write(&cwd.join("docs/a.md"))).behavior,
+        Behavior::Deny
+    );
+    assert_eq!(
+        e.evaluate(&write(&cwd.join("README.md"))).behavior,
+        Behavior::Ask
+    );
     // `//abs` rule.
-    assert_eq!(e.evaluate(&read(&root.join("outside/x"))).behavior, Behavior::Allow);
+    assert_eq!(
+        e.evaluate(&read(&root.join("outside/x"))).behavior,
+        Behavior::Allow
+    );
     // `..` cannot escape a rule.
-    assert_eq!(e.evaluate(&write(&cwd.join("src/../docs/b.md"))).behavior, Behavior::Deny);
+    assert_eq!(
+        e.evaluate(&write(&cwd.join("src/../docs/b.md"))).behavior,
+        Behavior::Deny
+    );
 }
 
 #[test]
@@ -151,13 +199,26 @@ fn path_rules_follow_symlinks() {
     let rules = PermissionRules::parse(&["Edit(./src/**)"], &[], &["Edit(./secret/**)"]).unwrap();
     let e = PermissionEngine::builder().rules(rules).build().unwrap();
     let write = |p: &Path| ToolCall::new("Write", json!({"file_path": p, "content": ""}), &cwd);
-    assert_eq!(e.evaluate(&write(&cwd.join("src/ok.rs"))).behavior, Behavior::Allow);
+    assert_eq!(
+        e.evaluate(&write(&cwd.join("src/ok.rs"))).behavior,
+        Behavior::Allow
+    );
     // Not-yet-existing file under a symlinked parent.
-    assert_eq!(e.evaluate(&write(&cwd.join("src/link/new.txt"))).behavior, Behavior::Deny);
+    assert_eq!(
+        e.evaluate(&write(&cwd.join("src/link/new.txt"))).behavior,
+        Behavior::Deny
+    );
     // Dangling symlink whose target would be created.
-    assert_eq!(e.evaluate(&write(&cwd.join("src/dangling"))).behavior, Behavior::Deny);
+    assert_eq!(
+        e.evaluate(&write(&cwd.join("src/dangling"))).behavior,
+        Behavior::Deny
+    );
     // Relative path and `~` expansion.
-    let rel = ToolCall::new("Write", json!({"file_path": "src/link/x", "content": ""}), &cwd);
+    let rel = ToolCall::new(
+        "Write",
+        json!({"file_path": "src/link/x", "content": ""}),
+        &cwd,
+    );
     assert_eq!(e.evaluate(&rel).behavior, Behavior::Deny);
 }
 
@@ -168,46 +229,113 @@ fn home_anchored_rules() {
     std::fs::create_dir_all(home.join("Documents")).unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let rules = PermissionRules::parse(&["Read(~/Documents/*.pdf)"], &[], &[]).unwrap();
-    let e = PermissionEngine::builder().rules(rules).home_dir(&home).build().unwrap();
+    let e = PermissionEngine::builder()
+        .rules(rules)
+        .home_dir(&home)
+        .build()
+        .unwrap();
     let read = |p: &str| ToolCall::new("Read", json!({"file_path": p}), cwd.path());
-    assert_eq!(e.evaluate(&read("~/Documents/a.pdf")).behavior, Behavior::Allow);
+    assert_eq!(
+        e.evaluate(&read("~/Documents/a.pdf")).behavior,
+        Behavior::Allow
+    );
     let abs = home.join("Documents/b.pdf").display().to_string();
     assert_eq!(e.evaluate(&read(&abs)).behavior, Behavior::Allow);
-    assert_eq!(e.evaluate(&read("~/Documents/a.txt")).behavior, Behavior::Ask);
-    assert_eq!(e.evaluate(&read("~/Documents/sub/a.pdf")).behavior, Behavior::Ask);
+    assert_eq!(
+        e.evaluate(&read("~/Documents/a.txt")).behavior,
+        Behavior::Ask
+    );
+    assert_eq!(
+        e.evaluate(&read("~/Documents/sub/a.pdf")).behavior,
+        Behavior::Ask
+    );
 }
 
 #[test]
 fn webfetch_domain_rules() {
     let d = tempfile::tempdir().unwrap();
-    let e = engine(&["WebFetch(domain:example.com)", "WebFetch(domain:*.docs.rs)"], &[], &["WebFetch(domain:evil.com)"]);
+    let e = engine(
+        &["WebFetch(domain:example.com)", "WebFetch(domain:*.docs.rs)"],
+        &[],
+        &["WebFetch(domain:evil.com)"],
+    );
     let fetch = |u: &str| ToolCall::new("WebFetch", json!({"url": u, "prompt": "p"}), d.path());
-    assert_eq!(e.evaluate(&fetch("https://example.com/a?b")).behavior, Behavior::Allow);
-    assert_eq!(e.evaluate(&fetch("https://EXAMPLE.com:443/")).behavior, Behavior::Allow);
-    assert_eq!(e.evaluate(&fetch("https://sub.example.com/")).behavior, Behavior::Ask);
-    assert_eq!(e.evaluate(&fetch("https://serde.docs.rs/")).behavior, Behavior::Allow);
-    assert_eq!(e.evaluate(&fetch("https://user@evil.com/x")).behavior, Behavior::Deny);
-    assert_eq!(e.evaluate(&fetch("https://example.com.evil.org/")).behavior, Behavior::Ask);
+    assert_eq!(
+        e.evaluate(&fetch("https://example.com/a?b")).behavior,
+        Behavior::Allow
+    );
+    assert_eq!(
+        e.evaluate(&fetch("https://EXAMPLE.com:443/")).behavior,
+        Behavior::Allow
+    );
+    assert_eq!(
+        e.evaluate(&fetch("https://sub.example.com/")).behavior,
+        Behavior::Ask
+    );
+    assert_eq!(
+        e.evaluate(&fetch("https://serde.docs.rs/")).behavior,
+        Behavior::Allow
+    );
+    assert_eq!(
+        e.evaluate(&fetch("https://user@evil.com/x")).behavior,
+        Behavior::Deny
+    );
+    assert_eq!(
+        e.evaluate(&fetch("https://example.com.evil.org/")).behavior,
+        Behavior::Ask
+    );
 }
 
 #[test]
 fn mcp_rules() {
     let d = tempfile::tempdir().unwrap();
-    let e = engine(&["mcp__github", "mcp__files__read"], &[], &["mcp__files__delete", "mcp__bad__*"]);
+    let e = engine(
+        &["mcp__github", "mcp__files__read"],
+        &[],
+        &["mcp__files__delete", "mcp__bad__*"],
+    );
     let mcp = |n: &str| ToolCall::new(n, json!({}), d.path());
-    assert_eq!(e.evaluate(&mcp("mcp__github__search")).behavior, Behavior::Allow);
-    assert_eq!(e.evaluate(&mcp("mcp__githubx__search")).behavior, Behavior::Ask);
-    assert_eq!(e.evaluate(&mcp("mcp__files__read")).behavior, Behavior::Allow);
-    assert_eq!(e.evaluate(&mcp("mcp__files__write")).behavior, Behavior::Ask);
-    assert_eq!(e.evaluate(&mcp("mcp__files__delete")).behavior, Behavior::Deny);
-    assert_eq!(e.evaluate(&mcp("mcp__bad__anything")).behavior, Behavior::Deny);
+    assert_eq!(
+        e.evaluate(&mcp("mcp__github__search")).behavior,
+        Behavior::Allow
+    );
+    assert_eq!(
+        e.evaluate(&mcp("mcp__githubx__search")).behavior,
+        Behavior::Ask
+    );
+    assert_eq!(
+        e.evaluate(&mcp("mcp__files__read")).behavior,
+        Behavior::Allow
+    );
+    assert_eq!(
+        e.evaluate(&mcp("mcp__files__write")).behavior,
+        Behavior::Ask
+    );
+    assert_eq!(
+        e.evaluate(&mcp("mcp__files__delete")).behavior,
+        Behavior::Deny
+    );
+    assert_eq!(
+        e.evaluate(&mcp("mcp__bad__anything")).behavior,
+        Behavior::Deny
+    );
 }
 
 #[test]
 fn agent_and_bare_tool_rules() {
     let d = tempfile::tempdir().unwrap();
-    let e = engine(&["Agent(Explore)", "TodoWrite", "WebSearch"], &[], &["Task(general)"]);
-    let agent = |t: &str| ToolCall::new("Agent", json!({"subagent_type": t, "prompt": "p"}), d.path());
+    let e = engine(
+        &["Agent(Explore)", "TodoWrite", "WebSearch"],
+        &[],
+        &["Task(general)"],
+    );
+    let agent = |t: &str| {
+        ToolCall::new(
+            "Agent",
+            json!({"subagent_type": t, "prompt": "p"}),
+            d.path(),
+        )
+    };
     assert_eq!(e.evaluate(&agent("Explore")).behavior, Behavior::Allow);
     assert_eq!(e.evaluate(&agent("general")).behavior, Behavior::Deny);
     assert_eq!(e.evaluate(&agent("other")).behavior, Behavior::Ask);

@@ -161,12 +161,20 @@ fn tricky_commands_table() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn dangerous_defaults_without_rules() {
-    let engine = PermissionEngine::builder().default_policies().build().unwrap();
+    let engine = PermissionEngine::builder()
+        .default_policies()
+        .build()
+        .unwrap();
     let dir = std::env::temp_dir();
     let cases: &[(&str, Behavior)] = &[
         ("rm -rf /", D),
@@ -191,7 +199,11 @@ fn dangerous_defaults_without_rules() {
     for (command, expected) in cases {
         let call = ToolCall::new("Bash", json!({ "command": command }), &dir);
         let d = engine.evaluate(&call);
-        assert_eq!(d.behavior, *expected, "{command}: {:?} {}", d.decided_by, d.reason);
+        assert_eq!(
+            d.behavior, *expected,
+            "{command}: {:?} {}",
+            d.decided_by, d.reason
+        );
     }
     // Bypass mode approves ordinary commands but not dangerous ones.
     engine.set_mode(PermissionMode::BypassPermissions).unwrap();

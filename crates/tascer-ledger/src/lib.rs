@@ -14,6 +14,7 @@
 //! is specified in `docs/ledger.md`.
 
 pub mod chain;
+pub mod context;
 pub mod digest;
 pub mod dsse;
 pub mod entry;
@@ -31,6 +32,9 @@ pub mod store;
 pub mod verify;
 
 pub use chain::{BreakReason, Broken};
+pub use context::{
+    CaptureStats, ContextCapturer, ContextError, ContextSnapshot, Freshness, GitState,
+};
 pub use digest::{GENESIS_PREV_HASH, sha256_hex, sha256_ref};
 pub use dsse::{Envelope, EnvelopeSignature, IN_TOTO_PAYLOAD_TYPE, pae};
 pub use ed25519_dalek::{SigningKey, VerifyingKey};

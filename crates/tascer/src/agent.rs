@@ -18,6 +18,8 @@ use tascer_model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelRespo
 use tascer_store::SessionStore;
 
 use crate::governance::{BeforeTool, Governance};
+use crate::proof::Proof;
+use tascer_ledger::ToolStatus;
 
 /// How long a tool gets to wind down after an interrupt before it is dropped.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
@@ -46,6 +48,8 @@ pub(crate) struct LoopEnv {
     /// Where the running turn's messages go (set at the start of each turn),
     /// so subagents can stream into their parent's turn.
     pub sink: Arc<Mutex<Option<UnboundedSender<Message>>>>,
+    /// The session's ledger.
+    pub proof: Proof,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -228,6 +232,9 @@ impl Agent {
         let _ = forwarder.await;
         if let Ok(r) = &response {
             self.env.add_usage(&r.model, &r.usage);
+            self.env
+                .proof
+                .model_response(&r.model, &r.content, &r.usage);
         }
         response
     }
@@ -314,6 +321,13 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> (ToolOutput, Option<String>) {
         let governance = &self.governance;
+        let proof = &self.env.proof;
+        let context = json!({
+            "cwd": lock(&self.env.shared_cwd).display().to_string(),
+            "tascer_version": crate::VERSION,
+            "parent_tool_use_id": self.parent_tool_use_id,
+        });
+        let record = proof.open_tool(&call.id, &call.name, &call.input, context);
         let input = match governance
             .before_tool(
                 &self.env,
@@ -325,12 +339,15 @@ impl Agent {
             .await
         {
             BeforeTool::Run { input } => input,
-            BeforeTool::Block { message } => return (ToolOutput::error(message), None),
+            BeforeTool::Block { message } => {
+                let output = ToolOutput::error(message);
+                proof.close_tool(record, &output, ToolStatus::Blocked);
+                return (output, None);
+            }
             BeforeTool::Stop { reason } => {
-                return (
-                    ToolOutput::error(format!("Stopped by a hook: {reason}")),
-                    Some(reason),
-                );
+                let output = ToolOutput::error(format!("Stopped by a hook: {reason}"));
+                proof.close_tool(record, &output, ToolStatus::Blocked);
+                return (output, Some(reason));
             }
         };
         let ctx = ToolContext {
@@ -347,6 +364,16 @@ impl Agent {
         let stop = governance
             .after_tool(&self.env, &call.name, &call.id, &input, &mut output)
             .await;
+        let status = if output.is_error {
+            ToolStatus::Failed
+        } else {
+            ToolStatus::Validated
+        };
+        let mut record = record;
+        if input != call.input {
+            record.input = input;
+        }
+        proof.close_tool(record, &output, status);
         (output, stop)
     }
 }

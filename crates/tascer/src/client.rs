@@ -76,6 +76,20 @@ impl Client {
         self.current.take().unwrap_or_else(MessageStream::empty)
     }
 
+    /// Verifies the session's ledger: every hash, the chain, every evidence
+    /// file and the head signature. Waits for a running turn to finish.
+    pub async fn verify_proofs(&self) -> Result<tascer_ledger::VerifyReport, Error> {
+        let session = self.session.lock().await;
+        Ok(session.agent.env.proof.ledger().verify(&session.id, None)?)
+    }
+
+    /// The session's validation report: each tool call with its status,
+    /// gates and proof hash, and the ledger head.
+    pub async fn validation_report(&self) -> Result<tascer_ledger::ReportData, Error> {
+        let session = self.session.lock().await;
+        Ok(session.agent.env.proof.ledger().report(&session.id)?)
+    }
+
     /// Interrupts the running turn: the model stream and running tools are
     /// cancelled and the turn ends with a result saying so.
     pub fn interrupt(&self) {

@@ -9,6 +9,9 @@ pub enum Error {
     /// The session store failed.
     #[error(transparent)]
     Store(#[from] tascer_store::StoreError),
+    /// The ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] tascer_ledger::LedgerError),
     /// The working directory does not exist.
     #[error("Working directory does not exist: {0}")]
     Cwd(String),

@@ -259,6 +259,7 @@ fn record_runs(env: &LoopEnv, runs: &[HookRun], tool_use_id: Option<&str>) {
         if let Some(obj) = data.as_object_mut() {
             obj.insert("tool_use_id".into(), json!(tool_use_id));
         }
+        env.proof.hook_run(&data);
         env.emit(env.system_message("hook_response", data));
     }
 }

@@ -25,6 +25,7 @@ mod client;
 mod error;
 mod governance;
 mod options;
+mod proof;
 mod query;
 mod session;
 mod system_prompt;
@@ -39,6 +40,7 @@ pub use system_prompt::default_system_prompt;
 
 pub use tascer_core::*;
 pub use tascer_guard as guard;
+pub use tascer_ledger as ledger;
 pub use tascer_model::{
     ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, Price, PriceTable,
     ProviderConfig, ProviderKind,

@@ -83,6 +83,9 @@ pub struct Options {
     /// Hooks (in-process and command hooks) run around tool calls, prompts
     /// and stops.
     pub hooks: Option<HookRegistry>,
+    /// Key that signs the ledger head; default: the key pair in the Tascer
+    /// home (`tascer keys generate`), if there is one.
+    pub signing_key: Option<tascer_ledger::SigningKey>,
 }
 
 impl std::fmt::Debug for Options {
@@ -234,6 +237,12 @@ impl Options {
     /// Adds a subagent definition for the `Task` tool.
     pub fn agent(mut self, name: impl Into<String>, definition: AgentDefinition) -> Self {
         self.agents.insert(name.into(), definition);
+        self
+    }
+
+    /// Signs the ledger with this key.
+    pub fn signing_key(mut self, key: tascer_ledger::SigningKey) -> Self {
+        self.signing_key = Some(key);
         self
     }
 

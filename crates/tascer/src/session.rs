@@ -11,6 +11,7 @@ use crate::agent::{Agent, Costs, LoopEnv};
 use crate::error::Error;
 use crate::governance::Governance;
 use crate::options::{Options, SystemPrompt};
+use crate::proof::Proof;
 use crate::system_prompt::default_system_prompt;
 use tascer_guard::hooks::HookRunner;
 
@@ -132,6 +133,22 @@ impl Session {
             }
         };
 
+        let signing_key = match &options.signing_key {
+            Some(key) => Some(key.clone()),
+            None => tascer_ledger::load_home_signing_key(&home)?,
+        };
+        let ledger = Arc::new(tascer_ledger::Ledger::open(
+            store.path(),
+            home.join("evidence"),
+            signing_key,
+        )?);
+        let proof = Proof::new(ledger, id.clone());
+        proof.start(
+            &model,
+            &options_digest_value(&options, &model),
+            &system_prompt,
+            serde_json::json!({"cwd": cwd_text, "tascer_version": crate::VERSION}),
+        );
         let shared_cwd = Arc::new(Mutex::new(cwd.clone()));
         let env = LoopEnv {
             session_id: id.clone(),
@@ -146,6 +163,7 @@ impl Session {
                 per_model: Vec::new(),
             })),
             sink: Arc::new(Mutex::new(None)),
+            proof,
         };
         let hooks = options.hooks.clone().map(HookRunner::new);
         let governance = Arc::new(Governance::new(
@@ -166,6 +184,23 @@ impl Session {
             agent,
         })
     }
+}
+
+/// What of the options the ledger's `options_digest` covers.
+fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
+    serde_json::json!({
+        "model": model,
+        "fallback_model": options.fallback_model,
+        "max_turns": options.max_turns,
+        "max_budget_usd": options.max_budget_usd,
+        "tools": options.tools,
+        "allowed_tools": options.allowed_tools,
+        "disallowed_tools": options.disallowed_tools,
+        "custom_tools": options.custom_tools.iter().map(|t| t.name().to_string()).collect::<Vec<_>>(),
+        "agents": options.agents.keys().collect::<Vec<_>>(),
+        "env_keys": options.env.keys().collect::<Vec<_>>(),
+        "hooks": options.hooks.as_ref().map(|h| h.len()),
+    })
 }
 
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf, Error> {

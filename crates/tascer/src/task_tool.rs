@@ -159,6 +159,7 @@ impl TaskTool {
         );
         user.parent_tool_use_id = Some(ctx.tool_use_id.clone());
         self.env.emit(Message::User(user));
+        self.env.proof.prompt(&input.prompt, Some(&ctx.tool_use_id));
 
         let mut history = vec![ChatMessage::user_text(input.prompt.clone())];
         let mut usage = Usage::default();

@@ -68,6 +68,12 @@ pub(crate) async fn run_turn(
     ) {
         tracing::error!(session = %session.id, "failed to store totals: {err}");
     }
+    env.proof.turn_end(
+        &result.usage,
+        result.total_cost_usd,
+        status,
+        result.num_turns,
+    );
     env.emit(Message::Result(result));
     env.set_sink(None);
 }
@@ -89,6 +95,7 @@ async fn drive(
         UserContent::Text(prompt.clone()),
         &session.id,
     )));
+    env.proof.prompt(&prompt, None);
     let mut user = ChatMessage::user_text(prompt);
     for text in context {
         user.content.push(ContentBlock::text(text));
@@ -148,6 +155,7 @@ async fn drive(
                         UserContent::Text(text.clone()),
                         &session.id,
                     )));
+                    env.proof.prompt(&text, None);
                     session.history.push(ChatMessage::user_text(text));
                     continue;
                 }

@@ -85,7 +85,8 @@ pub enum CanUseToolResult {
 }
 
 /// `can_use_tool`: called for every call the rules leave at "ask".
-pub type CanUseTool = Arc<dyn Fn(CanUseToolRequest) -> BoxFuture<'static, CanUseToolResult> + Send + Sync>;
+pub type CanUseTool =
+    Arc<dyn Fn(CanUseToolRequest) -> BoxFuture<'static, CanUseToolResult> + Send + Sync>;
 
 /// A human's answer to a permission prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]

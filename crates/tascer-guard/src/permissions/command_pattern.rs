@@ -148,6 +148,6 @@ fn literal_words(spec: &str) -> Result<Vec<String>, String> {
     match analysis.commands.as_slice() {
         [one] if one.via.is_empty() => Ok(one.argv.iter().map(|w| w.text.clone()).collect()),
         [] => Ok(Vec::new()),
-        _ => Err("command pattern must be a single simple command".into()),
+        _ => Err("command pattern must be a single literal simple command (no substitutions, lists or pipes)".into()),
     }
 }

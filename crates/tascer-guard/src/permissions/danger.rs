@@ -29,9 +29,30 @@ pub(crate) enum Danger {
 }
 
 const SYSTEM_DIRS: &[&str] = &[
-    "/", "/*", "~", "~/", "~/*", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64",
-    "/opt", "/proc", "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/Users", "/System",
-    "/Library", "/Applications",
+    "/",
+    "/*",
+    "~",
+    "~/",
+    "~/*",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib64",
+    "/opt",
+    "/proc",
+    "/root",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/usr",
+    "/var",
+    "/Users",
+    "/System",
+    "/Library",
+    "/Applications",
 ];
 const HARMLESS_DEVICES: &[&str] = &[
     "/dev/null",
@@ -45,15 +66,17 @@ const HARMLESS_DEVICES: &[&str] = &[
 ];
 const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "xh"];
 const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl", "ruby", "node",
-    "php", "eval", "source",
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl", "ruby", "node", "php",
+    "eval", "source",
 ];
 
 /// Every dangerous finding in `analysis`.
 pub(crate) fn findings(analysis: &ShellAnalysis) -> Vec<Danger> {
     let mut out = Vec::new();
     for name in &analysis.fork_bombs {
-        out.push(Danger::Deny(format!("fork bomb (function `{name}` calls itself repeatedly)")));
+        out.push(Danger::Deny(format!(
+            "fork bomb (function `{name}` calls itself repeatedly)"
+        )));
     }
     for cmd in &analysis.commands {
         check_command(cmd, &mut out);
@@ -83,7 +106,10 @@ fn is_system_target(w: &ShellWord) -> bool {
         SYSTEM_DIRS.contains(&t) || SYSTEM_DIRS.contains(&w.text.as_str())
     } else {
         let t = w.text.trim_matches('"');
-        matches!(t, "$HOME" | "${HOME}" | "$HOME/" | "${HOME}/" | "$HOME/*" | "${HOME}/*")
+        matches!(
+            t,
+            "$HOME" | "${HOME}" | "$HOME/" | "${HOME}/" | "$HOME/*" | "${HOME}/*"
+        )
     }
 }
 
@@ -97,7 +123,10 @@ fn has_flag(args: &[ShellWord], short: char, long: &str) -> bool {
 fn check_command(cmd: &SimpleCommand, out: &mut Vec<Danger>) {
     for w in &cmd.writes {
         if w.literal && is_device(&w.text) {
-            out.push(Danger::Deny(format!("output redirected to device {}", w.text)));
+            out.push(Danger::Deny(format!(
+                "output redirected to device {}",
+                w.text
+            )));
         }
     }
     let Some(name) = cmd.base_name() else {
@@ -106,10 +135,14 @@ fn check_command(cmd: &SimpleCommand, out: &mut Vec<Danger>) {
     let args = &cmd.argv[1..];
     match name {
         "rm" => {
-            if args.iter().any(|w| w.literal && w.text == "--no-preserve-root") {
+            if args
+                .iter()
+                .any(|w| w.literal && w.text == "--no-preserve-root")
+            {
                 out.push(Danger::Deny("rm --no-preserve-root".into()));
             }
-            let recursive = has_flag(args, 'r', "--recursive") || has_flag(args, 'R', "--recursive");
+            let recursive =
+                has_flag(args, 'r', "--recursive") || has_flag(args, 'R', "--recursive");
             if recursive && let Some(t) = args.iter().find(|w| is_system_target(w)) {
                 out.push(Danger::Deny(format!("recursive rm of {}", t.text)));
             }

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use super::cache::{DecisionCache, cache_key};
 use super::call::ToolCall;
-use super::callback::{AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue};
+use super::callback::{
+    AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue,
+};
 use super::decision::{Behavior, DecisionSource, PermissionDecision};
 use super::error::PermissionError;
 use super::evaluate::{Inputs, evaluate};
@@ -129,7 +131,9 @@ impl PermissionEngineBuilder {
             policies,
             can_use_tool: self.can_use_tool,
             additional_dirs: self.additional_dirs,
-            home: self.home.or_else(|| std::env::var_os("HOME").map(PathBuf::from)),
+            home: self
+                .home
+                .or_else(|| std::env::var_os("HOME").map(PathBuf::from)),
             cache: self.cache.then(DecisionCache::default),
             cache_callback: self.cache_callback,
             workaround: self.workaround,
@@ -160,7 +164,10 @@ impl std::fmt::Debug for PermissionEngine {
         f.debug_struct("PermissionEngine")
             .field("mode", &self.mode())
             .field("rules", &self.rules)
-            .field("policies", &self.policies.iter().map(|p| p.name()).collect::<Vec<_>>())
+            .field(
+                "policies",
+                &self.policies.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            )
             .field("can_use_tool", &self.can_use_tool.is_some())
             .finish_non_exhaustive()
     }
@@ -235,7 +242,11 @@ impl PermissionEngine {
     pub fn working_dirs(&self, cwd: &Path) -> Vec<PathBuf> {
         let home = self.home.as_deref();
         let mut dirs = vec![canonicalize(cwd, cwd, home)];
-        dirs.extend(self.additional_dirs.iter().map(|d| canonicalize(d, cwd, home)));
+        dirs.extend(
+            self.additional_dirs
+                .iter()
+                .map(|d| canonicalize(d, cwd, home)),
+        );
         dirs
     }
 
@@ -397,14 +408,23 @@ impl PermissionEngine {
         }
     }
 
-    fn request(&self, call: &ToolCall, d: &PermissionDecision, facts: &CallFacts) -> CanUseToolRequest {
+    fn request(
+        &self,
+        call: &ToolCall,
+        d: &PermissionDecision,
+        facts: &CallFacts,
+    ) -> CanUseToolRequest {
         CanUseToolRequest {
             tool_name: call.tool_name.clone(),
             input: call.input.clone(),
             tool_use_id: call.tool_use_id.clone(),
             session_id: call.session_id.clone(),
             cwd: call.cwd.clone(),
-            suggestions: d.suggestions.iter().map(|s| PermissionRuleValue::from_rule(s)).collect(),
+            suggestions: d
+                .suggestions
+                .iter()
+                .map(|s| PermissionRuleValue::from_rule(s))
+                .collect(),
             decision_reason: d.reason.clone(),
             blocked_path: facts
                 .paths
@@ -417,7 +437,12 @@ impl PermissionEngine {
         }
     }
 
-    fn apply_callback(&self, call: &ToolCall, mut d: PermissionDecision, answer: CanUseToolResult) -> PermissionDecision {
+    fn apply_callback(
+        &self,
+        call: &ToolCall,
+        mut d: PermissionDecision,
+        answer: CanUseToolResult,
+    ) -> PermissionDecision {
         d.decided_by = DecisionSource::Callback;
         match answer {
             CanUseToolResult::Allow { updated_input } => {
@@ -456,7 +481,10 @@ impl PermissionEngine {
                 .join(", ");
             hints.push(format!("add {rules} to permissions.allow"));
         }
-        let ask_rule = matches!(d.decided_by, DecisionSource::Rule { .. } | DecisionSource::Policy { .. });
+        let ask_rule = matches!(
+            d.decided_by,
+            DecisionSource::Rule { .. } | DecisionSource::Policy { .. }
+        );
         if d.edit_like && !ask_rule {
             hints.push("run with --permission-mode acceptEdits".into());
         }
@@ -470,8 +498,7 @@ impl PermissionEngine {
         };
         d.reason = format!(
             "Permission to use {} was not granted (needs approval and no one can be asked: {}). To allow it: {how}.",
-            d.tool,
-            d.reason
+            d.tool, d.reason
         );
         d.behavior = Behavior::Deny;
         d.updated_input = None;
@@ -529,7 +556,6 @@ impl PermissionEngine {
         d
     }
 }
-
 
 fn describe(call: &ToolCall, reason: &str) -> String {
     let what = call

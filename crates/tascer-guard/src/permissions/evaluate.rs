@@ -66,8 +66,9 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
         .iter()
         .map(|p| (p.name(), p.check_with_facts(call, facts)))
         .collect();
-    if let Some((name, PolicyVerdict::Deny { reason })) =
-        verdicts.iter().find(|(_, v)| matches!(v, PolicyVerdict::Deny { .. }))
+    if let Some((name, PolicyVerdict::Deny { reason })) = verdicts
+        .iter()
+        .find(|(_, v)| matches!(v, PolicyVerdict::Deny { .. }))
     {
         return PermissionDecision::new(
             Behavior::Deny,
@@ -115,8 +116,9 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
     }
 
     // 4. policy asks
-    if let Some((name, PolicyVerdict::Ask { reason })) =
-        verdicts.iter().find(|(_, v)| matches!(v, PolicyVerdict::Ask { .. }))
+    if let Some((name, PolicyVerdict::Ask { reason })) = verdicts
+        .iter()
+        .find(|(_, v)| matches!(v, PolicyVerdict::Ask { .. }))
     {
         return with_suggestions(
             PermissionDecision::new(
@@ -153,7 +155,10 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
         PermissionMode::AcceptEdits => {
             if facts.class == ToolClass::Edit
                 && !facts.paths.is_empty()
-                && facts.paths.iter().all(|p| within_any(&p.canonical, inp.working_dirs))
+                && facts
+                    .paths
+                    .iter()
+                    .all(|p| within_any(&p.canonical, inp.working_dirs))
             {
                 return PermissionDecision::new(
                     Behavior::Allow,
@@ -172,7 +177,10 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
         _ => {}
     }
     if facts.class == ToolClass::ReadOnly
-        && facts.paths.iter().all(|p| within_any(&p.canonical, inp.working_dirs))
+        && facts
+            .paths
+            .iter()
+            .all(|p| within_any(&p.canonical, inp.working_dirs))
     {
         return PermissionDecision::new(
             Behavior::Allow,
@@ -184,7 +192,11 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
     // 6. allow rules, policy allows
     let missing = match allowed_by(&allow, call, facts) {
         AllowCheck::Allowed(rules) => {
-            let names = rules.iter().map(|r| r.raw.as_str()).collect::<Vec<_>>().join(", ");
+            let names = rules
+                .iter()
+                .map(|r| r.raw.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
             let mut d = PermissionDecision::new(
                 Behavior::Allow,
                 rule_source(rules[0]),

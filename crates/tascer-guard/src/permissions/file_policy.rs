@@ -173,10 +173,7 @@ impl FileAccessPolicy {
         }
         if self.block_outside && !roots.iter().any(|r| is_within(canonical, r)) {
             return PolicyVerdict::Deny {
-                reason: format!(
-                    "{} is outside the allowed directories",
-                    canonical.display()
-                ),
+                reason: format!("{} is outside the allowed directories", canonical.display()),
             };
         }
         PolicyVerdict::Abstain
@@ -205,7 +202,12 @@ impl Policy for FileAccessPolicy {
         {
             let home = self.home.as_deref();
             for cmd in &analysis.commands {
-                for w in cmd.argv.iter().skip(1).filter(|w| w.literal && !w.text.starts_with('-')) {
+                for w in cmd
+                    .argv
+                    .iter()
+                    .skip(1)
+                    .filter(|w| w.literal && !w.text.starts_with('-'))
+                {
                     let canonical = canonicalize(Path::new(&w.text), &call.cwd, home);
                     let v = match self.check_path(
                         Path::new(&w.text),
@@ -222,7 +224,8 @@ impl Policy for FileAccessPolicy {
                 }
                 for w in cmd.writes.iter().filter(|w| w.literal) {
                     let canonical = canonicalize(Path::new(&w.text), &call.cwd, home);
-                    let v = self.check_path(Path::new(&w.text), &canonical, true, &call.cwd, &roots);
+                    let v =
+                        self.check_path(Path::new(&w.text), &canonical, true, &call.cwd, &roots);
                     if !matches!(v, PolicyVerdict::Abstain) {
                         verdict = verdict.stricter(v);
                     }

@@ -77,7 +77,11 @@ fn loose_match(rule: &PermissionRule, call: &ToolCall, facts: &CallFacts) -> Com
 }
 
 fn bool_match(b: bool) -> CommandMatch {
-    if b { CommandMatch::Yes } else { CommandMatch::No }
+    if b {
+        CommandMatch::Yes
+    } else {
+        CommandMatch::No
+    }
 }
 
 /// The result of checking allow rules.
@@ -127,13 +131,15 @@ pub(crate) fn allowed_by<'a>(
         let ok = match &rule.specifier {
             RuleSpecifier::Path(pattern) => {
                 !facts.paths.is_empty()
-                    && facts.paths.iter().all(|p| {
-                        pattern.matches(&p.canonical, &call.cwd, facts.home.as_deref())
-                    })
+                    && facts
+                        .paths
+                        .iter()
+                        .all(|p| pattern.matches(&p.canonical, &call.cwd, facts.home.as_deref()))
             }
-            RuleSpecifier::Domain(domain) => {
-                facts.host.as_deref().is_some_and(|h| domain_matches(domain, h))
-            }
+            RuleSpecifier::Domain(domain) => facts
+                .host
+                .as_deref()
+                .is_some_and(|h| domain_matches(domain, h)),
             RuleSpecifier::Content(content) => content_matches(content, call),
             RuleSpecifier::Any => true,
             RuleSpecifier::Command(_) => false,

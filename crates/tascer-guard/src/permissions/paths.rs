@@ -152,7 +152,8 @@ pub fn target_paths(call: &ToolCall, home: Option<&Path>) -> Vec<TargetPath> {
         && let Some(pattern) = call.input.get("pattern").and_then(Value::as_str)
     {
         let base = literal_prefix_dir(pattern);
-        if !base.is_empty() && (pattern.starts_with('/') || pattern.starts_with('~') || base.contains(".."))
+        if !base.is_empty()
+            && (pattern.starts_with('/') || pattern.starts_with('~') || base.contains(".."))
         {
             let dir = call
                 .input

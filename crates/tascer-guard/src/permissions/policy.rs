@@ -35,7 +35,11 @@ impl PolicyVerdict {
 
     /// The stricter of two verdicts (the first on a tie).
     pub fn stricter(self, other: PolicyVerdict) -> PolicyVerdict {
-        if other.rank() > self.rank() { other } else { self }
+        if other.rank() > self.rank() {
+            other
+        } else {
+            self
+        }
     }
 }
 

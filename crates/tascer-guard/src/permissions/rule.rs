@@ -226,7 +226,12 @@ impl PermissionRules {
     }
 
     /// Parses and adds one rule.
-    pub fn add(&mut self, behavior: Behavior, raw: &str, origin: &RuleOrigin) -> Result<(), RuleError> {
+    pub fn add(
+        &mut self,
+        behavior: Behavior,
+        raw: &str,
+        origin: &RuleOrigin,
+    ) -> Result<(), RuleError> {
         let rule = PermissionRule::parse_with(raw, origin)?;
         self.push(behavior, rule);
         Ok(())

@@ -8,7 +8,11 @@ use super::workaround::is_multiplexer;
 
 /// Suggested allow rules for `call`; `missing` are the Bash simple commands
 /// no allow rule covered (all commands when empty).
-pub(crate) fn suggestions(call: &ToolCall, facts: &CallFacts, missing: &[SimpleCommand]) -> Vec<String> {
+pub(crate) fn suggestions(
+    call: &ToolCall,
+    facts: &CallFacts,
+    missing: &[SimpleCommand],
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Some(analysis) = &facts.shell {
         let cmds = if missing.is_empty() {
@@ -53,7 +57,9 @@ fn bash_rule(cmd: &SimpleCommand) -> Option<String> {
     }
     let name = cmd.argv[0].text.as_str();
     let words: Vec<&str> = cmd.argv.iter().map(|w| w.text.as_str()).collect();
-    let needs_quotes = |w: &str| w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"\\$`()".contains(c));
+    let needs_quotes = |w: &str| {
+        w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"\\$`()".contains(c))
+    };
     if words.iter().any(|w| needs_quotes(w)) {
         return None;
     }

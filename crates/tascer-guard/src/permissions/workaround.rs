@@ -53,9 +53,34 @@ impl Default for WorkaroundConfig {
 }
 
 const MULTIPLEXERS: &[&str] = &[
-    "git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "gh", "pip", "pip3",
-    "apt", "apt-get", "brew", "systemctl", "aws", "gcloud", "az", "terraform", "make", "npx",
-    "python", "python3", "uv", "poetry", "helm", "bun", "deno",
+    "git",
+    "npm",
+    "pnpm",
+    "yarn",
+    "cargo",
+    "go",
+    "docker",
+    "kubectl",
+    "gh",
+    "pip",
+    "pip3",
+    "apt",
+    "apt-get",
+    "brew",
+    "systemctl",
+    "aws",
+    "gcloud",
+    "az",
+    "terraform",
+    "make",
+    "npx",
+    "python",
+    "python3",
+    "uv",
+    "poetry",
+    "helm",
+    "bun",
+    "deno",
 ];
 
 /// True when `name`'s second word is a sub-command worth keeping.
@@ -75,13 +100,22 @@ pub(crate) fn alike_keys(call: &ToolCall, facts: &CallFacts) -> Vec<String> {
             };
             let mut key = format!("cmd:{name}");
             if is_multiplexer(name)
-                && let Some(sub) = cmd.argv.get(1).filter(|w| w.literal && !w.text.starts_with('-'))
+                && let Some(sub) = cmd
+                    .argv
+                    .get(1)
+                    .filter(|w| w.literal && !w.text.starts_with('-'))
             {
                 key.push(' ');
                 key.push_str(&sub.text);
             }
             keys.push(key);
-            for w in cmd.argv.iter().skip(1).chain(&cmd.writes).filter(|w| w.literal) {
+            for w in cmd
+                .argv
+                .iter()
+                .skip(1)
+                .chain(&cmd.writes)
+                .filter(|w| w.literal)
+            {
                 if let Some(p) = sensitive.matching(Path::new(&w.text)) {
                     keys.push(format!("sensitive:{p}"));
                 }

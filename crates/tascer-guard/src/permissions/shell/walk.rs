@@ -2,14 +2,40 @@
 
 use brush_parser::ast::{
     AndOr, AndOrList, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList,
-    ExtendedTestExpr, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline,
-    RedirectList,
+    ExtendedTestExpr, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, RedirectList,
 };
 use brush_parser::{Parser, ParserOptions};
 
 use super::words::{self, Resolved};
 use super::wrappers::{self, Unwrapped};
 use super::{MAX_DEPTH, ShellAnalysis, ShellWord, SimpleCommand, base_name};
+
+/// Longest command string the analyser parses.
+const MAX_SOURCE_LEN: usize = 256 * 1024;
+/// Most unclosed `(` the analyser hands to the parser.
+const MAX_UNCLOSED_PARENS: usize = 10;
+
+/// Counts `(` left unclosed, ignoring quoted text and escapes.
+fn unclosed_parens(src: &str) -> usize {
+    let mut open = 0usize;
+    let mut chars = src.chars();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (_, '\\') => {
+                chars.next();
+            }
+            (Some('"'), '"') => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (_, '(') => open += 1,
+            (_, ')') => open = open.saturating_sub(1),
+            _ => {}
+        }
+    }
+    open
+}
 
 /// Collects the simple commands of a program.
 pub(crate) struct Walker {
@@ -33,6 +59,15 @@ impl Walker {
     fn source(&mut self, src: &str, depth: usize, via: &[String]) {
         if depth > MAX_DEPTH {
             self.unresolved(format!("nesting deeper than {MAX_DEPTH} levels"));
+            return;
+        }
+        if src.len() > MAX_SOURCE_LEN {
+            self.unresolved(format!("command longer than {MAX_SOURCE_LEN} bytes"));
+            return;
+        }
+        if unclosed_parens(src) > MAX_UNCLOSED_PARENS {
+            // The parser backtracks exponentially on many unclosed `(`.
+            self.unresolved("too many unclosed parentheses");
             return;
         }
         let opts = ParserOptions::default();
@@ -352,11 +387,7 @@ impl Walker {
                 let mut v = via.clone();
                 v.push(format!("{name} -c"));
                 if keep_self {
-                    self.out.commands.push(SimpleCommand {
-                        argv,
-                        writes,
-                        via,
-                    });
+                    self.out.commands.push(SimpleCommand { argv, writes, via });
                 } else if !writes.is_empty() {
                     self.out.commands.push(SimpleCommand {
                         argv: vec![ShellWord::literal(":")],

@@ -28,7 +28,9 @@ pub(crate) enum Unwrapped {
     Unknown(String),
 }
 
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish"];
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish",
+];
 
 /// Classifies `argv` (whose name is literal).
 pub(crate) fn unwrap(argv: &[ShellWord]) -> Unwrapped {
@@ -129,7 +131,10 @@ fn skip_options(
             return Ok(i + 1);
         }
         if let Some(long) = t.strip_prefix("--") {
-            if !long.contains('=') && long_with_arg.iter().any(|l| l.trim_start_matches("--") == long)
+            if !long.contains('=')
+                && long_with_arg
+                    .iter()
+                    .any(|l| l.trim_start_matches("--") == long)
             {
                 i += 1;
             }

@@ -1,0 +1,431 @@
+//! `tascer keys generate`, `tascer verify`, `tascer report`, `tascer export`:
+//! the ledger commands.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+use tascer_ledger::keys::{KeyPaths, load_home_signing_key, load_verifying_key};
+use tascer_ledger::{
+    GateOutcome, Ledger, LedgerError, ReportData, ReportTool, Subject, ToolStatus, VerifyReport,
+    VerifyingKey, generate_keypair, key_id,
+};
+
+use crate::args::{ExportArgs, ReportArgs, ReportFormat, VerifyArgs};
+
+/// Tools whose input names a file they change, and the input field holding it.
+const FILE_CHANGING_TOOLS: [(&str, &str); 4] = [
+    ("Write", "file_path"),
+    ("Edit", "file_path"),
+    ("MultiEdit", "file_path"),
+    ("NotebookEdit", "notebook_path"),
+];
+
+/// Opens the ledger of the Tascer home without a signing key, refusing to
+/// create a database where there is none.
+fn open_ledger(home: &Path) -> anyhow::Result<Ledger> {
+    let db = home.join("tascer.db");
+    if !db.is_file() {
+        bail!(
+            "no ledger database at {} (no session has been recorded in this Tascer home)",
+            db.display()
+        );
+    }
+    Ledger::open_in_home(home, None)
+        .with_context(|| format!("cannot open the ledger in {}", home.display()))
+}
+
+/// Turns "no entries" into the one-line error users should see.
+fn session_error(session: &str, err: LedgerError) -> anyhow::Error {
+    match err {
+        LedgerError::EmptySession(_) => {
+            anyhow::anyhow!("unknown session {session}: it has no ledger entries")
+        }
+        other => anyhow::Error::new(other).context(format!("session {session}")),
+    }
+}
+
+/// The key trusted for verification: `--key`, else the home's public key
+/// (or the public half of its private key), else none.
+fn trusted_key(home: &Path, explicit: Option<&Path>) -> anyhow::Result<Option<VerifyingKey>> {
+    if let Some(path) = explicit {
+        return load_verifying_key(path)
+            .map(Some)
+            .with_context(|| format!("cannot load the public key {}", path.display()));
+    }
+    let paths = KeyPaths::in_home(home);
+    if paths.public.is_file() {
+        return load_verifying_key(&paths.public)
+            .map(Some)
+            .with_context(|| format!("cannot load the public key {}", paths.public.display()));
+    }
+    Ok(load_home_signing_key(home)
+        .with_context(|| format!("cannot load the key {}", paths.private.display()))?
+        .map(|k| k.verifying_key()))
+}
+
+/// `tascer keys generate [--force]`.
+pub fn keys_generate(force: bool) -> anyhow::Result<ExitCode> {
+    let home = tascer::tascer_home();
+    let (key, paths) = match generate_keypair(&home, force) {
+        Ok(generated) => generated,
+        Err(LedgerError::KeyExists(path)) => bail!(
+            "{} already exists; pass --force to replace the key pair (the old private key is \
+             lost, and sessions it signed then verify only with its public key via --key)",
+            path.display()
+        ),
+        Err(err) => {
+            return Err(anyhow::Error::new(err)
+                .context(format!("cannot generate a key pair in {}", home.display())));
+        }
+    };
+    println!("private key  {} (mode 0600)", paths.private.display());
+    println!("public key   {}", paths.public.display());
+    println!("key id       {}", key_id(&key.verifying_key()));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line (plus indented warnings) describing a verification outcome.
+fn verify_lines(report: &VerifyReport, signer: Option<&str>, key_given: bool) -> Vec<String> {
+    let id = &report.session_id;
+    let mut lines = Vec::new();
+    if let Some(b) = &report.first_broken {
+        lines.push(format!(
+            "✗ {id}: entry {}: {} ({})",
+            b.seq,
+            b.reason.name(),
+            b.detail
+        ));
+        return lines;
+    }
+    let n = report.entries_checked;
+    let status = if report.signed {
+        format!("signed by {}", signer.unwrap_or("(unknown key)"))
+    } else if let Some(signer) = signer {
+        let hint = if key_given {
+            ""
+        } else {
+            ": pass --key PUBKEY_PEM"
+        };
+        format!("signed by {signer}, signature NOT checked (no trusted public key{hint})")
+    } else {
+        "UNSIGNED (no signing key was configured: a rewritten chain or a cut-off tail cannot be \
+         detected)"
+            .to_string()
+    };
+    lines.push(format!("✓ {id}: {n} entries, {status}"));
+    for w in &report.warnings {
+        lines.push(format!("    warning: {w}"));
+    }
+    lines
+}
+
+/// `tascer verify [SESSION | --all] [--key PUBKEY_PEM] [--json]`.
+pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    let home = tascer::tascer_home();
+    let ledger = open_ledger(&home)?;
+    let key = trusted_key(&home, args.key.as_deref())?;
+    let sessions = match (&args.session, args.all) {
+        (Some(session), _) => vec![session.clone()],
+        (None, _) => ledger
+            .store()
+            .sessions()
+            .context("cannot list the ledger's sessions")?,
+    };
+    if sessions.is_empty() {
+        println!("no sessions with ledger entries in {}", home.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut all_ok = true;
+    let mut reports = Vec::new();
+    for session in &sessions {
+        let report = match ledger.verify(session, key.as_ref()) {
+            Ok(r) => r,
+            Err(err) if !args.all => return Err(session_error(session, err)),
+            Err(err) => {
+                all_ok = false;
+                let err = session_error(session, err);
+                if args.json {
+                    reports.push(serde_json::json!({
+                        "session_id": session, "ok": false, "error": format!("{err:#}"),
+                    }));
+                } else {
+                    println!("✗ {session}: cannot verify: {err:#}");
+                }
+                continue;
+            }
+        };
+        all_ok &= report.ok;
+        if args.json {
+            reports.push(serde_json::to_value(&report)?);
+        } else {
+            let head = ledger.head(session).ok().flatten();
+            let signer = head
+                .and_then(|h| h.key_id)
+                .or_else(|| key.as_ref().filter(|_| report.signed).map(key_id));
+            for line in verify_lines(&report, signer.as_deref(), key.is_some()) {
+                println!("{line}");
+            }
+        }
+    }
+    if args.json {
+        let out = if args.all {
+            Value::Array(reports)
+        } else {
+            reports.into_iter().next().unwrap_or(Value::Null)
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The status a report shows for a tool call: pending until it is closed.
+fn tool_status(tool: &ReportTool) -> ToolStatus {
+    if tool.closed_seq.is_none() {
+        ToolStatus::Pending
+    } else {
+        tool.record.status
+    }
+}
+
+/// `gate ✓ (12 ms), other ✗: message` or `none`.
+fn gates_text(gates: &[GateOutcome]) -> String {
+    if gates.is_empty() {
+        return "none".into();
+    }
+    gates
+        .iter()
+        .map(|g| {
+            let mark = if g.passed { "✓" } else { "✗" };
+            let msg = if g.passed || g.message.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", g.message.lines().next().unwrap_or(""))
+            };
+            format!("{} {mark} ({} ms){msg}", g.gate, g.duration_ms)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The permission decision of a record, as a short word when there is one.
+fn permission_text(permission: &Value) -> String {
+    match permission {
+        Value::Null => "none recorded".into(),
+        Value::String(s) => s.clone(),
+        Value::Object(map) => ["decision", "behavior"]
+            .iter()
+            .find_map(|k| map.get(*k).and_then(Value::as_str))
+            .map_or_else(|| permission.to_string(), str::to_string),
+        other => other.to_string(),
+    }
+}
+
+/// Prints a report for people.
+fn print_report(data: &ReportData, verify: &anyhow::Result<VerifyReport>, key_given: bool) {
+    println!("session {}", data.session_id);
+    println!(
+        "  model    {}",
+        data.model.as_deref().unwrap_or("(unknown)")
+    );
+    println!(
+        "  status   {}",
+        data.status
+            .as_deref()
+            .unwrap_or("(no session_end entry: running, or it crashed)")
+    );
+    println!(
+        "  started  {}   ended {}",
+        data.started_at.as_deref().unwrap_or("-"),
+        data.ended_at.as_deref().unwrap_or("-")
+    );
+    if let Some(cost) = data.cost_usd {
+        println!("  cost     ${cost:.4}");
+    }
+    if let Some(usage) = &data.usage {
+        println!("  usage    {usage}");
+    }
+    println!(
+        "  entries  {}   permission decisions {}   gate results {}",
+        data.entries, data.permission_decisions, data.gate_results
+    );
+    println!();
+    let counts = data
+        .tool_status_counts
+        .iter()
+        .map(|(s, n)| format!("{n} {s}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if data.tools.is_empty() {
+        println!("tool calls: none");
+    } else {
+        println!("tool calls: {} ({counts})", data.tools.len());
+    }
+    for tool in &data.tools {
+        let r = &tool.record;
+        let seqs = match (tool.opened_seq, tool.closed_seq) {
+            (Some(o), Some(c)) => format!("entries {o}→{c}"),
+            (Some(o), None) => format!("entry {o}, never closed"),
+            (None, Some(c)) => format!("entry {c}"),
+            (None, None) => String::new(),
+        };
+        println!(
+            "  [{}] {} {} ({seqs})",
+            tool_status(tool).as_str(),
+            r.tool,
+            r.tool_use_id
+        );
+        println!("      pre-gates   {}", gates_text(&r.pre_gates));
+        println!("      post-gates  {}", gates_text(&r.post_gates));
+        println!(
+            "      permission  {}   hooks run {}",
+            permission_text(&r.permission),
+            r.hooks.len()
+        );
+        let proof = match &r.proof_hash {
+            Some(h) if tool.proof_valid => format!("{h} (valid)"),
+            Some(h) => format!("{h} (DOES NOT MATCH the record)"),
+            None => "none (not sealed)".into(),
+        };
+        println!("      proof       {proof}");
+        println!("      entry hash  {}", tool.entry_hash);
+    }
+    println!();
+    match &data.head {
+        Some(h) => {
+            let signed = match &h.key_id {
+                Some(k) if h.signature.is_some() => format!("signed by {k}"),
+                _ => "unsigned".into(),
+            };
+            println!("ledger head: entry {} {} ({signed})", h.seq, h.hash);
+        }
+        None => println!("ledger head: none stored"),
+    }
+    match verify {
+        Ok(v) => {
+            let signer = data.head.as_ref().and_then(|h| h.key_id.as_deref());
+            for line in verify_lines(v, signer, key_given) {
+                println!("verify: {line}");
+            }
+        }
+        Err(err) => println!("verify: ✗ cannot verify: {err:#}"),
+    }
+}
+
+/// `tascer report SESSION [--format text|json]`.
+pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let home = tascer::tascer_home();
+    let ledger = open_ledger(&home)?;
+    let data = ledger
+        .report(&args.session)
+        .map_err(|e| session_error(&args.session, e))?;
+    match args.format {
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&data)?),
+        ReportFormat::Text => {
+            let key = trusted_key(&home, None)?;
+            let verify = ledger
+                .verify(&args.session, key.as_ref())
+                .map_err(|e| session_error(&args.session, e));
+            print_report(&data, &verify, key.is_some());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Subjects for an attestation: the files the session's Write/Edit/
+/// MultiEdit/NotebookEdit calls changed that still exist, with the SHA-256
+/// of their current content. Relative paths are resolved against the
+/// record's `context.cwd`; names are relative to it when the file is under it.
+fn changed_file_subjects(data: &ReportData) -> anyhow::Result<Vec<Subject>> {
+    let mut subjects: BTreeMap<String, Subject> = BTreeMap::new();
+    for tool in &data.tools {
+        let r = &tool.record;
+        if tool_status(tool) == ToolStatus::Blocked {
+            continue;
+        }
+        let Some((_, field)) = FILE_CHANGING_TOOLS.iter().find(|(t, _)| *t == r.tool) else {
+            continue;
+        };
+        let Some(file) = r.input.get(*field).and_then(Value::as_str) else {
+            continue;
+        };
+        let cwd = r
+            .context
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(PathBuf::from);
+        let path = match &cwd {
+            Some(cwd) if Path::new(file).is_relative() => cwd.join(file),
+            _ => PathBuf::from(file),
+        };
+        if !path.is_file() {
+            continue;
+        }
+        let name = cwd
+            .as_deref()
+            .and_then(|c| path.strip_prefix(c).ok())
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        let subject = Subject::from_file(name.clone(), &path)
+            .with_context(|| format!("cannot hash {}", path.display()))?;
+        subjects.insert(name, subject);
+    }
+    Ok(subjects.into_values().collect())
+}
+
+/// `tascer export SESSION --attestation [-o FILE]`.
+pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let home = tascer::tascer_home();
+    let paths = KeyPaths::in_home(&home);
+    let key = load_home_signing_key(&home)
+        .with_context(|| format!("cannot load the signing key {}", paths.private.display()))?
+        .with_context(|| {
+            format!(
+                "no signing key at {}: run `tascer keys generate` first",
+                paths.private.display()
+            )
+        })?;
+    let keyid = key_id(&key.verifying_key());
+    let db = home.join("tascer.db");
+    if !db.is_file() {
+        bail!(
+            "no ledger database at {} (no session has been recorded in this Tascer home)",
+            db.display()
+        );
+    }
+    let ledger = Ledger::open_in_home(&home, Some(key))
+        .with_context(|| format!("cannot open the ledger in {}", home.display()))?;
+    let data = ledger
+        .report(&args.session)
+        .map_err(|e| session_error(&args.session, e))?;
+    let subjects = changed_file_subjects(&data)?;
+    let n_subjects = subjects.len().max(1);
+    let envelope = ledger
+        .export_attestation(&args.session, subjects)
+        .map_err(|e| session_error(&args.session, e))?;
+    let line = serde_json::to_string(&envelope)?;
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.intoto.jsonl", args.session)));
+    if output.as_os_str() == "-" {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{line}").context("cannot write to standard output")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    std::fs::write(&output, format!("{line}\n"))
+        .with_context(|| format!("cannot write {}", output.display()))?;
+    println!(
+        "wrote {} ({n_subjects} subject(s), signed by key {keyid})",
+        output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

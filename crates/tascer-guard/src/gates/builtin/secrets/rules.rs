@@ -1,0 +1,198 @@
+//! The gitleaks rules: parsed from the embedded TOML, regexes compiled
+//! lazily (only when a rule's keyword appears).
+
+use std::sync::OnceLock;
+
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+/// The gitleaks v8.30.0 default rules (MIT licence; see `data/README.md`).
+pub(crate) const GITLEAKS_TOML: &str = include_str!("../../../../data/gitleaks-v8.30.0.toml");
+
+const SIZE_LIMIT: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, Deserialize)]
+struct RawConfig {
+    #[serde(default)]
+    rules: Vec<RawRule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRule {
+    id: String,
+    #[serde(default)]
+    description: String,
+    regex: Option<String>,
+    entropy: Option<f64>,
+    secret_group: Option<usize>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(default)]
+    allowlists: Vec<RawAllowlist>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawAllowlist {
+    #[serde(default)]
+    regexes: Vec<String>,
+    regex_target: Option<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+}
+
+/// One compiled-on-demand rule.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    pub(crate) id: String,
+    pub(crate) description: String,
+    source: String,
+    regex: OnceLock<Option<Regex>>,
+    pub(crate) entropy: Option<f64>,
+    pub(crate) secret_group: Option<usize>,
+    /// Lowercase keywords; empty means "always try".
+    pub(crate) keywords: Vec<String>,
+    allow_sources: Vec<(String, AllowTarget)>,
+    allow: OnceLock<Vec<(Regex, AllowTarget)>>,
+    pub(crate) stopwords: Vec<String>,
+}
+
+/// What an allowlist regex is matched against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum AllowTarget {
+    Secret,
+    Match,
+    Line,
+}
+
+impl Rule {
+    /// The compiled regex; `None` when it does not compile with Rust's
+    /// `regex` (logged once).
+    pub(crate) fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| match compile(&self.source) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::warn!(rule = %self.id, error = %e, "secret rule does not compile");
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    /// The compiled allowlist regexes.
+    pub(crate) fn allowlist(&self) -> &[(Regex, AllowTarget)] {
+        self.allow.get_or_init(|| {
+            self.allow_sources
+                .iter()
+                .filter_map(|(s, t)| compile(s).ok().map(|r| (r, *t)))
+                .collect()
+        })
+    }
+}
+
+/// Compiles a Go (RE2) pattern with Rust's `regex`: the size limit raised,
+/// and a literal `{` that does not start a repetition escaped.
+pub(crate) fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    let build = |p: &str| {
+        RegexBuilder::new(p)
+            .size_limit(SIZE_LIMIT)
+            .dfa_size_limit(SIZE_LIMIT)
+            .build()
+    };
+    build(pattern).or_else(|_| build(&escape_go_braces(pattern)))
+}
+
+/// Escapes each `{` that is not the start of a `{n}`, `{n,}` or `{n,m}`
+/// repetition (Go treats such a brace as a literal; Rust rejects it).
+pub(crate) fn escape_go_braces(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            out.push(c);
+            if let Some(n) = chars.get(i + 1) {
+                out.push(*n);
+            }
+            i += 2;
+            continue;
+        }
+        if c == '{' && !is_repetition(&chars[i + 1..]) {
+            out.push_str("\\{");
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+fn is_repetition(rest: &[char]) -> bool {
+    let Some(close) = rest.iter().position(|c| *c == '}') else {
+        return false;
+    };
+    let body: String = rest[..close].iter().collect();
+    let mut parts = body.splitn(2, ',');
+    let first = parts.next().unwrap_or_default();
+    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+    !first.is_empty() && digits(first) && parts.next().is_none_or(digits)
+}
+
+/// Parses the rules of a gitleaks TOML config.
+pub(crate) fn parse_rules(toml_text: &str) -> Result<Vec<Rule>, toml::de::Error> {
+    let raw: RawConfig = toml::from_str(toml_text)?;
+    Ok(raw
+        .rules
+        .into_iter()
+        .filter_map(|r| {
+            let source = r.regex?;
+            let mut allow_sources = Vec::new();
+            let mut stopwords = Vec::new();
+            for a in r.allowlists {
+                let target = match a.regex_target.as_deref() {
+                    Some("match") => AllowTarget::Match,
+                    Some("line") => AllowTarget::Line,
+                    _ => AllowTarget::Secret,
+                };
+                allow_sources.extend(a.regexes.into_iter().map(|s| (s, target)));
+                stopwords.extend(a.stopwords.into_iter().map(|s| s.to_lowercase()));
+            }
+            Some(Rule {
+                id: r.id,
+                description: r.description,
+                source,
+                regex: OnceLock::new(),
+                entropy: r.entropy,
+                secret_group: r.secret_group,
+                keywords: r.keywords.into_iter().map(|k| k.to_lowercase()).collect(),
+                allow_sources,
+                allow: OnceLock::new(),
+                stopwords,
+            })
+        })
+        .collect())
+}
+
+/// Shannon entropy (bits per character) of `s`.
+pub(crate) fn shannon_entropy(s: &str) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    let mut total = 0usize;
+    for c in s.chars() {
+        *counts.entry(c).or_insert(0usize) += 1;
+        total += 1;
+    }
+    if total == 0 {
+        return 0.0;
+    }
+    let n = total as f64;
+    counts
+        .values()
+        .map(|&k| {
+            let p = k as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}

@@ -1,0 +1,269 @@
+//! The only module that talks to `rmcp`: connect over a transport and run
+//! requests, returning plain JSON so the rest of the crate never sees rmcp
+//! types. An rmcp upgrade should only touch this file.
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use serde_json::{Map, Value};
+
+use crate::config::McpServerConfig;
+use crate::error::McpError;
+
+/// A tool as listed by a server (`tools/list` entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteTool {
+    /// The server's own tool name.
+    pub name: String,
+    /// Description (empty when the server gave none).
+    pub description: String,
+    /// JSON Schema of the input.
+    pub input_schema: Value,
+    /// `annotations.readOnlyHint`.
+    pub read_only: bool,
+}
+
+/// Why a request failed, as far as the manager cares.
+#[derive(Debug)]
+pub(crate) enum RequestError {
+    /// The transport is gone; the server must be restarted.
+    Closed(String),
+    /// The server answered with an error (connection still fine).
+    Remote(String),
+}
+
+fn classify(err: ServiceError) -> RequestError {
+    match err {
+        ServiceError::McpError(e) => RequestError::Remote(e.message.to_string()),
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+            RequestError::Closed(err.to_string())
+        }
+        other => RequestError::Remote(other.to_string()),
+    }
+}
+
+/// Receives server notifications; flags `tools/list_changed`.
+struct Handler {
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The last lines a stdio server wrote to stderr (also logged at debug).
+#[derive(Clone, Default)]
+struct StderrTail(Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+
+impl StderrTail {
+    const LINES: usize = 10;
+
+    fn follow(
+        &self,
+        server: String,
+        stderr: tokio::process::ChildStderr,
+    ) -> tokio::task::JoinHandle<()> {
+        use tokio::io::AsyncBufReadExt;
+        let tail = self.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(server = %server, "mcp stderr: {line}");
+                let mut buf = match tail.0.lock() {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                if buf.len() == Self::LINES {
+                    buf.pop_front();
+                }
+                buf.push_back(line);
+            }
+        })
+    }
+
+    fn render(&self) -> String {
+        let buf = match self.0.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if buf.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; server stderr: {}",
+                buf.iter().cloned().collect::<Vec<_>>().join(" | ")
+            )
+        }
+    }
+}
+
+/// A live MCP client connection.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    /// Set when the server sent `notifications/tools/list_changed`.
+    pub tools_changed: Arc<AtomicBool>,
+}
+
+fn header_map(
+    server: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<std::collections::HashMap<HeaderName, HeaderValue>, McpError> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            let name = HeaderName::try_from(k.as_str()).map_err(|e| McpError::Connect {
+                server: server.into(),
+                message: format!("bad header name {k:?}: {e}"),
+            })?;
+            let value = HeaderValue::try_from(v.as_str()).map_err(|e| McpError::Connect {
+                server: server.into(),
+                message: format!("bad header value for {k}: {e}"),
+            })?;
+            Ok((name, value))
+        })
+        .collect()
+}
+
+impl Connection {
+    /// Connects and performs the MCP handshake.
+    pub async fn connect(server: &str, config: &McpServerConfig) -> Result<Self, McpError> {
+        let tools_changed = Arc::new(AtomicBool::new(false));
+        let handler = Handler {
+            tools_changed: tools_changed.clone(),
+        };
+        let connect_err = |message: String| McpError::Connect {
+            server: server.into(),
+            message,
+        };
+        let service = match config {
+            McpServerConfig::Stdio { command, args, env } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).kill_on_drop(true);
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| connect_err(format!("cannot spawn {command:?}: {e}")))?;
+                let tail = StderrTail::default();
+                let reader = stderr.map(|e| tail.follow(server.to_owned(), e));
+                match handler.serve(transport).await {
+                    Ok(service) => service,
+                    Err(e) => {
+                        // Let the reader collect the last lines (EOF once the
+                        // process is gone), but do not wait on a live one.
+                        if let Some(reader) = reader {
+                            let wait = std::time::Duration::from_millis(500);
+                            let _ = tokio::time::timeout(wait, reader).await;
+                        }
+                        return Err(connect_err(format!("{e}{}", tail.render())));
+                    }
+                }
+            }
+            McpServerConfig::Http { url, headers } => {
+                let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                cfg.custom_headers = header_map(server, headers)?;
+                let transport = StreamableHttpClientTransport::from_config(cfg);
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| connect_err(e.to_string()))?
+            }
+            McpServerConfig::Sse { .. } => {
+                return Err(McpError::Unsupported {
+                    server: server.into(),
+                    message: "the legacy \"sse\" transport is not supported (rmcp has no SSE \
+                              client); use \"type\": \"http\" (streamable HTTP)"
+                        .into(),
+                });
+            }
+            McpServerConfig::Sdk { name } => {
+                return Err(McpError::Unsupported {
+                    server: server.into(),
+                    message: format!("in-process server '{name}' is not registered"),
+                });
+            }
+        };
+        Ok(Connection {
+            service,
+            tools_changed,
+        })
+    }
+
+    /// `serverInfo` from the initialize result.
+    pub fn server_info(&self) -> Option<Value> {
+        let info = self.service.peer_info()?;
+        serde_json::to_value(&*info)
+            .ok()
+            .and_then(|v| v.get("serverInfo").cloned())
+    }
+
+    /// True once the transport has closed.
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed()
+    }
+
+    /// `tools/list` (all pages).
+    pub async fn list_tools(&self) -> Result<Vec<RemoteTool>, RequestError> {
+        let tools = self.service.list_all_tools().await.map_err(classify)?;
+        Ok(tools
+            .into_iter()
+            .map(|t| {
+                let v = serde_json::to_value(&t).unwrap_or(Value::Null);
+                RemoteTool {
+                    name: t.name.to_string(),
+                    description: t.description.as_deref().unwrap_or_default().to_owned(),
+                    input_schema: v
+                        .get("inputSchema")
+                        .cloned()
+                        .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+                    read_only: v
+                        .pointer("/annotations/readOnlyHint")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                }
+            })
+            .collect())
+    }
+
+    /// `tools/call`; returns the wire-shaped `CallToolResult`.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Value, RequestError> {
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        if let Some(args) = arguments {
+            params = params.with_arguments(args);
+        }
+        let result = self.service.call_tool(params).await.map_err(classify)?;
+        serde_json::to_value(&result).map_err(|e| RequestError::Remote(e.to_string()))
+    }
+
+    /// `resources/list` (all pages), wire-shaped.
+    pub async fn list_resources(&self) -> Result<Vec<Value>, RequestError> {
+        let resources = self.service.list_all_resources().await.map_err(classify)?;
+        Ok(resources
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect())
+    }
+
+    /// `resources/read`; returns the wire-shaped `ReadResourceResult`.
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, RequestError> {
+        let result = self
+            .service
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .map_err(classify)?;
+        serde_json::to_value(&result).map_err(|e| RequestError::Remote(e.to_string()))
+    }
+}

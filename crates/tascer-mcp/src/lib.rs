@@ -1,0 +1,36 @@
+//! MCP client for Tascer.
+//!
+//! * [`parse_mcp_config`] reads Claude Code's `{"mcpServers": {...}}`.
+//! * [`McpManager::connect_all`] connects every server concurrently and
+//!   reports `{name, status, ...}` per server ([`McpManager::statuses`]).
+//! * [`McpManager::tools`] exposes each server tool as a
+//!   [`tascer_core::Tool`] named `mcp__<server>__<tool>`, plus
+//!   `ListMcpResourcesTool` / `ReadMcpResourceTool`.
+//! * [`SdkServer`] declares in-process tools.
+//!
+//! All `rmcp` usage lives in the private `client` module.
+
+mod client;
+mod config;
+mod error;
+mod manager;
+mod names;
+mod output;
+mod resources;
+mod sdk;
+mod server;
+mod status;
+mod tool;
+
+pub use client::RemoteTool;
+pub use config::{McpConfigFile, McpServerConfig, parse_mcp_config, parse_mcp_config_str};
+pub use error::McpError;
+pub use manager::{
+    DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpManager, McpOptions,
+};
+pub use names::{mcp_tool_name, sanitize_name};
+pub use output::call_result_to_output;
+pub use resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+pub use sdk::{SdkServer, SdkTool, expand_schema};
+pub use status::{McpServerStatus, McpStatus};
+pub use tool::McpTool;

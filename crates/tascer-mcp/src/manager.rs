@@ -1,0 +1,213 @@
+//! [`McpManager`]: connects all configured servers and hands out their
+//! tools and statuses.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tascer_core::Tool;
+
+use crate::config::McpServerConfig;
+use crate::error::McpError;
+use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+use crate::sdk::SdkServer;
+use crate::server::{Limits, ServerEntry};
+use crate::status::{McpServerStatus, McpStatus};
+use crate::tool::McpTool;
+
+/// Default per-call timeout for `tools/call`; `MCP_TOOL_TIMEOUT` (ms)
+/// overrides it, as in Claude Code.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default startup timeout (`MCP_TIMEOUT` in ms overrides it).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default bound on restarts of a dead server.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+
+fn env_ms(var: &str) -> Option<Duration> {
+    std::env::var(var)
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+}
+
+/// Knobs for [`McpManager::connect_with`].
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    /// Time allowed for spawn + handshake + first `tools/list`.
+    pub startup_timeout: Duration,
+    /// Time allowed for each `tools/call` (and resources requests).
+    pub tool_timeout: Duration,
+    /// How many times a dead server is restarted before giving up.
+    pub max_restarts: u32,
+    /// In-process servers; `{"type":"sdk","name":…}` configs refer to them.
+    pub sdk_servers: Vec<SdkServer>,
+}
+
+impl Default for McpOptions {
+    /// Defaults, with `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (ms) from the
+    /// environment as in Claude Code.
+    fn default() -> Self {
+        McpOptions {
+            startup_timeout: env_ms("MCP_TIMEOUT").unwrap_or(DEFAULT_STARTUP_TIMEOUT),
+            tool_timeout: env_ms("MCP_TOOL_TIMEOUT").unwrap_or(DEFAULT_TOOL_TIMEOUT),
+            max_restarts: DEFAULT_MAX_RESTARTS,
+            sdk_servers: Vec::new(),
+        }
+    }
+}
+
+/// State shared with the resource tools.
+pub(crate) struct Inner {
+    pub servers: Vec<Arc<ServerEntry>>,
+    sdk: Vec<SdkServer>,
+    /// Sdk configs naming no registered server: `(key, error)`.
+    missing_sdk: Vec<(String, String)>,
+}
+
+impl Inner {
+    pub fn server(&self, name: &str) -> Option<Arc<ServerEntry>> {
+        self.servers.iter().find(|s| s.name() == name).cloned()
+    }
+}
+
+/// All MCP servers of a session.
+#[derive(Clone)]
+pub struct McpManager {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpManager")
+            .field("servers", &self.statuses())
+            .finish()
+    }
+}
+
+impl McpManager {
+    /// Connects every server concurrently with default options and the
+    /// given startup timeout. Failures are recorded in [`Self::statuses`],
+    /// never returned or swallowed.
+    pub async fn connect_all(
+        configs: BTreeMap<String, McpServerConfig>,
+        startup_timeout: Duration,
+    ) -> McpManager {
+        let options = McpOptions {
+            startup_timeout,
+            ..McpOptions::default()
+        };
+        Self::connect_with(configs, options).await
+    }
+
+    /// Connects every server concurrently.
+    pub async fn connect_with(
+        configs: BTreeMap<String, McpServerConfig>,
+        options: McpOptions,
+    ) -> McpManager {
+        let limits = Limits {
+            startup_timeout: options.startup_timeout,
+            tool_timeout: options.tool_timeout,
+            max_restarts: options.max_restarts,
+        };
+        let mut servers = Vec::new();
+        let mut missing_sdk = Vec::new();
+        for (key, config) in configs {
+            if let McpServerConfig::Sdk { name } = &config {
+                if !options.sdk_servers.iter().any(|s| s.name() == name) {
+                    missing_sdk.push((
+                        key,
+                        format!("in-process (sdk) server '{name}' is not registered"),
+                    ));
+                }
+                continue;
+            }
+            servers.push(Arc::new(ServerEntry::new(key, config, limits)));
+        }
+        futures::future::join_all(servers.iter().map(|s| s.start())).await;
+        McpManager {
+            inner: Arc::new(Inner {
+                servers,
+                sdk: options.sdk_servers,
+                missing_sdk,
+            }),
+        }
+    }
+
+    /// `[{name, status, error?, server_info?, tools}]` for
+    /// `system/init.mcp_servers`, in config order (remote, then sdk).
+    pub fn statuses(&self) -> Vec<McpServerStatus> {
+        let mut out: Vec<McpServerStatus> = self.inner.servers.iter().map(|s| s.status()).collect();
+        out.extend(self.inner.sdk.iter().map(|s| McpServerStatus {
+            name: s.name().to_owned(),
+            status: McpStatus::Connected,
+            error: None,
+            server_info: Some(s.server_info()),
+            tools: s.tool_names(),
+        }));
+        out.extend(self.inner.missing_sdk.iter().map(|(k, e)| McpServerStatus {
+            name: k.clone(),
+            status: McpStatus::Failed,
+            error: Some(e.clone()),
+            server_info: None,
+            tools: Vec::new(),
+        }));
+        out
+    }
+
+    /// All tools: each server tool as `mcp__<server>__<tool>`, the sdk
+    /// tools, and (when a remote server is configured) the two resource
+    /// tools. Servers that sent `tools/list_changed` are re-listed first.
+    pub async fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        futures::future::join_all(self.inner.servers.iter().map(|s| s.refresh_if_changed())).await;
+        self.tools_snapshot()
+    }
+
+    /// Like [`Self::tools`] without re-listing changed servers.
+    pub fn tools_snapshot(&self) -> Vec<Arc<dyn Tool>> {
+        let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+        for server in &self.inner.servers {
+            for remote in server.remote_tools() {
+                out.push(Arc::new(McpTool::new(server.clone(), remote)));
+            }
+        }
+        for sdk in &self.inner.sdk {
+            out.extend(sdk.tools());
+        }
+        if !self.inner.servers.is_empty() {
+            out.push(Arc::new(ListMcpResourcesTool {
+                inner: self.inner.clone(),
+            }));
+            out.push(Arc::new(ReadMcpResourceTool {
+                inner: self.inner.clone(),
+            }));
+        }
+        out
+    }
+
+    /// Re-lists the tools of one server now.
+    pub async fn refresh_tools(&self, server: &str) -> Result<(), McpError> {
+        let s = self
+            .inner
+            .server(server)
+            .ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        s.refresh_tools().await;
+        Ok(())
+    }
+
+    /// Per-server health: connection open and `tools/list` answers
+    /// (in-process servers are always healthy).
+    pub async fn health(&self) -> Vec<(String, Result<(), McpError>)> {
+        let mut out: Vec<(String, Result<(), McpError>)> = futures::future::join_all(
+            self.inner
+                .servers
+                .iter()
+                .map(|s| async move { (s.name().to_owned(), s.health().await) }),
+        )
+        .await;
+        out.extend(self.inner.sdk.iter().map(|s| (s.name().to_owned(), Ok(()))));
+        out
+    }
+}

@@ -1,0 +1,300 @@
+//! One configured server: its connection, status, tool list and restarts.
+
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tascer_core::ToolOutput;
+
+use crate::client::{Connection, RemoteTool, RequestError};
+use crate::config::McpServerConfig;
+use crate::error::McpError;
+use crate::output::call_result_to_output;
+use crate::status::{McpServerStatus, McpStatus};
+
+/// Timeouts and limits for one server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub startup_timeout: Duration,
+    pub tool_timeout: Duration,
+    pub max_restarts: u32,
+}
+
+#[derive(Default)]
+struct State {
+    conn: Option<Arc<Connection>>,
+    status: McpStatus,
+    error: Option<String>,
+    server_info: Option<Value>,
+    tools: Vec<RemoteTool>,
+    restarts: u32,
+}
+
+/// A configured (non-sdk) server.
+pub(crate) struct ServerEntry {
+    name: String,
+    config: McpServerConfig,
+    limits: Limits,
+    state: Mutex<State>,
+    reconnect: tokio::sync::Mutex<()>,
+}
+
+impl ServerEntry {
+    pub fn new(name: String, config: McpServerConfig, limits: Limits) -> Self {
+        ServerEntry {
+            name,
+            config,
+            limits,
+            state: Mutex::new(State::default()),
+            reconnect: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Connects, handshakes and lists tools within the startup timeout.
+    async fn open(&self) -> Result<(Arc<Connection>, Vec<RemoteTool>), McpError> {
+        let work = async {
+            let conn = Connection::connect(&self.name, &self.config).await?;
+            let tools = conn.list_tools().await.map_err(|e| McpError::Connect {
+                server: self.name.clone(),
+                message: format!("tools/list failed: {}", request_message(&e)),
+            })?;
+            Ok::<_, McpError>((Arc::new(conn), tools))
+        };
+        match tokio::time::timeout(self.limits.startup_timeout, work).await {
+            Ok(r) => r,
+            Err(_) => Err(McpError::StartupTimeout {
+                server: self.name.clone(),
+                timeout: self.limits.startup_timeout,
+            }),
+        }
+    }
+
+    fn record_open(
+        &self,
+        result: Result<(Arc<Connection>, Vec<RemoteTool>), McpError>,
+    ) -> Result<Arc<Connection>, McpError> {
+        let mut st = self.state();
+        match result {
+            Ok((conn, tools)) => {
+                st.status = McpStatus::Connected;
+                st.error = None;
+                st.server_info = conn.server_info();
+                st.tools = tools;
+                st.conn = Some(conn.clone());
+                Ok(conn)
+            }
+            Err(e) => {
+                tracing::warn!(server = %self.name, error = %e, "MCP server failed");
+                st.status = McpStatus::Failed;
+                st.error = Some(e.to_string());
+                // Known tools stay exposed so that using one retries the
+                // server (bounded by `max_restarts`).
+                st.conn = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// First connection attempt (does not count as a restart).
+    pub async fn start(&self) {
+        let _guard = self.reconnect.lock().await;
+        let result = self.open().await;
+        let _ = self.record_open(result);
+    }
+
+    /// The live connection, restarting the server when it died (at most
+    /// `max_restarts` times).
+    async fn connection(&self) -> Result<Arc<Connection>, McpError> {
+        if let Some(conn) = self.live() {
+            return Ok(conn);
+        }
+        let _guard = self.reconnect.lock().await;
+        if let Some(conn) = self.live() {
+            return Ok(conn);
+        }
+        {
+            let mut st = self.state();
+            if st.restarts >= self.limits.max_restarts {
+                return Err(McpError::Disconnected {
+                    server: self.name.clone(),
+                    message: format!(
+                        "{} (gave up after {} restarts)",
+                        st.error.clone().unwrap_or_else(|| "server is down".into()),
+                        st.restarts
+                    ),
+                });
+            }
+            st.restarts += 1;
+            st.status = McpStatus::Pending;
+            tracing::info!(server = %self.name, restart = st.restarts, "restarting MCP server");
+        }
+        let result = self.open().await;
+        self.record_open(result)
+    }
+
+    fn live(&self) -> Option<Arc<Connection>> {
+        let st = self.state();
+        st.conn.clone().filter(|c| !c.is_closed())
+    }
+
+    fn mark_dead(&self, message: &str) {
+        let mut st = self.state();
+        st.conn = None;
+        st.status = McpStatus::Failed;
+        st.error = Some(format!("connection lost: {message}"));
+    }
+
+    /// Runs one request with a timeout; a closed transport marks the
+    /// server dead so the next use restarts it.
+    async fn request<T, F, Fut>(&self, method: &str, timeout: Duration, f: F) -> Result<T, McpError>
+    where
+        F: FnOnce(Arc<Connection>) -> Fut,
+        Fut: Future<Output = Result<T, RequestError>>,
+    {
+        let conn = self.connection().await?;
+        match tokio::time::timeout(timeout, f(conn.clone())).await {
+            Err(_) => Err(McpError::Timeout {
+                server: self.name.clone(),
+                method: method.into(),
+                timeout,
+            }),
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(RequestError::Remote(message))) if !conn.is_closed() => Err(McpError::Request {
+                server: self.name.clone(),
+                method: method.into(),
+                message,
+            }),
+            Ok(Err(e)) => {
+                let message = request_message(&e);
+                self.mark_dead(&message);
+                Err(McpError::Disconnected {
+                    server: self.name.clone(),
+                    message: format!("{message}; it will be restarted on next use"),
+                })
+            }
+        }
+    }
+
+    /// `tools/call` mapped to a [`ToolOutput`]; failures become error
+    /// results.
+    pub async fn call_tool(&self, tool: &str, args: Option<Map<String, Value>>) -> ToolOutput {
+        let timeout = self.limits.tool_timeout;
+        let tool_owned = tool.to_owned();
+        match self
+            .request("tools/call", timeout, |c| async move {
+                c.call_tool(&tool_owned, args).await
+            })
+            .await
+        {
+            Ok(result) => call_result_to_output(result),
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+
+    /// `resources/list`.
+    pub async fn list_resources(&self) -> Result<Vec<Value>, McpError> {
+        self.request("resources/list", self.limits.tool_timeout, |c| async move {
+            c.list_resources().await
+        })
+        .await
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, McpError> {
+        let uri = uri.to_owned();
+        self.request("resources/read", self.limits.tool_timeout, |c| async move {
+            c.read_resource(&uri).await
+        })
+        .await
+    }
+
+    /// Re-lists tools if the server sent `tools/list_changed`.
+    pub async fn refresh_if_changed(&self) {
+        let Some(conn) = self.live() else { return };
+        if !conn.tools_changed.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        self.refresh_tools().await;
+    }
+
+    /// Re-lists tools unconditionally.
+    pub async fn refresh_tools(&self) {
+        match self
+            .request("tools/list", self.limits.tool_timeout, |c| async move {
+                c.list_tools().await
+            })
+            .await
+        {
+            Ok(tools) => self.state().tools = tools,
+            Err(e) => tracing::warn!(server = %self.name, error = %e, "tools/list refresh failed"),
+        }
+    }
+
+    /// Health check: connection open and `tools/list` answers.
+    pub async fn health(&self) -> Result<(), McpError> {
+        let Some(conn) = self.live() else {
+            let st = self.state();
+            return Err(McpError::Disconnected {
+                server: self.name.clone(),
+                message: st.error.clone().unwrap_or_else(|| "not connected".into()),
+            });
+        };
+        match tokio::time::timeout(self.limits.tool_timeout, conn.list_tools()).await {
+            Err(_) => Err(McpError::Timeout {
+                server: self.name.clone(),
+                method: "tools/list".into(),
+                timeout: self.limits.tool_timeout,
+            }),
+            Ok(Ok(_)) if !conn.is_closed() => Ok(()),
+            Ok(Ok(_)) => Err(McpError::Disconnected {
+                server: self.name.clone(),
+                message: "transport closed".into(),
+            }),
+            Ok(Err(e)) => Err(McpError::Request {
+                server: self.name.clone(),
+                method: "tools/list".into(),
+                message: request_message(&e),
+            }),
+        }
+    }
+
+    /// The latest tool list.
+    pub fn remote_tools(&self) -> Vec<RemoteTool> {
+        self.state().tools.clone()
+    }
+
+    /// Status entry for `system/init.mcp_servers`.
+    pub fn status(&self) -> McpServerStatus {
+        let st = self.state();
+        McpServerStatus {
+            name: self.name.clone(),
+            status: st.status,
+            error: st.error.clone(),
+            server_info: st.server_info.clone(),
+            tools: if st.status == McpStatus::Connected {
+                st.tools.iter().map(|t| t.name.clone()).collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+fn request_message(e: &RequestError) -> String {
+    match e {
+        RequestError::Closed(m) | RequestError::Remote(m) => m.clone(),
+    }
+}

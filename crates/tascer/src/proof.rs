@@ -1,0 +1,183 @@
+//! Writes a session's events to the tamper-evident ledger.
+//!
+//! Every event the design names goes in: session start (model, options
+//! digest, system prompt digest, signing key id), each prompt, each model
+//! response (digest + evidence), each tool call (opened before it runs,
+//! closed after with its record), each hook run, and each turn's end.
+//! A ledger failure is logged and never stops the run: the session store
+//! still has every message.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tascer_core::{ContentBlock, ToolOutput, Usage};
+use tascer_ledger::{
+    EntryKind, Ledger, ModelResponse, SessionEnd, SessionStart, ToolRecord, ToolStatus, sha256_hex,
+};
+
+/// Outputs up to this size are kept inline in the tool record (besides
+/// their evidence file).
+const INLINE_OUTPUT_LIMIT: usize = 4096;
+
+/// The ledger of one session.
+#[derive(Clone)]
+pub(crate) struct Proof {
+    ledger: Arc<Ledger>,
+    session_id: String,
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn digest_of(value: &Value) -> String {
+    match tascer_ledger::jcs::canonicalize(value) {
+        Ok(bytes) => format!("sha256:{}", sha256_hex(&bytes)),
+        Err(_) => format!("sha256:{}", sha256_hex(value.to_string().as_bytes())),
+    }
+}
+
+impl Proof {
+    /// The ledger of `session_id`.
+    pub fn new(ledger: Arc<Ledger>, session_id: String) -> Self {
+        Proof { ledger, session_id }
+    }
+
+    /// The underlying ledger.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    fn append(&self, kind: EntryKind, payload: Value) {
+        if let Err(err) = self.ledger.append(&self.session_id, kind, payload) {
+            tracing::error!(session = %self.session_id, "ledger append failed: {err}");
+        }
+    }
+
+    fn evidence(&self, bytes: &[u8]) -> Option<String> {
+        match self.ledger.put_evidence(&self.session_id, bytes) {
+            Ok(digest) => Some(digest),
+            Err(err) => {
+                tracing::error!(session = %self.session_id, "evidence write failed: {err}");
+                None
+            }
+        }
+    }
+
+    /// Appends `session_start` unless the chain already has entries (a
+    /// resumed session continues its chain).
+    pub fn start(&self, model: &str, options: &Value, system_prompt: &str, context: Value) {
+        match self.ledger.head(&self.session_id) {
+            Ok(Some(_)) => return,
+            Ok(None) => {}
+            Err(err) => {
+                tracing::error!(session = %self.session_id, "ledger head read failed: {err}");
+                return;
+            }
+        }
+        let start = SessionStart {
+            model: model.to_string(),
+            options_digest: digest_of(options),
+            system_prompt_digest: format!("sha256:{}", sha256_hex(system_prompt.as_bytes())),
+            signing_key_id: None,
+            context,
+        };
+        if let Err(err) = self.ledger.start_session(&self.session_id, &start) {
+            tracing::error!(session = %self.session_id, "ledger start failed: {err}");
+        }
+    }
+
+    /// Appends a user prompt (its text is kept as evidence).
+    pub fn prompt(&self, text: &str, parent_tool_use_id: Option<&str>) {
+        let evidence = self.evidence(text.as_bytes());
+        self.append(
+            EntryKind::UserPrompt,
+            json!({
+                "text_digest": format!("sha256:{}", sha256_hex(text.as_bytes())),
+                "evidence": evidence.into_iter().collect::<Vec<_>>(),
+                "parent_tool_use_id": parent_tool_use_id,
+            }),
+        );
+    }
+
+    /// Appends a model response: digest of its content (kept as evidence),
+    /// usage and model.
+    pub fn model_response(&self, model: &str, content: &[ContentBlock], usage: &Usage) {
+        let value = serde_json::to_value(content).unwrap_or(Value::Null);
+        let bytes = tascer_ledger::jcs::canonicalize(&value)
+            .unwrap_or_else(|_| value.to_string().into_bytes());
+        let evidence = self.evidence(&bytes);
+        let payload = ModelResponse {
+            content_digest: format!("sha256:{}", sha256_hex(&bytes)),
+            usage: *usage,
+            model: model.to_string(),
+            evidence: evidence.into_iter().collect(),
+        };
+        match payload.to_payload() {
+            Ok(p) => self.append(EntryKind::ModelResponse, p),
+            Err(err) => tracing::error!("cannot encode model response entry: {err}"),
+        }
+    }
+
+    /// Appends one hook run.
+    pub fn hook_run(&self, run: &Value) {
+        self.append(EntryKind::HookExecution, run.clone());
+    }
+
+    /// Appends a permission decision.
+    #[allow(dead_code)] // called once the permission engine is wired in
+    pub fn permission(&self, decision: &Value) {
+        self.append(EntryKind::PermissionDecision, decision.clone());
+    }
+
+    /// Opens a tool record (appended before the tool runs).
+    pub fn open_tool(
+        &self,
+        tool_use_id: &str,
+        tool: &str,
+        input: &Value,
+        context: Value,
+    ) -> ToolRecord {
+        let mut record = ToolRecord::open(tool_use_id, tool, input.clone(), now());
+        record.context = context;
+        if let Err(err) = self.ledger.open_tool_call(&self.session_id, &record) {
+            tracing::error!(session = %self.session_id, "ledger open_tool_call failed: {err}");
+        }
+        record
+    }
+
+    /// Closes a tool record with the call's output and status.
+    pub fn close_tool(&self, mut record: ToolRecord, output: &ToolOutput, status: ToolStatus) {
+        let text = output.content.to_text();
+        if let Some(digest) = self.evidence(text.as_bytes()) {
+            record.output_digest = Some(digest.clone());
+            record.evidence.push(digest);
+        }
+        if let Some(raw) = &output.raw
+            && raw.to_string().len() <= INLINE_OUTPUT_LIMIT
+        {
+            record.output = Some(raw.clone());
+        } else if text.len() <= INLINE_OUTPUT_LIMIT {
+            record.output = Some(Value::String(text));
+        }
+        record.finished_at = Some(now());
+        record.status = status;
+        if let Err(err) = self.ledger.close_tool_call(&self.session_id, &mut record) {
+            tracing::error!(session = %self.session_id, "ledger close_tool_call failed: {err}");
+        }
+    }
+
+    /// Appends the end of a turn: usage, cost, status.
+    pub fn turn_end(&self, usage: &Usage, cost_usd: f64, status: &str, num_turns: u32) {
+        let end = SessionEnd {
+            usage: *usage,
+            cost_usd,
+            status: status.to_string(),
+            num_turns,
+        };
+        match end.to_payload() {
+            Ok(p) => self.append(EntryKind::SessionEnd, p),
+            Err(err) => tracing::error!("cannot encode session end entry: {err}"),
+        }
+    }
+}
