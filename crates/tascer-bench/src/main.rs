@@ -78,7 +78,9 @@ async fn loop_iterations(server: &MockServer, root: &std::path::Path) -> Vec<f64
         .cwd(root)
         .home(root.join("home"))
         .tools(Vec::<String>::new())
-        .tool(Arc::new(Noop));
+        .tool(Arc::new(Noop))
+        // Allowed by a rule, so every call goes through the full decision.
+        .allowed_tools(["Noop"]);
     let mut stream = tascer::query("bench", options);
     let mut last: Option<Instant> = None;
     let mut out = Vec::new();

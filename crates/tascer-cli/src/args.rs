@@ -203,6 +203,25 @@ pub struct RunArgs {
     /// Accepted for `claude -p` compatibility (stream-json is always complete).
     #[arg(long)]
     pub verbose: bool,
+    /// Permission mode: default, acceptEdits, plan, bypassPermissions, dontAsk
+    /// (default: the settings' permissions.defaultMode, else default).
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+    /// Same as --permission-mode bypassPermissions (deny rules, policies and hooks still apply).
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+    /// Extra settings, highest precedence: a JSON file path or inline JSON.
+    #[arg(long, value_name = "FILE_OR_JSON")]
+    pub settings: Option<String>,
+    /// Settings files to read, comma-separated: user, project, local (default: all; "" for none).
+    #[arg(long, value_delimiter = ',', value_name = "SOURCES")]
+    pub setting_sources: Option<Vec<String>>,
+    /// Also read Claude Code's .claude/settings.json, .claude/settings.local.json and ~/.claude/settings.json.
+    #[arg(long)]
+    pub claude_settings: bool,
+    /// Further directories the file tools may use.
+    #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
+    pub add_dir: Vec<PathBuf>,
 }
 
 /// Arguments of `tascer demo`.

@@ -52,7 +52,10 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         .model("tascer-demo-model")
         .cwd(&workspace)
         .home(&home)
-        .max_turns(20);
+        .max_turns(20)
+        // Edits are accepted in the workspace; Bash runs what the demo
+        // needs. Deny rules, policies and gates still apply.
+        .permission_mode(tascer::guard::permissions::PermissionMode::BypassPermissions);
     let format = if text {
         OutputFormat::Text
     } else {

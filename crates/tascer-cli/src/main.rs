@@ -1,6 +1,7 @@
 //! The `tascer` command-line tool.
 
 mod args;
+mod asker;
 mod demo;
 mod ledger_cmds;
 mod render;

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
+use tascer::guard::permissions::PermissionMode;
+use tascer::guard::settings::SettingsSource;
 use tascer::{Client, Message, Options};
 
 use crate::args::{OutputFormat, RunArgs};
@@ -14,8 +16,14 @@ use crate::render::Renderer;
 /// an error.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let prompt = read_prompt(args.prompt.clone())?;
-    let mut options = options_from_args(&args);
+    let mut options = options_from_args(&args)?;
     options.provider = provider_from_env()?;
+    if args.output_format == OutputFormat::Text
+        && std::io::stderr().is_terminal()
+        && std::fs::File::open("/dev/tty").is_ok()
+    {
+        options.asker = Some(std::sync::Arc::new(crate::asker::TerminalAsker));
+    }
     run_with_options(prompt, options, args.output_format).await
 }
 
@@ -141,7 +149,7 @@ fn provider_from_env() -> anyhow::Result<Option<tascer::ProviderConfig>> {
 }
 
 /// Builds session options from the flags.
-pub fn options_from_args(args: &RunArgs) -> Options {
+pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     let mut options = Options::new();
     options.model = args.model.clone();
     options.fallback_model = args.fallback_model.clone();
@@ -162,7 +170,45 @@ pub fn options_from_args(args: &RunArgs) -> Options {
     options.disallowed_tools = split_list(&args.disallowed_tools);
     options.tools = args.tools.as_ref().map(|t| split_list(t));
     options.include_partial_messages = args.include_partial_messages;
-    options
+    options.permission_mode = match (&args.permission_mode, args.dangerously_skip_permissions) {
+        (Some(_), true) => {
+            bail!("use either --permission-mode or --dangerously-skip-permissions, not both")
+        }
+        (Some(mode), false) => Some(mode.parse().map_err(|e| {
+            anyhow::anyhow!(
+                "{e} (expected one of: default, acceptEdits, plan, bypassPermissions, dontAsk)"
+            )
+        })?),
+        (None, true) => Some(PermissionMode::BypassPermissions),
+        (None, false) => None,
+    };
+    options.settings = args.settings.clone();
+    options.setting_sources = setting_sources(args.setting_sources.as_deref())?;
+    options.claude_settings = args.claude_settings;
+    options.additional_directories = args.add_dir.clone();
+    Ok(options)
+}
+
+/// `--setting-sources`: which settings files to read (default all).
+fn setting_sources(names: Option<&[String]>) -> anyhow::Result<Vec<SettingsSource>> {
+    let Some(names) = names else {
+        return Ok(vec![
+            SettingsSource::User,
+            SettingsSource::Project,
+            SettingsSource::Local,
+        ]);
+    };
+    names
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .map(|n| match n {
+            "user" => Ok(SettingsSource::User),
+            "project" => Ok(SettingsSource::Project),
+            "local" => Ok(SettingsSource::Local),
+            other => bail!("unknown setting source {other:?} (expected user, project or local)"),
+        })
+        .collect()
 }
 
 /// Splits comma/space separated lists, keeping `Bash(npm run test:*)` whole.

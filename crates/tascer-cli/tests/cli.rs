@@ -61,6 +61,7 @@ async fn stream_json_through_anthropic_base_url_has_the_required_keys() {
             "stream-json",
             "--verbose",
             "--include-partial-messages",
+            "--allowedTools=Bash(echo:*)",
             "go",
         ]);
     let out = output(cmd).await;

@@ -227,6 +227,7 @@ pub struct SettingsLoader {
     home: Option<PathBuf>,
     claude: bool,
     flag: Option<String>,
+    user_file: Option<PathBuf>,
     user: bool,
     project: bool,
     local: bool,
@@ -241,6 +242,7 @@ impl SettingsLoader {
             home: None,
             claude: false,
             flag: None,
+            user_file: None,
             user: true,
             project: true,
             local: true,
@@ -250,6 +252,13 @@ impl SettingsLoader {
     /// The home directory holding the user files.
     pub fn home(mut self, home: impl Into<PathBuf>) -> Self {
         self.home = Some(home.into());
+        self
+    }
+
+    /// Reads Tascer's user settings from this file instead of
+    /// `<home>/.tascer/settings.json` (e.g. `$TASCER_HOME/settings.json`).
+    pub fn user_settings_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.user_file = Some(path.into());
         self
     }
 
@@ -332,21 +341,25 @@ impl SettingsLoader {
                 ));
             }
         }
+        if self.user {
+            let user_file = self
+                .user_file
+                .clone()
+                .or_else(|| self.home.as_ref().map(|h| h.join(".tascer/settings.json")));
+            if let Some(file) = user_file {
+                let root = self.home.clone().unwrap_or_else(|| cwd.clone());
+                files.push((SettingsSource::User, file, root));
+            }
+        }
         if self.user
+            && self.claude
             && let Some(home) = &self.home
         {
             files.push((
-                SettingsSource::User,
-                home.join(".tascer/settings.json"),
+                SettingsSource::ClaudeUser,
+                home.join(".claude/settings.json"),
                 home.clone(),
             ));
-            if self.claude {
-                files.push((
-                    SettingsSource::ClaudeUser,
-                    home.join(".claude/settings.json"),
-                    home.clone(),
-                ));
-            }
         }
         for (source, path, root) in files {
             let text = match std::fs::read_to_string(&path) {

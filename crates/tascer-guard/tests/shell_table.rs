@@ -195,6 +195,12 @@ fn dangerous_defaults_without_rules() {
         ("shutdown -h now", Q),
         ("rm -rf ./build", Q),
         ("echo x > /dev/null", Q),
+        // sensitive paths as arguments or redirection targets
+        ("cat ~/.ssh/id_rsa", Q),
+        ("cp .env /tmp/leak", Q),
+        ("base64 < x > secrets.txt", Q),
+        ("tar czf out.tgz ~/.aws/credentials", Q),
+        ("git commit --file=.env", Q),
     ];
     for (command, expected) in cases {
         let call = ToolCall::new("Bash", json!({ "command": command }), &dir);
@@ -207,7 +213,12 @@ fn dangerous_defaults_without_rules() {
     }
     // Bypass mode approves ordinary commands but not dangerous ones.
     engine.set_mode(PermissionMode::BypassPermissions).unwrap();
-    for (command, expected) in [("rm -rf /", D), ("rm -rf ./build", A), ("curl x | sh", Q)] {
+    for (command, expected) in [
+        ("rm -rf /", D),
+        ("rm -rf ./build", A),
+        ("curl x | sh", Q),
+        ("cat ~/.ssh/id_rsa", Q),
+    ] {
         let call = ToolCall::new("Bash", json!({ "command": command }), &dir);
         assert_eq!(engine.evaluate(&call).behavior, expected, "{command}");
     }

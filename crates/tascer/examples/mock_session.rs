@@ -24,7 +24,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = Options::new()
         .provider(provider)
         .cwd(workspace.path())
-        .home(workspace.path().join(".tascer"));
+        .home(workspace.path().join(".tascer"))
+        // `ls` is allowed by a rule; anything else the model tries is denied.
+        .allowed_tools(["Bash(ls:*)"]);
 
     let mut messages = query("What files are here?", options);
     while let Some(message) = messages.next().await {

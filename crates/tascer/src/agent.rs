@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -12,17 +11,13 @@ use tokio_util::sync::CancellationToken;
 
 use tascer_core::{
     ApiAssistantMessage, AssistantMessage, ChatMessage, ContentBlock, Message, ModelUsage,
-    StreamEvent, SystemMessage, Tool, ToolContext, ToolOutput, ToolSpec, Usage,
+    StreamEvent, SystemMessage, Tool, ToolSpec, Usage,
 };
 use tascer_model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse};
 use tascer_store::SessionStore;
 
-use crate::governance::{BeforeTool, Governance};
+use crate::governance::{Governance, Halt};
 use crate::proof::Proof;
-use tascer_ledger::ToolStatus;
-
-/// How long a tool gets to wind down after an interrupt before it is dropped.
-const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
 
 /// Text of the result when the user interrupts.
 pub(crate) const INTERRUPTED: &str = "Interrupted by user";
@@ -52,7 +47,7 @@ pub(crate) struct LoopEnv {
     pub proof: Proof,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {
         Ok(g) => g,
         Err(poisoned) => poisoned.into_inner(),
@@ -282,7 +277,7 @@ impl Agent {
         &self,
         calls: &[Call],
         cancel: &CancellationToken,
-    ) -> (Vec<ContentBlock>, Option<String>) {
+    ) -> (Vec<ContentBlock>, Option<Halt>) {
         let runs = calls.iter().map(|call| self.run_governed(call, cancel));
         let outputs = futures::future::join_all(runs).await;
         let mut blocks = Vec::with_capacity(outputs.len());
@@ -311,85 +306,5 @@ impl Agent {
         });
         self.env.emit(Message::User(user));
         (blocks, stop)
-    }
-
-    /// One call through the pipeline: PreToolUse hooks → (permissions) →
-    /// the tool → PostToolUse hooks.
-    async fn run_governed(
-        &self,
-        call: &Call,
-        cancel: &CancellationToken,
-    ) -> (ToolOutput, Option<String>) {
-        let governance = &self.governance;
-        let proof = &self.env.proof;
-        let context = json!({
-            "cwd": lock(&self.env.shared_cwd).display().to_string(),
-            "tascer_version": crate::VERSION,
-            "parent_tool_use_id": self.parent_tool_use_id,
-        });
-        let record = proof.open_tool(&call.id, &call.name, &call.input, context);
-        let input = match governance
-            .before_tool(
-                &self.env,
-                &call.name,
-                &call.id,
-                &call.input,
-                self.parent_tool_use_id.as_deref(),
-            )
-            .await
-        {
-            BeforeTool::Run { input } => input,
-            BeforeTool::Block { message } => {
-                let output = ToolOutput::error(message);
-                proof.close_tool(record, &output, ToolStatus::Blocked);
-                return (output, None);
-            }
-            BeforeTool::Stop { reason } => {
-                let output = ToolOutput::error(format!("Stopped by a hook: {reason}"));
-                proof.close_tool(record, &output, ToolStatus::Blocked);
-                return (output, Some(reason));
-            }
-        };
-        let ctx = ToolContext {
-            session_id: self.env.session_id.clone(),
-            tool_use_id: call.id.clone(),
-            cwd: Arc::clone(&self.env.shared_cwd),
-            env: Arc::clone(&self.env.env),
-            cancel: cancel.child_token(),
-        };
-        let mut output = match self.tools.iter().find(|t| t.name() == call.name) {
-            Some(tool) => run_one(tool.as_ref(), input.clone(), &ctx).await,
-            None => ToolOutput::error(format!("Error: No such tool available: {}", call.name)),
-        };
-        let stop = governance
-            .after_tool(&self.env, &call.name, &call.id, &input, &mut output)
-            .await;
-        let status = if output.is_error {
-            ToolStatus::Failed
-        } else {
-            ToolStatus::Validated
-        };
-        let mut record = record;
-        if input != call.input {
-            record.input = input;
-        }
-        proof.close_tool(record, &output, status);
-        (output, stop)
-    }
-}
-
-/// Runs one tool, honouring interrupts: the tool gets a grace period to stop
-/// on its own (killing its processes), then it is dropped.
-async fn run_one(tool: &dyn Tool, input: Value, ctx: &ToolContext) -> ToolOutput {
-    let call = tool.call(input, ctx);
-    tokio::pin!(call);
-    tokio::select! {
-        output = &mut call => output,
-        _ = ctx.cancel.cancelled() => {
-            match tokio::time::timeout(INTERRUPT_GRACE, &mut call).await {
-                Ok(output) => output,
-                Err(_) => ToolOutput::error(format!("{INTERRUPTED}: the {} call was stopped", tool.name())),
-            }
-        }
     }
 }

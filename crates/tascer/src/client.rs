@@ -7,6 +7,8 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use tascer_guard::permissions::{PermissionEngine, PermissionMode};
+
 use crate::error::Error;
 use crate::options::Options;
 use crate::query::MessageStream;
@@ -24,6 +26,7 @@ pub struct Client {
     current: Option<MessageStream>,
     cancel: Arc<StdMutex<CancellationToken>>,
     task: Option<JoinHandle<()>>,
+    permissions: Arc<PermissionEngine>,
 }
 
 impl Client {
@@ -32,7 +35,9 @@ impl Client {
     pub async fn connect(options: Options) -> Result<Client, Error> {
         let session = Session::start(options).await?;
         let session_id = session.id.clone();
+        let permissions = Arc::clone(session.agent.governance.guard.permissions());
         Ok(Client {
+            permissions,
             session: Arc::new(Mutex::new(session)),
             session_id,
             current: None,
@@ -88,6 +93,18 @@ impl Client {
     pub async fn validation_report(&self) -> Result<tascer_ledger::ReportData, Error> {
         let session = self.session.lock().await;
         Ok(session.agent.env.proof.ledger().report(&session.id)?)
+    }
+
+    /// The current permission mode.
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.permissions.mode()
+    }
+
+    /// Switches the permission mode, also in the middle of a turn: calls
+    /// decided after this use the new mode. Fails for `bypassPermissions`
+    /// when settings disable it.
+    pub fn set_permission_mode(&self, mode: PermissionMode) -> Result<(), Error> {
+        Ok(self.permissions.set_mode(mode)?)
     }
 
     /// Interrupts the running turn: the model stream and running tools are

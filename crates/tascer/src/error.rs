@@ -12,6 +12,15 @@ pub enum Error {
     /// The ledger failed.
     #[error(transparent)]
     Ledger(#[from] tascer_ledger::LedgerError),
+    /// A settings file could not be read or parsed.
+    #[error(transparent)]
+    Settings(#[from] tascer_guard::settings::SettingsError),
+    /// The permission configuration is invalid.
+    #[error(transparent)]
+    Permissions(#[from] tascer_guard::permissions::PermissionError),
+    /// The validation (gates) configuration is invalid.
+    #[error("validation config: {0}")]
+    Gates(#[from] tascer_guard::gates::GateError),
     /// The working directory does not exist.
     #[error("Working directory does not exist: {0}")]
     Cwd(String),

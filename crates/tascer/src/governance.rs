@@ -1,9 +1,11 @@
-//! Governance around each tool call and turn: hooks now, permissions next.
+//! Governance around each tool call and turn: hooks, plus the [`Guard`]
+//! (permissions, gates, context).
 //!
 //! The order follows Claude Code (claude-compat §4.2): PreToolUse hooks
 //! first (they may deny, ask or rewrite the input), then the permission
-//! decision, then the tool, then PostToolUse / PostToolUseFailure hooks.
-//! Every hook run is recorded as a `system/hook_response` message.
+//! decision, then the tool, then PostToolUse / PostToolUseFailure hooks
+//! (the whole pipeline is in `pipeline.rs`). Every hook run is recorded as
+//! a `system/hook_response` message.
 
 use serde_json::{Value, json};
 use tascer_core::ToolOutput;
@@ -11,8 +13,29 @@ use tascer_guard::hooks::{
     HookCommon, HookCommonOutcome, HookRun, HookRunner, PostToolUseFailureInput, PostToolUseInput,
     PreToolDecision, PreToolUseInput, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
+use tascer_guard::permissions::HookPermission;
 
 use crate::agent::LoopEnv;
+use crate::session_guard::Guard;
+
+/// Why a run stops before the model is done.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Halt {
+    /// A hook returned `continue: false`.
+    Hook(String),
+    /// A permission decision asked to stop (a `can_use_tool` deny with
+    /// `interrupt`, or workaround escalation).
+    Permission(String),
+}
+
+impl std::fmt::Display for Halt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Halt::Hook(reason) => write!(f, "Stopped by a hook: {reason}"),
+            Halt::Permission(reason) => write!(f, "Stopped by a permission decision: {reason}"),
+        }
+    }
+}
 
 /// What happens to a tool call before it runs.
 pub(crate) enum BeforeTool {
@@ -20,6 +43,8 @@ pub(crate) enum BeforeTool {
     Run {
         /// The input to run (possibly rewritten by a hook).
         input: Value,
+        /// What the hooks said about permission.
+        permission: HookPermission,
     },
     /// Do not run it; the message is the tool error the model sees.
     Block {
@@ -38,17 +63,23 @@ pub(crate) struct Governance {
     hooks: Option<HookRunner>,
     cwd: String,
     transcript_path: String,
-    permission_mode: String,
+    /// Permissions, gates and context capture.
+    pub guard: Guard,
 }
 
 impl Governance {
-    /// Governance with these hooks (None = no hooks).
-    pub fn new(hooks: Option<HookRunner>, cwd: String, transcript_path: String) -> Self {
+    /// Governance with these hooks (None = no hooks) and guard.
+    pub fn new(
+        hooks: Option<HookRunner>,
+        guard: Guard,
+        cwd: String,
+        transcript_path: String,
+    ) -> Self {
         Governance {
             hooks: hooks.filter(|h| !h.registry().is_empty()),
             cwd,
             transcript_path,
-            permission_mode: "bypassPermissions".into(),
+            guard,
         }
     }
 
@@ -57,7 +88,7 @@ impl Governance {
             session_id: env.session_id.clone(),
             transcript_path: self.transcript_path.clone(),
             cwd: self.cwd.clone(),
-            permission_mode: Some(self.permission_mode.clone()),
+            permission_mode: Some(self.guard.mode().as_str().to_string()),
         }
     }
 
@@ -73,6 +104,7 @@ impl Governance {
         let Some(hooks) = &self.hooks else {
             return BeforeTool::Run {
                 input: input.clone(),
+                permission: HookPermission::None,
             };
         };
         let (outcome, runs) = hooks
@@ -90,13 +122,19 @@ impl Governance {
         if let Some(reason) = outcome.common.stop {
             return BeforeTool::Stop { reason };
         }
-        match outcome.decision {
-            Some(PreToolDecision::Deny { reason }) => BeforeTool::Block {
-                message: format!("PreToolUse hook denied this {tool_name} call: {reason}"),
-            },
-            _ => BeforeTool::Run {
-                input: outcome.updated_input.unwrap_or_else(|| input.clone()),
-            },
+        let permission = match outcome.decision {
+            Some(PreToolDecision::Deny { reason }) => {
+                return BeforeTool::Block {
+                    message: format!("PreToolUse hook denied this {tool_name} call: {reason}"),
+                };
+            }
+            Some(PreToolDecision::Allow { reason }) => HookPermission::Allow { reason },
+            Some(PreToolDecision::Ask { reason }) => HookPermission::Ask { reason },
+            None => HookPermission::None,
+        };
+        BeforeTool::Run {
+            input: outcome.updated_input.unwrap_or_else(|| input.clone()),
+            permission,
         }
     }
 
@@ -110,7 +148,7 @@ impl Governance {
         tool_use_id: &str,
         input: &Value,
         output: &mut ToolOutput,
-    ) -> Option<String> {
+    ) -> Option<Halt> {
         let hooks = self.hooks.as_ref()?;
         let (feedback, context, common, runs) = if output.is_error {
             let (outcome, runs) = hooks
@@ -170,7 +208,7 @@ impl Governance {
             let text = format!("{}\n\n{}", output.content.to_text(), extra.join("\n"));
             output.content = text.into();
         }
-        common.stop
+        common.stop.map(Halt::Hook)
     }
 
     /// Runs UserPromptSubmit hooks: `Err(reason)` blocks the prompt,

@@ -25,16 +25,19 @@ mod client;
 mod error;
 mod governance;
 mod options;
+mod pipeline;
 mod proof;
 mod query;
 mod session;
+mod session_guard;
+mod setup;
 mod system_prompt;
 mod task_tool;
 mod turn;
 
 pub use client::{Client, Interrupter};
 pub use error::Error;
-pub use options::{AgentDefinition, Options, SystemPrompt};
+pub use options::{AgentDefinition, DEFAULT_CONTEXT_ENV, Options, SystemPrompt};
 pub use query::{MessageStream, query};
 pub use system_prompt::default_system_prompt;
 

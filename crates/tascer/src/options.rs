@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tascer_core::Tool;
+use tascer_guard::gates::{Gate, ValidationConfig};
 use tascer_guard::hooks::HookRegistry;
+use tascer_guard::permissions::{Asker, CanUseTool, PermissionMode, Policy, WorkaroundConfig};
+use tascer_guard::settings::SettingsSource;
 use tascer_model::ProviderConfig;
 
 /// The system prompt to use.
@@ -54,9 +57,10 @@ pub struct Options {
     pub max_budget_usd: Option<f64>,
     /// The set of built-in tools offered (None = all).
     pub tools: Option<Vec<String>>,
-    /// Auto-approve rules (see the permissions docs); recorded for now.
+    /// Allow rules in Claude Code's syntax (`Read`, `Bash(npm test:*)`).
     pub allowed_tools: Vec<String>,
-    /// Tools removed from the model's context.
+    /// Deny rules; a bare tool name also removes the tool from the model's
+    /// context.
     pub disallowed_tools: Vec<String>,
     /// Emit raw streaming events as `stream_event` messages.
     pub include_partial_messages: bool,
@@ -86,7 +90,54 @@ pub struct Options {
     /// Key that signs the ledger head; default: the key pair in the Tascer
     /// home (`tascer keys generate`), if there is one.
     pub signing_key: Option<tascer_ledger::SigningKey>,
+    /// Permission mode; default: the settings' `permissions.defaultMode`,
+    /// else `default`.
+    pub permission_mode: Option<PermissionMode>,
+    /// Flag settings (`--settings`): a settings file path (relative to the
+    /// working directory) or inline JSON. Highest precedence.
+    pub settings: Option<String>,
+    /// Which settings files to read: user (`~/.tascer/settings.json`),
+    /// project (`.tascer/settings.json`), local
+    /// (`.tascer/settings.local.json`). Empty (the default, as in the
+    /// Claude Agent SDK) reads none; the CLI reads all three.
+    pub setting_sources: Vec<SettingsSource>,
+    /// Also read Claude Code's `.claude/settings*.json` next to Tascer's.
+    pub claude_settings: bool,
+    /// Called for every call the rules leave at "ask".
+    pub can_use_tool: Option<CanUseTool>,
+    /// Prompts a human for calls left at "ask" (the CLI's terminal prompt);
+    /// without one (and without `can_use_tool`), "ask" becomes a denial
+    /// that says what would allow the call.
+    pub asker: Option<Arc<dyn Asker>>,
+    /// Extra permission policies, checked next to the built-in ones.
+    pub policies: Vec<Arc<dyn Policy>>,
+    /// Leave out the built-in file, shell and MCP policies.
+    pub disable_default_policies: bool,
+    /// Directories outside the working directory that file tools may use
+    /// (`--add-dir`).
+    pub additional_directories: Vec<PathBuf>,
+    /// Workaround detection (alike denied calls escalate); default on.
+    pub workaround: Option<WorkaroundConfig>,
+    /// Gates per tool; default: the settings' `validation` value, else
+    /// [`ValidationConfig::default`].
+    pub validation: Option<ValidationConfig>,
+    /// Gates registered next to the built-in ones, by their names.
+    pub gates: Vec<Arc<dyn Gate>>,
+    /// Environment variables recorded in each tool call's context (never
+    /// any other); default: [`DEFAULT_CONTEXT_ENV`].
+    pub context_env: Option<Vec<String>>,
 }
+
+/// Environment variables recorded in tool-call context by default.
+pub const DEFAULT_CONTEXT_ENV: &[&str] = &[
+    "CI",
+    "GITHUB_ACTIONS",
+    "GITHUB_REF",
+    "GITHUB_RUN_ID",
+    "GITHUB_SHA",
+    "LANG",
+    "SHELL",
+];
 
 impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -104,6 +155,10 @@ impl std::fmt::Debug for Options {
             .field("continue_conversation", &self.continue_conversation)
             .field("fork_session", &self.fork_session)
             .field("session_id", &self.session_id)
+            .field("permission_mode", &self.permission_mode)
+            .field("settings", &self.settings)
+            .field("setting_sources", &self.setting_sources)
+            .field("can_use_tool", &self.can_use_tool.is_some())
             .field(
                 "custom_tools",
                 &self
@@ -255,6 +310,66 @@ impl Options {
     /// Adds a custom tool.
     pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.custom_tools.push(tool);
+        self
+    }
+
+    /// Sets the permission mode.
+    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.permission_mode = Some(mode);
+        self
+    }
+
+    /// Sets flag settings: a file path or inline JSON.
+    pub fn settings(mut self, file_or_json: impl Into<String>) -> Self {
+        self.settings = Some(file_or_json.into());
+        self
+    }
+
+    /// Reads these settings files (user, project, local).
+    pub fn setting_sources<I: IntoIterator<Item = SettingsSource>>(mut self, sources: I) -> Self {
+        self.setting_sources = sources.into_iter().collect();
+        self
+    }
+
+    /// Also reads Claude Code's `.claude/settings*.json`.
+    pub fn claude_settings(mut self, yes: bool) -> Self {
+        self.claude_settings = yes;
+        self
+    }
+
+    /// Sets the `can_use_tool` callback.
+    pub fn can_use_tool(mut self, callback: CanUseTool) -> Self {
+        self.can_use_tool = Some(callback);
+        self
+    }
+
+    /// Sets the interactive asker.
+    pub fn asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.asker = Some(asker);
+        self
+    }
+
+    /// Adds a permission policy.
+    pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policies.push(policy);
+        self
+    }
+
+    /// Adds a directory file tools may use.
+    pub fn add_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.additional_directories.push(dir.into());
+        self
+    }
+
+    /// Sets the gates per tool.
+    pub fn validation(mut self, config: ValidationConfig) -> Self {
+        self.validation = Some(config);
+        self
+    }
+
+    /// Registers a gate (usable by name in the validation config).
+    pub fn gate(mut self, gate: Arc<dyn Gate>) -> Self {
+        self.gates.push(gate);
         self
     }
 }

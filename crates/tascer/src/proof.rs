@@ -54,7 +54,8 @@ impl Proof {
         }
     }
 
-    fn evidence(&self, bytes: &[u8]) -> Option<String> {
+    /// Stores bytes in the evidence store; returns their `sha256:` digest.
+    pub fn evidence(&self, bytes: &[u8]) -> Option<String> {
         match self.ledger.put_evidence(&self.session_id, bytes) {
             Ok(digest) => Some(digest),
             Err(err) => {
@@ -125,7 +126,6 @@ impl Proof {
     }
 
     /// Appends a permission decision.
-    #[allow(dead_code)] // called once the permission engine is wired in
     pub fn permission(&self, decision: &Value) {
         self.append(EntryKind::PermissionDecision, decision.clone());
     }

@@ -54,6 +54,7 @@ impl Session {
                 ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_string(),
                 ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL.to_string(),
             });
+        let secrets: Vec<String> = provider.api_key.iter().cloned().collect();
         let client = ModelClient::new(provider)?;
 
         let home = options.home.clone().unwrap_or_else(crate::tascer_home);
@@ -133,6 +134,9 @@ impl Session {
             }
         };
 
+        let settings = crate::setup::load_settings(&options, &cwd, &home)?;
+        let parts = crate::setup::build(&options, &settings, &cwd, secrets)?;
+
         let signing_key = match &options.signing_key {
             Some(key) => Some(key.clone()),
             None => tascer_ledger::load_home_signing_key(&home)?,
@@ -155,7 +159,7 @@ impl Session {
             client,
             store,
             shared_cwd,
-            env: Arc::new(options.env.clone()),
+            env: Arc::new(parts.env),
             include_partial_messages: options.include_partial_messages,
             max_tokens: options.max_tokens,
             costs: Arc::new(Mutex::new(Costs {
@@ -165,9 +169,9 @@ impl Session {
             sink: Arc::new(Mutex::new(None)),
             proof,
         };
-        let hooks = options.hooks.clone().map(HookRunner::new);
         let governance = Arc::new(Governance::new(
-            hooks,
+            Some(HookRunner::new(parts.hooks)),
+            parts.guard,
             cwd_text.clone(),
             env.store.path().display().to_string(),
         ));

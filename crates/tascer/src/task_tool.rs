@@ -228,8 +228,8 @@ impl TaskTool {
                 role: Role::User,
                 content: blocks,
             });
-            if let Some(reason) = stop {
-                return ToolOutput::error(format!("The subagent was stopped by a hook: {reason}"));
+            if let Some(halt) = stop {
+                return ToolOutput::error(format!("The subagent stopped. {halt}"));
             }
         }
         let raw = json!({

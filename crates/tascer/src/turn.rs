@@ -14,7 +14,7 @@ use tascer_core::{
 use tascer_model::ModelError;
 
 use crate::agent::INTERRUPTED;
-use crate::governance::StopVerdict;
+use crate::governance::{Halt, StopVerdict};
 use crate::session::Session;
 
 /// The running totals of one turn.
@@ -31,7 +31,7 @@ struct TurnState {
 enum Outcome {
     Completed,
     PromptBlocked(String),
-    HookStopped(String),
+    Halted(Halt),
     MaxTurns,
     Budget,
     Interrupted { during_tools: bool },
@@ -148,7 +148,7 @@ async fn drive(
                 .await
             {
                 StopVerdict::Finish => return Outcome::Completed,
-                StopVerdict::Stop(reason) => return Outcome::HookStopped(reason),
+                StopVerdict::Stop(reason) => return Outcome::Halted(Halt::Hook(reason)),
                 StopVerdict::Continue(text) => {
                     stop_hook_active = true;
                     env.emit(Message::User(UserMessage::new(
@@ -167,8 +167,8 @@ async fn drive(
             role: Role::User,
             content: blocks,
         });
-        if let Some(reason) = stop {
-            return Outcome::HookStopped(reason);
+        if let Some(halt) = stop {
+            return Outcome::Halted(halt);
         }
         if cancel.is_cancelled() {
             return Outcome::Interrupted { during_tools: true };
@@ -186,7 +186,7 @@ fn init_message(session: &Session) -> Message {
             "tools": tools,
             "mcp_servers": [],
             "model": session.agent.model,
-            "permissionMode": "bypassPermissions",
+            "permissionMode": session.agent.governance.guard.mode().as_str(),
             "apiKeySource": session.api_key_source,
             "provider": session.agent.env.client.provider_name(),
             "slash_commands": [],
@@ -213,7 +213,7 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
         total_cost_usd: env.total_cost_usd(),
         usage: state.usage,
         model_usage: Map::new(),
-        permission_denials: Vec::new(),
+        permission_denials: session.agent.governance.guard.take_denials(),
         errors: Vec::new(),
         api_error_status: None,
         terminal_reason: "completed".into(),
@@ -230,11 +230,16 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
             result.errors.push(reason);
             result.terminal_reason = "hook_stopped".into();
         }
-        Outcome::HookStopped(reason) => {
+        Outcome::Halted(halt) => {
             result.is_error = true;
-            result.result = Some(format!("Stopped by a hook: {reason}"));
-            result.errors.push(reason);
-            result.terminal_reason = "hook_stopped".into();
+            result.result = Some(halt.to_string());
+            result.terminal_reason = match &halt {
+                Halt::Hook(_) => "hook_stopped".into(),
+                Halt::Permission(_) => "permission_denied".into(),
+            };
+            result.errors.push(match halt {
+                Halt::Hook(reason) | Halt::Permission(reason) => reason,
+            });
         }
         Outcome::MaxTurns => {
             result.subtype = ResultSubtype::ErrorMaxTurns;

@@ -59,6 +59,8 @@ pub enum DecisionSource {
     Cache,
     /// Workaround detection escalated the call.
     Workaround,
+    /// A PreToolUse hook's `permissionDecision` (allow or ask).
+    Hook,
     /// No rule decided; the default applied.
     Default,
 }
@@ -95,6 +97,27 @@ pub struct PermissionDecision {
     /// The tool the decision is about.
     #[serde(skip)]
     pub(crate) tool: String,
+}
+
+/// What a PreToolUse hook said about permission, as input to
+/// [`PermissionEngine::decide_after_hook`](super::PermissionEngine::decide_after_hook).
+/// (A hook's deny never reaches the engine: the call is refused before.)
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum HookPermission {
+    /// No hook expressed a permission decision.
+    #[default]
+    None,
+    /// A hook allowed the call: it skips the mode's and the default's
+    /// "ask", but deny and ask rules and policies still apply.
+    Allow {
+        /// The hook's reason, if given.
+        reason: Option<String>,
+    },
+    /// A hook asked for confirmation: an allowed call becomes "ask".
+    Ask {
+        /// The hook's reason, if given.
+        reason: Option<String>,
+    },
 }
 
 impl PermissionDecision {

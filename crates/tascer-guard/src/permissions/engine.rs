@@ -9,7 +9,7 @@ use super::call::ToolCall;
 use super::callback::{
     AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue,
 };
-use super::decision::{Behavior, DecisionSource, PermissionDecision};
+use super::decision::{Behavior, DecisionSource, HookPermission, PermissionDecision};
 use super::error::PermissionError;
 use super::evaluate::{Inputs, evaluate};
 use super::facts::CallFacts;
@@ -293,6 +293,19 @@ impl PermissionEngine {
     /// to resolve ([`resolve_non_interactive`](Self::resolve_non_interactive)
     /// or [`resolve_with_asker`](Self::resolve_with_asker)).
     pub async fn decide(&self, call: &ToolCall) -> PermissionDecision {
+        self.decide_after_hook(call, &HookPermission::None).await
+    }
+
+    /// [`decide`](Self::decide), taking into account what the PreToolUse
+    /// hooks said (claude-compat §4.2): a hook's allow settles a call the
+    /// mode or the default would ask about, but not one an ask rule, a deny
+    /// rule or a policy stops; a hook's ask turns an allowed call into
+    /// an ask.
+    pub async fn decide_after_hook(
+        &self,
+        call: &ToolCall,
+        hook: &HookPermission,
+    ) -> PermissionDecision {
         let start = Instant::now();
         let facts = CallFacts::of(call, self.home.as_deref());
         let key = self
@@ -317,6 +330,7 @@ impl PermissionEngine {
         };
         d.alike = alike_keys(call, &facts);
         d.tool = call.tool_name.clone();
+        apply_hook(&mut d, hook);
 
         let escalated = self.escalate(&mut d);
 
@@ -485,7 +499,7 @@ impl PermissionEngine {
             d.decided_by,
             DecisionSource::Rule { .. } | DecisionSource::Policy { .. }
         );
-        if d.edit_like && !ask_rule {
+        if d.edit_like && !ask_rule && self.mode() == PermissionMode::Default {
             hints.push("run with --permission-mode acceptEdits".into());
         }
         let how = if hints.is_empty() {
@@ -554,6 +568,35 @@ impl PermissionEngine {
         }
         d.duration += start.elapsed();
         d
+    }
+}
+
+/// Folds a PreToolUse hook's permission decision into the engine's.
+fn apply_hook(d: &mut PermissionDecision, hook: &HookPermission) {
+    let by_rule_or_policy = matches!(
+        d.decided_by,
+        DecisionSource::Rule { .. } | DecisionSource::Policy { .. }
+    );
+    match hook {
+        HookPermission::None => {}
+        HookPermission::Allow { reason } => {
+            if d.behavior == Behavior::Ask && !by_rule_or_policy {
+                d.behavior = Behavior::Allow;
+                d.decided_by = DecisionSource::Hook;
+                d.reason = reason
+                    .clone()
+                    .unwrap_or_else(|| "allowed by a PreToolUse hook".into());
+            }
+        }
+        HookPermission::Ask { reason } => {
+            if d.behavior == Behavior::Allow {
+                d.behavior = Behavior::Ask;
+                d.decided_by = DecisionSource::Hook;
+                d.reason = reason
+                    .clone()
+                    .unwrap_or_else(|| "a PreToolUse hook asked for confirmation".into());
+            }
+        }
     }
 }
 

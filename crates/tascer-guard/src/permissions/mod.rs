@@ -37,7 +37,7 @@ pub use callback::{
     AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue,
 };
 pub use command_pattern::{CommandMatch, CommandPattern};
-pub use decision::{Behavior, DecisionSource, PermissionDecision};
+pub use decision::{Behavior, DecisionSource, HookPermission, PermissionDecision};
 pub use engine::{PermissionEngine, PermissionEngineBuilder};
 pub use error::{PermissionError, RuleError};
 pub use facts::{CallFacts, url_host};

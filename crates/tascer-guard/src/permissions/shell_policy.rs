@@ -13,6 +13,7 @@ use super::decision::Behavior;
 use super::error::PermissionError;
 use super::facts::CallFacts;
 use super::policy::{Policy, PolicyVerdict};
+use super::sensitive::SensitivePatterns;
 use super::shell::{self, ShellAnalysis};
 
 /// One command rule of a shell policy.
@@ -132,6 +133,7 @@ struct ConfigRule {
 pub struct ShellCommandPolicy {
     rules: Vec<CommandRule>,
     dangerous_defaults: bool,
+    sensitive: Option<SensitivePatterns>,
 }
 
 impl Default for ShellCommandPolicy {
@@ -146,7 +148,16 @@ impl ShellCommandPolicy {
         ShellCommandPolicy {
             rules: Vec::new(),
             dangerous_defaults: true,
+            sensitive: Some(SensitivePatterns::default()),
         }
+    }
+
+    /// Sets the sensitive path patterns whose appearance as a command
+    /// argument or redirection target makes the command ask (`None`: no
+    /// check). Default: [`SensitivePatterns::default`].
+    pub fn sensitive_paths(mut self, patterns: Option<SensitivePatterns>) -> Self {
+        self.sensitive = patterns;
+        self
     }
 
     /// Turns the built-in dangerous-command checks on or off.
@@ -231,6 +242,9 @@ impl ShellCommandPolicy {
                 }
             }
         }
+        if let Some(sensitive) = &self.sensitive {
+            asks.extend(sensitive_arguments(analysis, sensitive));
+        }
         for cmd in &analysis.commands {
             for rule in self.rules.iter().filter(|r| r.decision == Behavior::Ask) {
                 if rule.parsed.matches(cmd, true) != CommandMatch::No {
@@ -270,6 +284,31 @@ impl ShellCommandPolicy {
         }
         PolicyVerdict::Abstain
     }
+}
+
+/// Asks for every literal argument or redirection target that names a
+/// sensitive path (`cat ~/.ssh/id_rsa`, `cp .env /tmp`, `> secrets.txt`).
+fn sensitive_arguments(analysis: &ShellAnalysis, sensitive: &SensitivePatterns) -> Vec<String> {
+    let mut asks = Vec::new();
+    for cmd in &analysis.commands {
+        let words = cmd.argv.iter().skip(1).chain(cmd.writes.iter());
+        for word in words.filter(|w| w.literal) {
+            let text = word
+                .text
+                .split_once('=')
+                .map_or(word.text.as_str(), |(_, v)| v);
+            if text.is_empty() {
+                continue;
+            }
+            if let Some(pattern) = sensitive.matching(std::path::Path::new(text)) {
+                asks.push(format!(
+                    "`{}` touches `{text}`, which matches the sensitive pattern `{pattern}`",
+                    cmd.display()
+                ));
+            }
+        }
+    }
+    asks
 }
 
 impl Policy for ShellCommandPolicy {

@@ -30,7 +30,8 @@ impl Env {
     }
 }
 
-/// Options pointed at the mock over the Anthropic wire format.
+/// Options pointed at the mock over the Anthropic wire format, in
+/// `bypassPermissions` mode.
 pub fn anthropic_options(server: &MockServer, env: &Env) -> Options {
     let mut provider = ProviderConfig::anthropic();
     provider.base_url = server.url();
@@ -41,9 +42,13 @@ pub fn anthropic_options(server: &MockServer, env: &Env) -> Options {
         .model("mock-model")
         .cwd(env.ws())
         .home(env.home())
+        // The loop's own tests run every call; permissions have their own
+        // tests (permissions.rs).
+        .permission_mode(tascer::guard::permissions::PermissionMode::BypassPermissions)
 }
 
-/// Options pointed at the mock over the OpenAI wire format.
+/// Options pointed at the mock over the OpenAI wire format, in
+/// `bypassPermissions` mode.
 pub fn openai_options(server: &MockServer, env: &Env) -> Options {
     let mut provider = ProviderConfig::openai();
     provider.base_url = server.openai_base_url();
@@ -54,6 +59,9 @@ pub fn openai_options(server: &MockServer, env: &Env) -> Options {
         .model("mock-model")
         .cwd(env.ws())
         .home(env.home())
+        // The loop's own tests run every call; permissions have their own
+        // tests (permissions.rs).
+        .permission_mode(tascer::guard::permissions::PermissionMode::BypassPermissions)
 }
 
 /// Runs a prompt to its end and returns every message.
@@ -85,4 +93,31 @@ pub fn assert_pairing(server: &MockServer) {
             );
         }
     }
+}
+
+/// Every tool result of a run, in order: (tool_use_id, text, is_error).
+#[allow(dead_code)]
+pub fn tool_results(messages: &[Message]) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for m in messages {
+        if let Message::User(u) = m
+            && let tascer::UserContent::Blocks(blocks) = &u.message.content
+        {
+            for b in blocks {
+                if let tascer::ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } = b
+                {
+                    out.push((
+                        tool_use_id.clone(),
+                        content.to_text(),
+                        is_error.unwrap_or(false),
+                    ));
+                }
+            }
+        }
+    }
+    out
 }

@@ -1,0 +1,296 @@
+//! The non-hook parts of governance for one session: the permission
+//! engine, the validation gates and context capture, plus the session's
+//! list of denied calls.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tascer_core::{PermissionDenial, ToolOutput};
+use tascer_guard::gates::{
+    GateContext, GateResult, GateRunner, GateToolOutput, GateVerdict, Phase, ValidationConfig,
+    redact_with,
+};
+use tascer_guard::permissions::{
+    Asker, Behavior, HookPermission, PermissionDecision, PermissionEngine, PermissionMode, ToolCall,
+};
+use tascer_ledger::{ContextCapturer, GateOutcome};
+
+/// Tools whose calls may change the worktree: context is refreshed after
+/// them.
+const WRITING_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"];
+
+/// Permissions, gates and context of one session (shared by its agents).
+pub(crate) struct Guard {
+    permissions: Arc<PermissionEngine>,
+    asker: Option<Arc<dyn Asker>>,
+    gates: GateRunner,
+    validation: ValidationConfig,
+    secrets: Vec<String>,
+    context_env: Vec<String>,
+    capturer: Mutex<Option<ContextCapturer>>,
+    denials: Mutex<Vec<PermissionDenial>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// What the gates of one phase said.
+pub(crate) struct GateRun {
+    /// Each gate's result.
+    pub results: Vec<GateResult>,
+    /// Their sum.
+    pub verdict: GateVerdict,
+}
+
+impl GateRun {
+    /// The results as the ledger records them.
+    pub fn outcomes(&self) -> Vec<GateOutcome> {
+        self.results
+            .iter()
+            .map(|r| GateOutcome {
+                gate: r.gate.clone(),
+                passed: r.passed,
+                message: r.message.clone(),
+                duration_ms: r.duration_ms,
+            })
+            .collect()
+    }
+
+    /// True when a failed gate found a secret (so stored evidence must be
+    /// redacted).
+    pub fn found_secrets(&self) -> bool {
+        self.results
+            .iter()
+            .any(|r| !r.passed && r.gate == "no_secrets_leaked")
+    }
+}
+
+impl Guard {
+    /// A guard over these parts.
+    pub fn new(
+        permissions: Arc<PermissionEngine>,
+        asker: Option<Arc<dyn Asker>>,
+        gates: GateRunner,
+        validation: ValidationConfig,
+        secrets: Vec<String>,
+        context_env: Vec<String>,
+    ) -> Self {
+        Guard {
+            permissions,
+            asker,
+            gates,
+            validation,
+            secrets,
+            context_env,
+            capturer: Mutex::new(None),
+            denials: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The permission engine.
+    pub fn permissions(&self) -> &Arc<PermissionEngine> {
+        &self.permissions
+    }
+
+    /// The current permission mode.
+    pub fn mode(&self) -> PermissionMode {
+        self.permissions.mode()
+    }
+
+    /// Decides whether a call may run: the engine (rules, policies, mode,
+    /// `can_use_tool`), then — for a call still at "ask" — the asker, or a
+    /// denial that says what would allow it.
+    pub async fn decide(&self, call: &ToolCall, hook: &HookPermission) -> PermissionDecision {
+        let decision = self.permissions.decide_after_hook(call, hook).await;
+        if decision.behavior != Behavior::Ask {
+            return decision;
+        }
+        match &self.asker {
+            Some(asker) => {
+                self.permissions
+                    .resolve_with_asker(call, decision, asker.as_ref())
+                    .await
+            }
+            None => self.permissions.resolve_non_interactive(decision),
+        }
+    }
+
+    /// Records a call that was not allowed to run (for the result's
+    /// `permission_denials`).
+    pub fn add_denial(&self, tool_name: &str, tool_use_id: &str, input: &Value) {
+        lock(&self.denials).push(PermissionDenial {
+            tool_name: tool_name.to_string(),
+            tool_use_id: tool_use_id.to_string(),
+            tool_input: input.clone(),
+        });
+    }
+
+    /// Records a denial made by a hook, for workaround detection.
+    pub fn note_hook_denial(&self, call: &ToolCall, reason: &str) {
+        self.permissions.record_denial(call, reason);
+    }
+
+    /// Takes the denials recorded since the last call.
+    pub fn take_denials(&self) -> Vec<PermissionDenial> {
+        std::mem::take(&mut *lock(&self.denials))
+    }
+
+    /// Runs the pre-gates configured for the tool.
+    pub async fn pre_gates(&self, tool_name: &str, input: &Value, cwd: &Path) -> GateRun {
+        let ctx = GateContext::new(Phase::Pre, tool_name, input.clone(), cwd.to_path_buf())
+            .with_session_secrets(self.secrets.clone());
+        self.run_gates(Phase::Pre, &ctx).await
+    }
+
+    /// Runs the post-gates configured for the tool on its output.
+    pub async fn post_gates(
+        &self,
+        tool_name: &str,
+        input: &Value,
+        cwd: &Path,
+        output: &ToolOutput,
+    ) -> GateRun {
+        let ctx = GateContext::new(Phase::Post, tool_name, input.clone(), cwd.to_path_buf())
+            .with_session_secrets(self.secrets.clone())
+            .with_output(GateToolOutput {
+                text: output.content.to_text(),
+                is_error: output.is_error,
+                raw: output.raw.clone(),
+            });
+        self.run_gates(Phase::Post, &ctx).await
+    }
+
+    async fn run_gates(&self, phase: Phase, ctx: &GateContext) -> GateRun {
+        if self
+            .validation
+            .for_tool(&ctx.tool_name)
+            .gates(phase)
+            .is_empty()
+        {
+            return GateRun {
+                results: Vec::new(),
+                verdict: GateVerdict::from_results(phase, &[]),
+            };
+        }
+        let results = self.gates.run(phase, ctx, &self.validation).await;
+        let verdict = GateVerdict::from_results(phase, &results);
+        GateRun { results, verdict }
+    }
+
+    /// True when post-gate failures of this tool are reported to the model.
+    pub fn tells_model(&self, tool_name: &str) -> bool {
+        self.validation.for_tool(tool_name).tell_model_on_failure
+    }
+
+    /// True when the tool's validation keeps changed files as evidence.
+    pub fn keeps_files(&self, tool_name: &str) -> bool {
+        self.validation
+            .for_tool(tool_name)
+            .evidence
+            .contains(&tascer_guard::gates::EvidenceKind::File)
+    }
+
+    /// Removes secrets (gitleaks rules and the session's own keys) from
+    /// text before it is stored.
+    pub fn redact(&self, text: &str) -> String {
+        redact_with(text, &self.secrets)
+    }
+
+    /// The input as the ledger stores it: for tools checked by
+    /// `no_secrets_leaked`, every string with secrets redacted.
+    pub fn recorded_input(&self, tool_name: &str, input: &Value) -> Value {
+        let v = self.validation.for_tool(tool_name);
+        let scanned = v
+            .pre_gates
+            .iter()
+            .chain(&v.post_gates)
+            .any(|g| g == "no_secrets_leaked");
+        if scanned {
+            redact_strings(input, &self.secrets)
+        } else {
+            input.clone()
+        }
+    }
+
+    /// The context of a call made in `cwd`: git state, allowlisted
+    /// environment, cwd and version.
+    pub fn capture_context(&self, cwd: &Path, env: &HashMap<String, String>) -> Value {
+        let mut slot = lock(&self.capturer);
+        let stale = slot.as_ref().is_none_or(|c| c.cwd() != cwd);
+        if stale {
+            *slot = Some(
+                ContextCapturer::new(cwd.to_path_buf(), self.context_env.iter().cloned())
+                    .with_version(crate::VERSION),
+            );
+        }
+        let Some(capturer) = slot.as_mut() else {
+            return json!({ "cwd": cwd.display().to_string() });
+        };
+        let vars = self
+            .context_env
+            .iter()
+            .filter_map(|k| {
+                env.get(k)
+                    .cloned()
+                    .or_else(|| std::env::var(k).ok())
+                    .map(|v| (k.clone(), v))
+            })
+            .collect();
+        let snapshot = capturer.capture_with_env(vars);
+        serde_json::to_value(snapshot)
+            .unwrap_or_else(|_| json!({ "cwd": cwd.display().to_string() }))
+    }
+
+    /// Marks the cached git state stale after a call that may have written
+    /// to the worktree.
+    pub fn after_call(&self, tool_name: &str) {
+        if WRITING_TOOLS.contains(&tool_name)
+            && let Some(c) = lock(&self.capturer).as_mut()
+        {
+            c.invalidate();
+        }
+    }
+}
+
+/// `value` with secrets redacted from every string in it.
+fn redact_strings(value: &Value, secrets: &[String]) -> Value {
+    match value {
+        Value::String(s) => Value::String(redact_with(s, secrets)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| redact_strings(v, secrets)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), redact_strings(v, secrets)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The permission decision as recorded in the ledger.
+pub(crate) fn decision_record(
+    decision: &PermissionDecision,
+    tool_name: &str,
+    tool_use_id: &str,
+    mode: PermissionMode,
+) -> Value {
+    let mut value = serde_json::to_value(decision).unwrap_or(Value::Null);
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("tool".into(), json!(tool_name));
+        obj.insert("tool_use_id".into(), json!(tool_use_id));
+        obj.insert("mode".into(), json!(mode.as_str()));
+    }
+    value
+}
+
+/// The files a writing call names (absolute), for file evidence.
+pub(crate) fn changed_files(tool_name: &str, input: &Value, cwd: &Path) -> Vec<PathBuf> {
+    GateContext::new(Phase::Post, tool_name, input.clone(), cwd.to_path_buf()).changed_files
+}

@@ -1,0 +1,157 @@
+//! Builds a session's governance — permission engine, hooks, gates and
+//! context capture — from its options and settings files.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use tascer_guard::gates::{GateRegistry, GateRunner, ValidationConfig};
+use tascer_guard::hooks::HookRegistry;
+use tascer_guard::permissions::{Behavior, PermissionEngine, PermissionRules, RuleOrigin};
+use tascer_guard::settings::{LoadedSettings, SettingsLoader, SettingsSource};
+
+use crate::error::Error;
+use crate::options::{DEFAULT_CONTEXT_ENV, Options};
+use crate::session_guard::Guard;
+
+/// What the options and settings configure for a session.
+pub(crate) struct GovernanceParts {
+    /// Permissions, gates and context.
+    pub guard: Guard,
+    /// Hooks from the options, then from each settings layer.
+    pub hooks: HookRegistry,
+    /// Environment for tools: the settings' `env` under the options' own.
+    pub env: HashMap<String, String>,
+}
+
+/// Reads the settings files the options ask for.
+pub(crate) fn load_settings(
+    options: &Options,
+    cwd: &Path,
+    home: &Path,
+) -> Result<LoadedSettings, Error> {
+    let sources = &options.setting_sources;
+    if sources.is_empty() && options.settings.is_none() {
+        return Ok(LoadedSettings::default());
+    }
+    let has = |s: SettingsSource| sources.contains(&s);
+    let mut loader = SettingsLoader::new(cwd)
+        .sources(
+            has(SettingsSource::User),
+            has(SettingsSource::Project),
+            has(SettingsSource::Local),
+        )
+        .claude_compat(options.claude_settings)
+        .user_settings_file(home.join("settings.json"));
+    if let Some(user_home) = std::env::home_dir() {
+        loader = loader.home(user_home);
+    }
+    if let Some(flag) = &options.settings {
+        loader = loader.flag_settings(flag.clone());
+    }
+    Ok(loader.load()?)
+}
+
+/// Builds the governance of a session in `cwd`. `secrets` are the
+/// session's own keys, which must never leak into output.
+pub(crate) fn build(
+    options: &Options,
+    settings: &LoadedSettings,
+    cwd: &Path,
+    secrets: Vec<String>,
+) -> Result<GovernanceParts, Error> {
+    let user_home = std::env::home_dir();
+    let mut builder = settings.apply(PermissionEngine::builder(), user_home.as_deref());
+    builder = builder.rules(option_rules(options, cwd)?);
+    if let Some(mode) = options.permission_mode {
+        builder = builder.mode(mode);
+    }
+    for dir in &options.additional_directories {
+        builder = builder.additional_directory(dir.clone());
+    }
+    if let Some(home) = &user_home {
+        builder = builder.home_dir(home.clone());
+    }
+    if !options.disable_default_policies {
+        builder = builder.default_policies();
+    }
+    for policy in &options.policies {
+        builder = builder.policy(Arc::clone(policy));
+    }
+    if let Some(cb) = &options.can_use_tool {
+        builder = builder.can_use_tool(Arc::clone(cb));
+    }
+    if let Some(w) = &options.workaround {
+        builder = builder.workaround(*w);
+    }
+    let permissions = Arc::new(builder.build()?);
+
+    let mut hooks = options.hooks.clone().unwrap_or_default();
+    for (source, value) in settings.hooks() {
+        let registry = HookRegistry::from_settings(value, cwd)
+            .map_err(|e| Error::InvalidOptions(format!("hooks in {source:?} settings: {e}")))?;
+        hooks.extend(registry);
+    }
+
+    let validation = match &options.validation {
+        Some(v) => v.clone(),
+        None => settings_validation(settings)?,
+    };
+    let mut registry = GateRegistry::with_builtins(&validation.gates)?;
+    for gate in &options.gates {
+        registry.register_arc(Arc::clone(gate));
+    }
+    registry.validate(&validation)?;
+
+    let context_env = options.context_env.clone().unwrap_or_else(|| {
+        DEFAULT_CONTEXT_ENV
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect()
+    });
+    let mut env: HashMap<String, String> = settings.env().into_iter().collect();
+    env.extend(options.env.clone());
+
+    let guard = Guard::new(
+        permissions,
+        options.asker.clone(),
+        GateRunner::new(registry),
+        validation,
+        secrets.into_iter().filter(|s| s.len() >= 8).collect(),
+        context_env,
+    );
+    Ok(GovernanceParts { guard, hooks, env })
+}
+
+/// `allowed_tools` (allow rules) and `disallowed_tools` (deny rules); the
+/// settings' rules are added by [`LoadedSettings::apply`].
+fn option_rules(options: &Options, cwd: &Path) -> Result<PermissionRules, Error> {
+    let mut rules = PermissionRules::new();
+    for (behavior, list, flag) in [
+        (Behavior::Allow, &options.allowed_tools, "allowedTools"),
+        (Behavior::Deny, &options.disallowed_tools, "disallowedTools"),
+    ] {
+        let origin = RuleOrigin {
+            source_file: Some(format!("--{flag}")),
+            project_root: Some(cwd.to_path_buf()),
+        };
+        for raw in list {
+            rules
+                .add(behavior, raw, &origin)
+                .map_err(|e| Error::InvalidOptions(format!("{flag} rule {raw:?}: {e}")))?;
+        }
+    }
+    Ok(rules)
+}
+
+/// The `validation` value of the highest settings layer that has one.
+fn settings_validation(settings: &LoadedSettings) -> Result<ValidationConfig, Error> {
+    match settings
+        .layers
+        .iter()
+        .find_map(|l| l.settings.other.get("validation"))
+    {
+        Some(value) => Ok(ValidationConfig::from_value(value)?),
+        None => Ok(ValidationConfig::default()),
+    }
+}
