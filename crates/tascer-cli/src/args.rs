@@ -222,6 +222,12 @@ pub struct RunArgs {
     /// Further directories the file tools may use.
     #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
     pub add_dir: Vec<PathBuf>,
+    /// MCP servers: JSON files or inline JSON strings in .mcp.json shape ({"mcpServers": {...}}).
+    #[arg(long = "mcp-config", value_name = "FILE_OR_JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    /// Use only the servers of --mcp-config (ignore .mcp.json and settings files).
+    #[arg(long)]
+    pub strict_mcp_config: bool,
 }
 
 /// Arguments of `tascer demo`.

@@ -85,6 +85,16 @@ impl Renderer {
         match message {
             Message::System(system) if system.subtype == "init" => {
                 drop(out);
+                // A server that failed to start is said out loud, never
+                // silently dropped.
+                let servers = system.data.get("mcp_servers").and_then(|s| s.as_array());
+                for server in servers.into_iter().flatten() {
+                    if server.get("status").and_then(|s| s.as_str()) == Some("failed") {
+                        let name = server.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+                        let error = server.get("error").and_then(|e| e.as_str()).unwrap_or("");
+                        eprintln!("⚠ MCP server {name} failed to start: {error}");
+                    }
+                }
                 self.start_spinner();
             }
             Message::System(system) if system.subtype == "api_retry" => {

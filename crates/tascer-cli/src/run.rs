@@ -186,7 +186,29 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     options.setting_sources = setting_sources(args.setting_sources.as_deref())?;
     options.claude_settings = args.claude_settings;
     options.additional_directories = args.add_dir.clone();
+    options.mcp_servers = mcp_servers(args)?;
     Ok(options)
+}
+
+/// The MCP servers of a run: `--mcp-config` values (later ones win).
+fn mcp_servers(
+    args: &RunArgs,
+) -> anyhow::Result<std::collections::BTreeMap<String, tascer::mcp::McpServerConfig>> {
+    let mut servers = std::collections::BTreeMap::new();
+    for value in &args.mcp_config {
+        let parsed = tascer::mcp::parse_mcp_config(value)
+            .with_context(|| format!("--mcp-config {}", abbreviate(value)))?;
+        servers.extend(parsed);
+    }
+    Ok(servers)
+}
+
+/// A flag value short enough for an error line.
+fn abbreviate(value: &str) -> String {
+    match value.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &value[..i]),
+        None => value.to_string(),
+    }
 }
 
 /// `--setting-sources`: which settings files to read (default all).

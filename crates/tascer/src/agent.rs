@@ -129,6 +129,13 @@ pub(crate) struct Agent {
     pub governance: Arc<Governance>,
 }
 
+/// True for tools served by MCP servers (their list can change).
+fn is_mcp_tool(tool: &dyn Tool) -> bool {
+    tool.name().starts_with("mcp__")
+        || tool.name() == "ListMcpResourcesTool"
+        || tool.name() == "ReadMcpResourceTool"
+}
+
 /// A tool call the model asked for.
 pub(crate) struct Call {
     pub id: String,
@@ -146,14 +153,7 @@ impl Agent {
         parent_tool_use_id: Option<String>,
         governance: Arc<Governance>,
     ) -> Self {
-        let tool_specs = tools
-            .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                input_schema: t.input_schema(),
-            })
-            .collect();
+        let tool_specs = specs_of(&tools);
         Agent {
             env,
             model,
@@ -163,6 +163,25 @@ impl Agent {
             parent_tool_use_id,
             governance,
         }
+    }
+
+    /// Replaces the MCP tools (after a server's tool list changed); the
+    /// other tools stay as they are. `keep` filters the new tools.
+    pub fn set_mcp_tools(&mut self, fresh: Vec<Arc<dyn Tool>>, keep: impl Fn(&str) -> bool) {
+        let current: Vec<&str> = self
+            .tools
+            .iter()
+            .filter(|t| is_mcp_tool(t.as_ref()))
+            .map(|t| t.name())
+            .collect();
+        let fresh: Vec<Arc<dyn Tool>> = fresh.into_iter().filter(|t| keep(t.name())).collect();
+        let names: Vec<&str> = fresh.iter().map(|t| t.name()).collect();
+        if names == current {
+            return;
+        }
+        self.tools.retain(|t| !is_mcp_tool(t.as_ref()));
+        self.tools.extend(fresh);
+        self.tool_specs = specs_of(&self.tools);
     }
 
     /// Calls the model with `history`, forwarding streaming events (when
@@ -307,4 +326,16 @@ impl Agent {
         self.env.emit(Message::User(user));
         (blocks, stop)
     }
+}
+
+/// The model-facing specs of tools.
+fn specs_of(tools: &[Arc<dyn Tool>]) -> Vec<ToolSpec> {
+    tools
+        .iter()
+        .map(|t| ToolSpec {
+            name: t.name().to_string(),
+            description: t.description().to_string(),
+            input_schema: t.input_schema(),
+        })
+        .collect()
 }

@@ -44,6 +44,7 @@ pub use system_prompt::default_system_prompt;
 pub use tascer_core::*;
 pub use tascer_guard as guard;
 pub use tascer_ledger as ledger;
+pub use tascer_mcp as mcp;
 pub use tascer_model::{
     ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, Price, PriceTable,
     ProviderConfig, ProviderKind,

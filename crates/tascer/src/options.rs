@@ -9,6 +9,7 @@ use tascer_guard::gates::{Gate, ValidationConfig};
 use tascer_guard::hooks::HookRegistry;
 use tascer_guard::permissions::{Asker, CanUseTool, PermissionMode, Policy, WorkaroundConfig};
 use tascer_guard::settings::SettingsSource;
+use tascer_mcp::{McpServerConfig, SdkServer};
 use tascer_model::ProviderConfig;
 
 /// The system prompt to use.
@@ -126,6 +127,14 @@ pub struct Options {
     /// Environment variables recorded in each tool call's context (never
     /// any other); default: [`DEFAULT_CONTEXT_ENV`].
     pub context_env: Option<Vec<String>>,
+    /// MCP servers by name (Claude Code's `mcpServers` shape). Their tools
+    /// appear as `mcp__<server>__<tool>` and go through the same pipeline
+    /// as built-in tools.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// In-process MCP servers (no subprocess); name them in `mcp_servers`
+    /// as `{"type": "sdk", "name": …}` or add them with
+    /// [`Options::sdk_server`].
+    pub sdk_servers: Vec<SdkServer>,
 }
 
 /// Environment variables recorded in tool-call context by default.
@@ -370,6 +379,22 @@ impl Options {
     /// Registers a gate (usable by name in the validation config).
     pub fn gate(mut self, gate: Arc<dyn Gate>) -> Self {
         self.gates.push(gate);
+        self
+    }
+
+    /// Adds an MCP server.
+    pub fn mcp_server(mut self, name: impl Into<String>, config: McpServerConfig) -> Self {
+        self.mcp_servers.insert(name.into(), config);
+        self
+    }
+
+    /// Adds an in-process MCP server (and its `sdk` entry in
+    /// `mcp_servers`).
+    pub fn sdk_server(mut self, server: SdkServer) -> Self {
+        let name = server.name().to_string();
+        self.mcp_servers
+            .insert(name.clone(), McpServerConfig::Sdk { name });
+        self.sdk_servers.push(server);
         self
     }
 }

@@ -14,6 +14,7 @@ use crate::options::{Options, SystemPrompt};
 use crate::proof::Proof;
 use crate::system_prompt::default_system_prompt;
 use tascer_guard::hooks::HookRunner;
+use tascer_mcp::{McpManager, McpOptions};
 
 /// Default Anthropic model when none is configured.
 const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -30,6 +31,8 @@ pub(crate) struct Session {
     pub total_turns: u32,
     /// The main agent: model, system prompt, tools, shared handles.
     pub agent: Agent,
+    /// The session's MCP servers, when any are configured.
+    pub mcp: Option<McpManager>,
 }
 
 impl Session {
@@ -175,7 +178,12 @@ impl Session {
             cwd_text.clone(),
             env.store.path().display().to_string(),
         ));
-        let tools = select_tools(&options, &env, &model, &cwd, &governance);
+        let mcp = connect_mcp(&options).await;
+        let mcp_tools = match &mcp {
+            Some(m) => m.tools_snapshot(),
+            None => Vec::new(),
+        };
+        let tools = select_tools(&options, &env, &model, &cwd, &governance, mcp_tools);
         let agent = Agent::new(env, model, system_prompt, tools, None, governance);
 
         Ok(Session {
@@ -186,6 +194,7 @@ impl Session {
             api_key_source,
             total_turns,
             agent,
+            mcp,
         })
     }
 }
@@ -224,12 +233,47 @@ fn api_key_source(provider: &ProviderConfig) -> String {
     }
 }
 
+/// Connects the configured MCP servers (concurrently, each under the
+/// startup timeout). A server that fails is reported in `system/init`,
+/// never fatal.
+async fn connect_mcp(options: &Options) -> Option<McpManager> {
+    if options.mcp_servers.is_empty() && options.sdk_servers.is_empty() {
+        return None;
+    }
+    let mut configs = options.mcp_servers.clone();
+    for sdk in &options.sdk_servers {
+        configs
+            .entry(sdk.name().to_string())
+            .or_insert_with(|| tascer_mcp::McpServerConfig::Sdk {
+                name: sdk.name().to_string(),
+            });
+    }
+    let mcp_options = McpOptions {
+        sdk_servers: options.sdk_servers.clone(),
+        ..McpOptions::default()
+    };
+    let manager = McpManager::connect_with(configs, mcp_options).await;
+    for status in manager.statuses() {
+        if let Some(error) = &status.error {
+            tracing::warn!(server = %status.name, "MCP server failed to start: {error}");
+        }
+    }
+    Some(manager)
+}
+
+/// True when a tool is removed from the model's context: a bare-name
+/// `disallowed_tools` entry.
+pub(crate) fn removed(options: &Options, name: &str) -> bool {
+    options.disallowed_tools.iter().any(|n| n == name)
+}
+
 fn select_tools(
     options: &Options,
     env: &LoopEnv,
     model: &str,
     cwd: &std::path::Path,
     governance: &Arc<Governance>,
+    mcp_tools: Vec<Arc<dyn Tool>>,
 ) -> Vec<Arc<dyn Tool>> {
     let offered = |name: &str| {
         options
@@ -246,8 +290,13 @@ fn select_tools(
                 options
                     .custom_tools
                     .iter()
-                    .filter(|t| !options.disallowed_tools.iter().any(|n| n == t.name()))
+                    .filter(|t| !removed(options, t.name()))
                     .cloned(),
+            )
+            .chain(
+                mcp_tools
+                    .into_iter()
+                    .filter(|t| !removed(options, t.name())),
             )
             .collect();
     if offered(crate::task_tool::TASK_TOOL_NAME) {

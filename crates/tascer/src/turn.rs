@@ -120,6 +120,13 @@ async fn drive(
             return Outcome::Budget;
         }
 
+        if let Some(mcp) = &session.mcp {
+            let fresh = mcp.tools().await;
+            let options = &session.options;
+            session
+                .agent
+                .set_mcp_tools(fresh, |name| !crate::session::removed(options, name));
+        }
         let response = match session.agent.call_model(&session.history, cancel).await {
             Ok(r) => r,
             Err(ModelError::Cancelled) => {
@@ -184,7 +191,7 @@ fn init_message(session: &Session) -> Message {
         json!({
             "cwd": session.cwd.display().to_string(),
             "tools": tools,
-            "mcp_servers": [],
+            "mcp_servers": session.mcp.as_ref().map(|m| m.statuses()).unwrap_or_default(),
             "model": session.agent.model,
             "permissionMode": session.agent.governance.guard.mode().as_str(),
             "apiKeySource": session.api_key_source,
