@@ -7,6 +7,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use tascer_guard::hooks::SessionEndReason;
 use tascer_guard::permissions::{PermissionEngine, PermissionMode};
 
 use crate::error::Error;
@@ -121,12 +122,19 @@ impl Client {
         }
     }
 
-    /// Ends the session: interrupts a running turn and waits for it to end.
+    /// Ends the session: interrupts a running turn, waits for it to end,
+    /// then runs the SessionEnd hooks.
     pub async fn disconnect(mut self) {
         self.interrupt();
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
+        let session = self.session.lock().await;
+        session
+            .agent
+            .governance
+            .on_session_end(&session.agent.env, SessionEndReason::Other)
+            .await;
     }
 }
 

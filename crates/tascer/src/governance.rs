@@ -10,10 +10,13 @@
 use serde_json::{Value, json};
 use tascer_core::ToolOutput;
 use tascer_guard::hooks::{
-    HookCommon, HookCommonOutcome, HookRun, HookRunner, PostToolUseFailureInput, PostToolUseInput,
-    PreToolDecision, PreToolUseInput, StopInput, SubagentStopInput, UserPromptSubmitInput,
+    HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
+    PermissionRequestDecision, PermissionRequestInput, PostToolUseFailureInput, PostToolUseInput,
+    PreToolDecision, PreToolUseInput, SessionEndInput, SessionEndReason, SessionStartInput,
+    SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 use tascer_guard::permissions::HookPermission;
+use tascer_guard::permissions::{Behavior, DecisionSource, PermissionDecision};
 
 use crate::agent::LoopEnv;
 use crate::session_guard::Guard;
@@ -209,6 +212,111 @@ impl Governance {
             output.content = text.into();
         }
         common.stop.map(Halt::Hook)
+    }
+
+    /// Runs SessionStart hooks; returns the context they add for the model.
+    pub async fn on_session_start(
+        &self,
+        env: &LoopEnv,
+        source: SessionStartSource,
+        model: &str,
+    ) -> Vec<String> {
+        let Some(hooks) = &self.hooks else {
+            return Vec::new();
+        };
+        let (outcome, runs) = hooks
+            .session_start(SessionStartInput {
+                common: self.common(env),
+                source,
+                model: Some(model.to_string()),
+            })
+            .await;
+        record_runs(env, &runs, None);
+        report_common(env, &outcome.common);
+        outcome.additional_context
+    }
+
+    /// Runs SessionEnd hooks (their output cannot change anything).
+    pub async fn on_session_end(&self, env: &LoopEnv, reason: SessionEndReason) {
+        let Some(hooks) = &self.hooks else {
+            return;
+        };
+        let (outcome, runs) = hooks
+            .session_end(SessionEndInput {
+                common: self.common(env),
+                reason,
+            })
+            .await;
+        record_runs(env, &runs, None);
+        report_common(env, &outcome.common);
+    }
+
+    /// Runs PermissionRequest hooks for a call left at "ask": a hook may
+    /// answer for the user. Returns the decision with their answer folded
+    /// in (unchanged when no hook had an opinion).
+    pub async fn on_permission_request(
+        &self,
+        env: &LoopEnv,
+        tool_name: &str,
+        tool_use_id: &str,
+        input: &Value,
+        mut decision: PermissionDecision,
+    ) -> PermissionDecision {
+        let Some(hooks) = &self.hooks else {
+            return decision;
+        };
+        let suggestions = decision
+            .suggestions
+            .iter()
+            .map(|rule| {
+                let r = tascer_guard::permissions::PermissionRuleValue::from_rule(rule);
+                json!({"type": "addRules", "rules": [r], "behavior": "allow", "destination": "session"})
+            })
+            .collect();
+        let (outcome, runs) = hooks
+            .permission_request(PermissionRequestInput {
+                common: self.common(env),
+                tool_name: tool_name.to_string(),
+                tool_input: input.clone(),
+                permission_suggestions: Some(suggestions),
+            })
+            .await;
+        record_runs(env, &runs, Some(tool_use_id));
+        report_common(env, &outcome.common);
+        match outcome.decision {
+            Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
+                decision.behavior = Behavior::Allow;
+                decision.decided_by = DecisionSource::Hook;
+                decision.reason = "allowed by a PermissionRequest hook".into();
+                decision.updated_input = updated_input.filter(|u| u != input);
+            }
+            Some(PermissionRequestDecision::Deny { message, interrupt }) => {
+                decision.behavior = Behavior::Deny;
+                decision.decided_by = DecisionSource::Hook;
+                decision.reason =
+                    message.unwrap_or_else(|| "denied by a PermissionRequest hook".into());
+                decision.interrupt = interrupt.unwrap_or(false);
+            }
+            None => {}
+        }
+        decision
+    }
+
+    /// Runs Notification hooks (e.g. before a permission prompt).
+    pub async fn notify(&self, env: &LoopEnv, message: &str, notification_type: &str) {
+        let Some(hooks) = &self.hooks else {
+            return;
+        };
+        let (outcome, runs) = hooks
+            .notification(NotificationInput {
+                common: self.common(env),
+                message: message.to_string(),
+                title: None,
+                notification_type: notification_type.to_string(),
+            })
+            .await;
+        record_runs(env, &runs, None);
+        report_common(env, &outcome.common);
     }
 
     /// Runs UserPromptSubmit hooks: `Err(reason)` blocks the prompt,

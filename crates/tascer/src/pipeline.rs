@@ -72,7 +72,7 @@ impl Agent {
             Some(tool) => run_one(tool.as_ref(), input.clone(), &ctx).await,
             None => ToolOutput::error(format!("Error: No such tool available: {}", call.name)),
         };
-        guard.after_call(&call.name);
+        guard.after_call(&call.name, !output.is_error);
 
         let post = guard.post_gates(&call.name, &input, &cwd, &output).await;
         record.post_gates = post.outcomes();
@@ -163,7 +163,23 @@ impl Agent {
             }
         };
 
-        let decision = guard.decide(&tool_call(&input), &hook_permission).await;
+        let call_now = tool_call(&input);
+        let mut decision = guard.decide(&call_now, &hook_permission).await;
+        if decision.behavior == Behavior::Ask {
+            decision = self
+                .governance
+                .on_permission_request(&self.env, &call.name, &call.id, &input, decision)
+                .await;
+        }
+        if decision.behavior == Behavior::Ask {
+            if guard.can_ask() {
+                let message = format!("Tascer needs your permission to use {}", call.name);
+                self.governance
+                    .notify(&self.env, &message, "permission_prompt")
+                    .await;
+            }
+            decision = guard.resolve_ask(&call_now, decision).await;
+        }
         let recorded = decision_record(&decision, &call.name, &call.id, guard.mode());
         self.env.proof.permission(&recorded);
         record.permission = recorded;

@@ -13,7 +13,7 @@ use crate::governance::Governance;
 use crate::options::{Options, SystemPrompt};
 use crate::proof::Proof;
 use crate::system_prompt::default_system_prompt;
-use tascer_guard::hooks::HookRunner;
+use tascer_guard::hooks::{HookRunner, SessionStartSource};
 use tascer_mcp::{McpManager, McpOptions};
 
 /// Default Anthropic model when none is configured.
@@ -33,6 +33,8 @@ pub(crate) struct Session {
     pub agent: Agent,
     /// The session's MCP servers, when any are configured.
     pub mcp: Option<McpManager>,
+    /// Context from SessionStart hooks, added to the next prompt.
+    pub pending_context: Vec<String>,
 }
 
 impl Session {
@@ -184,6 +186,14 @@ impl Session {
             None => Vec::new(),
         };
         let tools = select_tools(&options, &env, &model, &cwd, &governance, mcp_tools);
+        let source = if options.fork_session {
+            SessionStartSource::Fork
+        } else if options.resume.is_some() || options.continue_conversation {
+            SessionStartSource::Resume
+        } else {
+            SessionStartSource::Startup
+        };
+        let pending_context = governance.on_session_start(&env, source, &model).await;
         let agent = Agent::new(env, model, system_prompt, tools, None, governance);
 
         Ok(Session {
@@ -195,6 +205,7 @@ impl Session {
             total_turns,
             agent,
             mcp,
+            pending_context,
         })
     }
 }

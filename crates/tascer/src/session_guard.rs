@@ -103,11 +103,24 @@ impl Guard {
         self.permissions.mode()
     }
 
-    /// Decides whether a call may run: the engine (rules, policies, mode,
-    /// `can_use_tool`), then — for a call still at "ask" — the asker, or a
-    /// denial that says what would allow it.
+    /// The engine's decision (rules, policies, mode, `can_use_tool`); a
+    /// call may still be at "ask" (see [`resolve_ask`](Self::resolve_ask)).
     pub async fn decide(&self, call: &ToolCall, hook: &HookPermission) -> PermissionDecision {
-        let decision = self.permissions.decide_after_hook(call, hook).await;
+        self.permissions.decide_after_hook(call, hook).await
+    }
+
+    /// True when a human can be asked.
+    pub fn can_ask(&self) -> bool {
+        self.asker.is_some()
+    }
+
+    /// Resolves a call still at "ask": the asker, or (with none) a denial
+    /// that says what would allow the call.
+    pub async fn resolve_ask(
+        &self,
+        call: &ToolCall,
+        decision: PermissionDecision,
+    ) -> PermissionDecision {
         if decision.behavior != Behavior::Ask {
             return decision;
         }
@@ -247,9 +260,17 @@ impl Guard {
             .unwrap_or_else(|_| json!({ "cwd": cwd.display().to_string() }))
     }
 
-    /// Marks the cached git state stale after a call that may have written
-    /// to the worktree.
-    pub fn after_call(&self, tool_name: &str) {
+    /// After a call ran: a successful `ExitPlanMode` ends plan mode (back
+    /// to `default`), and the cached git state is marked stale after a call
+    /// that may have written to the worktree.
+    pub fn after_call(&self, tool_name: &str, succeeded: bool) {
+        if tool_name == "ExitPlanMode"
+            && succeeded
+            && self.permissions.mode() == PermissionMode::Plan
+            && let Err(err) = self.permissions.set_mode(PermissionMode::Default)
+        {
+            tracing::warn!("cannot leave plan mode: {err}");
+        }
         if WRITING_TOOLS.contains(&tool_name)
             && let Some(c) = lock(&self.capturer).as_mut()
         {

@@ -97,7 +97,8 @@ async fn drive(
     )));
     env.proof.prompt(&prompt, None);
     let mut user = ChatMessage::user_text(prompt);
-    for text in context {
+    let session_context = std::mem::take(&mut session.pending_context);
+    for text in session_context.into_iter().chain(context) {
         user.content.push(ContentBlock::text(text));
     }
     session.history.push(user);
