@@ -47,6 +47,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Export a session as a signed attestation (in-toto Statement in a DSSE envelope).
     Export(ExportArgs),
+    /// MCP: serve Tascer's tools to MCP clients, or list the configured MCP servers.
+    Mcp(crate::mcp_cmds::McpArgs),
 }
 
 /// `tascer keys …`

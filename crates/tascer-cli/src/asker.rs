@@ -1,10 +1,13 @@
-//! The terminal permission prompt: allow once, always (for this session) or
-//! deny, asked on the controlling terminal.
+//! Terminal prompts: the permission prompt (allow once, always for this
+//! session, or deny) and answers to the model's `AskUserQuestion`, both on
+//! the controlling terminal.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
 use futures::future::BoxFuture;
 use tascer::guard::permissions::{AskAnswer, Asker, CanUseToolRequest};
+use tascer::tools::{Question, UserAnswerer};
 
 /// Asks on `/dev/tty` (falls back to standard error / input).
 pub struct TerminalAsker;
@@ -19,6 +22,81 @@ impl Asker for TerminalAsker {
                     message: "the permission prompt failed".into(),
                 })
         })
+    }
+}
+
+impl UserAnswerer for TerminalAsker {
+    fn answer<'a>(
+        &'a self,
+        questions: &'a [Question],
+    ) -> BoxFuture<'a, Result<BTreeMap<String, String>, String>> {
+        let questions = questions.to_vec();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let mut answers = BTreeMap::new();
+                for q in &questions {
+                    let mut text = format!("\n? {}\n", q.question);
+                    for (i, o) in q.options.iter().enumerate() {
+                        text.push_str(&format!("  [{}] {} — {}\n", i + 1, o.label, o.description));
+                    }
+                    text.push_str(if q.multi_select {
+                        "  numbers separated by commas, or your own words\n> "
+                    } else {
+                        "  a number, or your own words\n> "
+                    });
+                    let line = read_answer(&text);
+                    let line = line.trim();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    answers.insert(q.question.clone(), choose(q, line));
+                }
+                Ok(answers)
+            })
+            .await
+            .map_err(|_| "the question prompt failed".to_string())?
+        })
+    }
+}
+
+/// Maps typed numbers to option labels; anything else is the user's own
+/// words.
+fn choose(question: &Question, line: &str) -> String {
+    let picked: Option<Vec<&str>> = line
+        .split(',')
+        .map(|part| {
+            let n: usize = part.trim().parse().ok()?;
+            question
+                .options
+                .get(n.checked_sub(1)?)
+                .map(|o| o.label.as_str())
+        })
+        .collect();
+    match picked {
+        Some(labels) if !labels.is_empty() => labels.join(", "),
+        _ => line.to_string(),
+    }
+}
+
+/// Shows `text` on the terminal and reads one line.
+fn read_answer(text: &str) -> String {
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    {
+        Ok(mut tty) => {
+            let _ = tty.write_all(text.as_bytes());
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(tty).read_line(&mut line);
+            line
+        }
+        Err(_) => {
+            eprint!("{text}");
+            let mut line = String::new();
+            let _ = std::io::stdin().lock().read_line(&mut line);
+            line
+        }
     }
 }
 
@@ -40,25 +118,7 @@ fn prompt(request: &CanUseToolRequest) -> AskAnswer {
             format!(" ({always})")
         },
     );
-    let answer = match std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    {
-        Ok(mut tty) => {
-            let _ = tty.write_all(question.as_bytes());
-            let mut line = String::new();
-            let _ = std::io::BufReader::new(tty).read_line(&mut line);
-            line
-        }
-        Err(_) => {
-            eprint!("{question}");
-            let mut line = String::new();
-            let _ = std::io::stdin().lock().read_line(&mut line);
-            line
-        }
-    };
-    parse_answer(&answer)
+    parse_answer(&read_answer(&question))
 }
 
 /// Reads a typed answer; anything but yes/always is a denial.
@@ -97,5 +157,18 @@ mod tests {
         assert_eq!(parse_answer(" Always "), AskAnswer::AllowAlways);
         assert!(matches!(parse_answer(""), AskAnswer::Deny { .. }));
         assert!(matches!(parse_answer("sure"), AskAnswer::Deny { .. }));
+    }
+
+    #[test]
+    fn numbers_pick_labels_and_words_pass_through() {
+        let q: Question = serde_json::from_value(serde_json::json!({
+            "question": "Which?", "header": "h", "multiSelect": true,
+            "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]
+        }))
+        .unwrap();
+        assert_eq!(choose(&q, "2"), "B");
+        assert_eq!(choose(&q, "1, 2"), "A, B");
+        assert_eq!(choose(&q, "3"), "3");
+        assert_eq!(choose(&q, "neither, thanks"), "neither, thanks");
     }
 }

@@ -1,5 +1,7 @@
 //! `tascer keys generate`, `tascer verify`, `tascer report`, `tascer export`:
-//! the ledger commands.
+//! the ledger commands. [`verify_sessions`] and [`report_session`] return
+//! their results instead of printing them, so `tascer mcp serve`'s
+//! `session_verify` / `session_report` tools share them.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -26,7 +28,7 @@ const FILE_CHANGING_TOOLS: [(&str, &str); 4] = [
 
 /// Opens the ledger of the Tascer home without a signing key, refusing to
 /// create a database where there is none.
-fn open_ledger(home: &Path) -> anyhow::Result<Ledger> {
+pub(crate) fn open_ledger(home: &Path) -> anyhow::Result<Ledger> {
     let db = home.join("tascer.db");
     if !db.is_file() {
         bail!(
@@ -39,7 +41,7 @@ fn open_ledger(home: &Path) -> anyhow::Result<Ledger> {
 }
 
 /// Turns "no entries" into the one-line error users should see.
-fn session_error(session: &str, err: LedgerError) -> anyhow::Error {
+pub(crate) fn session_error(session: &str, err: LedgerError) -> anyhow::Error {
     match err {
         LedgerError::EmptySession(_) => {
             anyhow::anyhow!("unknown session {session}: it has no ledger entries")
@@ -50,7 +52,10 @@ fn session_error(session: &str, err: LedgerError) -> anyhow::Error {
 
 /// The key trusted for verification: `--key`, else the home's public key
 /// (or the public half of its private key), else none.
-fn trusted_key(home: &Path, explicit: Option<&Path>) -> anyhow::Result<Option<VerifyingKey>> {
+pub(crate) fn trusted_key(
+    home: &Path,
+    explicit: Option<&Path>,
+) -> anyhow::Result<Option<VerifyingKey>> {
     if let Some(path) = explicit {
         return load_verifying_key(path)
             .map(Some)
@@ -123,63 +128,95 @@ fn verify_lines(report: &VerifyReport, signer: Option<&str>, key_given: bool) ->
     lines
 }
 
-/// `tascer verify [SESSION | --all] [--key PUBKEY_PEM] [--json]`.
-pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
-    let home = tascer::tascer_home();
-    let ledger = open_ledger(&home)?;
-    let key = trusted_key(&home, args.key.as_deref())?;
-    let sessions = match (&args.session, args.all) {
-        (Some(session), _) => vec![session.clone()],
-        (None, _) => ledger
+/// The outcome of verifying one or all sessions.
+#[derive(Debug, Default)]
+pub(crate) struct VerifyOutcome {
+    /// True when every verified session is intact.
+    pub ok: bool,
+    /// One JSON report per session (or `{session_id, ok: false, error}`).
+    pub reports: Vec<Value>,
+    /// The lines `tascer verify` prints for people.
+    pub lines: Vec<String>,
+}
+
+/// Verifies `session`, or every session with ledger entries when it is
+/// `None`. An unknown or unreadable single session is an error; with all
+/// sessions, such a session counts as failed and the others go on.
+pub(crate) fn verify_sessions(
+    home: &Path,
+    session: Option<&str>,
+    key_path: Option<&Path>,
+) -> anyhow::Result<VerifyOutcome> {
+    let ledger = open_ledger(home)?;
+    let key = trusted_key(home, key_path)?;
+    let all = session.is_none();
+    let sessions = match session {
+        Some(session) => vec![session.to_owned()],
+        None => ledger
             .store()
             .sessions()
             .context("cannot list the ledger's sessions")?,
     };
+    let mut out = VerifyOutcome {
+        ok: true,
+        ..VerifyOutcome::default()
+    };
     if sessions.is_empty() {
-        println!("no sessions with ledger entries in {}", home.display());
-        return Ok(ExitCode::SUCCESS);
+        out.lines.push(format!(
+            "no sessions with ledger entries in {}",
+            home.display()
+        ));
+        return Ok(out);
     }
-    let mut all_ok = true;
-    let mut reports = Vec::new();
     for session in &sessions {
         let report = match ledger.verify(session, key.as_ref()) {
             Ok(r) => r,
-            Err(err) if !args.all => return Err(session_error(session, err)),
+            Err(err) if !all => return Err(session_error(session, err)),
             Err(err) => {
-                all_ok = false;
+                out.ok = false;
                 let err = session_error(session, err);
-                if args.json {
-                    reports.push(serde_json::json!({
-                        "session_id": session, "ok": false, "error": format!("{err:#}"),
-                    }));
-                } else {
-                    println!("✗ {session}: cannot verify: {err:#}");
-                }
+                out.reports.push(serde_json::json!({
+                    "session_id": session, "ok": false, "error": format!("{err:#}"),
+                }));
+                out.lines
+                    .push(format!("✗ {session}: cannot verify: {err:#}"));
                 continue;
             }
         };
-        all_ok &= report.ok;
-        if args.json {
-            reports.push(serde_json::to_value(&report)?);
-        } else {
-            let head = ledger.head(session).ok().flatten();
-            let signer = head
-                .and_then(|h| h.key_id)
-                .or_else(|| key.as_ref().filter(|_| report.signed).map(key_id));
-            for line in verify_lines(&report, signer.as_deref(), key.is_some()) {
-                println!("{line}");
-            }
-        }
+        out.ok &= report.ok;
+        out.reports.push(serde_json::to_value(&report)?);
+        let head = ledger.head(session).ok().flatten();
+        let signer = head
+            .and_then(|h| h.key_id)
+            .or_else(|| key.as_ref().filter(|_| report.signed).map(key_id));
+        out.lines
+            .extend(verify_lines(&report, signer.as_deref(), key.is_some()));
     }
-    if args.json {
+    Ok(out)
+}
+
+/// `tascer verify [SESSION | --all] [--key PUBKEY_PEM] [--json]`.
+pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    let home = tascer::tascer_home();
+    let session = if args.all {
+        None
+    } else {
+        args.session.as_deref()
+    };
+    let outcome = verify_sessions(&home, session, args.key.as_deref())?;
+    if args.json && !outcome.reports.is_empty() {
         let out = if args.all {
-            Value::Array(reports)
+            Value::Array(outcome.reports)
         } else {
-            reports.into_iter().next().unwrap_or(Value::Null)
+            outcome.reports.into_iter().next().unwrap_or(Value::Null)
         };
         println!("{}", serde_json::to_string_pretty(&out)?);
+    } else if !args.json || outcome.lines.len() == 1 && outcome.reports.is_empty() {
+        for line in &outcome.lines {
+            println!("{line}");
+        }
     }
-    Ok(if all_ok {
+    Ok(if outcome.ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -228,35 +265,50 @@ fn permission_text(permission: &Value) -> String {
     }
 }
 
-/// Prints a report for people.
-fn print_report(data: &ReportData, verify: &anyhow::Result<VerifyReport>, key_given: bool) {
-    println!("session {}", data.session_id);
-    println!(
+/// A report for people, as lines.
+pub(crate) fn report_lines(
+    data: &ReportData,
+    verify: &anyhow::Result<VerifyReport>,
+    key_given: bool,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    macro_rules! push {
+        () => {
+            out.push(String::new())
+        };
+        ($($arg:tt)*) => {
+            out.push(format!($($arg)*))
+        };
+    }
+    push!("session {}", data.session_id);
+    push!(
         "  model    {}",
         data.model.as_deref().unwrap_or("(unknown)")
     );
-    println!(
+    push!(
         "  status   {}",
         data.status
             .as_deref()
             .unwrap_or("(no session_end entry: running, or it crashed)")
     );
-    println!(
+    push!(
         "  started  {}   ended {}",
         data.started_at.as_deref().unwrap_or("-"),
         data.ended_at.as_deref().unwrap_or("-")
     );
     if let Some(cost) = data.cost_usd {
-        println!("  cost     ${cost:.4}");
+        push!("  cost     ${cost:.4}");
     }
     if let Some(usage) = &data.usage {
-        println!("  usage    {usage}");
+        push!("  usage    {usage}");
     }
-    println!(
+    push!(
         "  entries  {}   permission decisions {}   gate results {}",
-        data.entries, data.permission_decisions, data.gate_results
+        data.entries,
+        data.permission_decisions,
+        data.gate_results
     );
-    println!();
+    push!();
     let counts = data
         .tool_status_counts
         .iter()
@@ -264,9 +316,9 @@ fn print_report(data: &ReportData, verify: &anyhow::Result<VerifyReport>, key_gi
         .collect::<Vec<_>>()
         .join(", ");
     if data.tools.is_empty() {
-        println!("tool calls: none");
+        push!("tool calls: none");
     } else {
-        println!("tool calls: {} ({counts})", data.tools.len());
+        push!("tool calls: {} ({counts})", data.tools.len());
     }
     for tool in &data.tools {
         let r = &tool.record;
@@ -276,15 +328,15 @@ fn print_report(data: &ReportData, verify: &anyhow::Result<VerifyReport>, key_gi
             (None, Some(c)) => format!("entry {c}"),
             (None, None) => String::new(),
         };
-        println!(
+        push!(
             "  [{}] {} {} ({seqs})",
             tool_status(tool).as_str(),
             r.tool,
             r.tool_use_id
         );
-        println!("      pre-gates   {}", gates_text(&r.pre_gates));
-        println!("      post-gates  {}", gates_text(&r.post_gates));
-        println!(
+        push!("      pre-gates   {}", gates_text(&r.pre_gates));
+        push!("      post-gates  {}", gates_text(&r.post_gates));
+        push!(
             "      permission  {}   hooks run {}",
             permission_text(&r.permission),
             r.hooks.len()
@@ -294,46 +346,65 @@ fn print_report(data: &ReportData, verify: &anyhow::Result<VerifyReport>, key_gi
             Some(h) => format!("{h} (DOES NOT MATCH the record)"),
             None => "none (not sealed)".into(),
         };
-        println!("      proof       {proof}");
-        println!("      entry hash  {}", tool.entry_hash);
+        push!("      proof       {proof}");
+        push!("      entry hash  {}", tool.entry_hash);
     }
-    println!();
+    push!();
     match &data.head {
         Some(h) => {
             let signed = match &h.key_id {
                 Some(k) if h.signature.is_some() => format!("signed by {k}"),
                 _ => "unsigned".into(),
             };
-            println!("ledger head: entry {} {} ({signed})", h.seq, h.hash);
+            push!("ledger head: entry {} {} ({signed})", h.seq, h.hash);
         }
-        None => println!("ledger head: none stored"),
+        None => push!("ledger head: none stored"),
     }
     match verify {
         Ok(v) => {
             let signer = data.head.as_ref().and_then(|h| h.key_id.as_deref());
             for line in verify_lines(v, signer, key_given) {
-                println!("verify: {line}");
+                push!("verify: {line}");
             }
         }
-        Err(err) => println!("verify: ✗ cannot verify: {err:#}"),
+        Err(err) => push!("verify: ✗ cannot verify: {err:#}"),
     }
+    out
+}
+
+/// The report data of a session and, verified with the home's key, its
+/// verification.
+pub(crate) fn report_session(
+    home: &Path,
+    session: &str,
+) -> anyhow::Result<(ReportData, anyhow::Result<VerifyReport>, bool)> {
+    let ledger = open_ledger(home)?;
+    let data = ledger
+        .report(session)
+        .map_err(|e| session_error(session, e))?;
+    let key = trusted_key(home, None)?;
+    let verify = ledger
+        .verify(session, key.as_ref())
+        .map_err(|e| session_error(session, e));
+    Ok((data, verify, key.is_some()))
 }
 
 /// `tascer report SESSION [--format text|json]`.
 pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let home = tascer::tascer_home();
-    let ledger = open_ledger(&home)?;
-    let data = ledger
-        .report(&args.session)
-        .map_err(|e| session_error(&args.session, e))?;
     match args.format {
-        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&data)?),
+        ReportFormat::Json => {
+            let ledger = open_ledger(&home)?;
+            let data = ledger
+                .report(&args.session)
+                .map_err(|e| session_error(&args.session, e))?;
+            println!("{}", serde_json::to_string_pretty(&data)?);
+        }
         ReportFormat::Text => {
-            let key = trusted_key(&home, None)?;
-            let verify = ledger
-                .verify(&args.session, key.as_ref())
-                .map_err(|e| session_error(&args.session, e));
-            print_report(&data, &verify, key.is_some());
+            let (data, verify, key_given) = report_session(&home, &args.session)?;
+            for line in report_lines(&data, &verify, key_given) {
+                println!("{line}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

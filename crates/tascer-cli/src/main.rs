@@ -4,6 +4,11 @@ mod args;
 mod asker;
 mod demo;
 mod ledger_cmds;
+mod mcp_check;
+mod mcp_cmds;
+mod mcp_git;
+mod mcp_review;
+mod mcp_serve;
 mod render;
 mod run;
 mod sessions;
@@ -43,6 +48,7 @@ fn main() -> ExitCode {
             Some(Command::Verify(args)) => ledger_cmds::verify(&args),
             Some(Command::Report(args)) => ledger_cmds::report(&args),
             Some(Command::Export(args)) => ledger_cmds::export(&args),
+            Some(Command::Mcp(args)) => mcp_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

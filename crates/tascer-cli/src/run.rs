@@ -23,6 +23,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         && std::fs::File::open("/dev/tty").is_ok()
     {
         options.asker = Some(std::sync::Arc::new(crate::asker::TerminalAsker));
+        options.user_answerer = Some(std::sync::Arc::new(crate::asker::TerminalAsker));
     }
     run_with_options(prompt, options, args.output_format).await
 }
@@ -190,25 +191,23 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     Ok(options)
 }
 
-/// The MCP servers of a run: `--mcp-config` values (later ones win).
+/// The MCP servers of a run: `$TASCER_HOME/settings.json`, `.mcp.json`,
+/// `.tascer/settings.json`, `.tascer/settings.local.json` (unless
+/// `--strict-mcp-config`), then each `--mcp-config` (later ones win).
 fn mcp_servers(
     args: &RunArgs,
 ) -> anyhow::Result<std::collections::BTreeMap<String, tascer::mcp::McpServerConfig>> {
-    let mut servers = std::collections::BTreeMap::new();
-    for value in &args.mcp_config {
-        let parsed = tascer::mcp::parse_mcp_config(value)
-            .with_context(|| format!("--mcp-config {}", abbreviate(value)))?;
-        servers.extend(parsed);
-    }
-    Ok(servers)
-}
-
-/// A flag value short enough for an error line.
-fn abbreviate(value: &str) -> String {
-    match value.char_indices().nth(60) {
-        Some((i, _)) => format!("{}…", &value[..i]),
-        None => value.to_string(),
-    }
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the working directory")?,
+    };
+    tascer::mcp::load_mcp_servers(
+        &cwd,
+        &tascer::tascer_home(),
+        &args.mcp_config,
+        args.strict_mcp_config,
+    )
+    .context("MCP server configuration")
 }
 
 /// `--setting-sources`: which settings files to read (default all).

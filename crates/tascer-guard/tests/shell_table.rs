@@ -218,6 +218,10 @@ fn dangerous_defaults_without_rules() {
         ("rm -rf ./build", A),
         ("curl x | sh", Q),
         ("cat ~/.ssh/id_rsa", Q),
+        // the test command is a plain command, not a glob
+        ("[ -f x ]", A),
+        ("while [ ! -f x ]; do sleep 1; done", A),
+        ("[[ -n $HOME ]] && echo y", A),
     ] {
         let call = ToolCall::new("Bash", json!({ "command": command }), &dir);
         assert_eq!(engine.evaluate(&call).behavior, expected, "{command}");

@@ -1,7 +1,7 @@
 //! Server configuration in Claude Code's `.mcp.json` / `mcpServers` shape.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -101,6 +101,147 @@ pub fn parse_mcp_config_str(text: &str) -> Result<BTreeMap<String, McpServerConf
         .collect()
 }
 
+/// Where a server's configuration came from (see [`load_mcp_servers`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpServerSource {
+    /// `mcpServers` of the user settings, `<tascer home>/settings.json`.
+    User(PathBuf),
+    /// The project's `.mcp.json`.
+    McpJson(PathBuf),
+    /// `mcpServers` of the project settings, `.tascer/settings.json`.
+    Project(PathBuf),
+    /// `mcpServers` of the local settings, `.tascer/settings.local.json`.
+    Local(PathBuf),
+    /// A `--mcp-config` value (a file path or `"inline JSON"`).
+    Flag(String),
+}
+
+impl std::fmt::Display for McpServerSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            McpServerSource::User(p) => write!(f, "user settings {}", p.display()),
+            McpServerSource::McpJson(p) => write!(f, "{}", p.display()),
+            McpServerSource::Project(p) => write!(f, "project settings {}", p.display()),
+            McpServerSource::Local(p) => write!(f, "local settings {}", p.display()),
+            McpServerSource::Flag(v) if v.trim_start().starts_with('{') => {
+                f.write_str("--mcp-config (inline JSON)")
+            }
+            McpServerSource::Flag(v) => write!(f, "--mcp-config {v}"),
+        }
+    }
+}
+
+/// Reads `path` as JSON; `Ok(None)` when the file does not exist.
+fn read_json_file(path: &Path) -> Result<Option<serde_json::Value>, McpError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(McpError::Config(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| McpError::Config(format!("{}: not JSON: {e}", path.display())))
+}
+
+/// The `mcpServers` of a settings file (none when the file or the key is
+/// absent).
+fn settings_servers(path: &Path) -> Result<BTreeMap<String, McpServerConfig>, McpError> {
+    let Some(value) = read_json_file(path)? else {
+        return Ok(BTreeMap::new());
+    };
+    let Some(servers) = value.get("mcpServers") else {
+        return Ok(BTreeMap::new());
+    };
+    let servers = servers.as_object().ok_or_else(|| {
+        McpError::Config(format!(
+            "{}: \"mcpServers\" must be an object",
+            path.display()
+        ))
+    })?;
+    servers
+        .iter()
+        .map(|(name, entry)| {
+            parse_entry(name, entry.clone())
+                .map(|c| (name.clone(), c))
+                .map_err(|e| McpError::Config(format!("{}: {e}", path.display())))
+        })
+        .collect()
+}
+
+/// Like [`load_mcp_servers`], also telling where each server came from.
+pub fn load_mcp_servers_with_sources(
+    cwd: &Path,
+    tascer_home: &Path,
+    flags: &[String],
+    strict: bool,
+) -> Result<BTreeMap<String, (McpServerConfig, McpServerSource)>, McpError> {
+    let mut out = BTreeMap::new();
+    if !strict {
+        let user = tascer_home.join("settings.json");
+        for (name, c) in settings_servers(&user)? {
+            out.insert(name, (c, McpServerSource::User(user.clone())));
+        }
+        let mcp_json = cwd.join(".mcp.json");
+        if let Some(value) = read_json_file(&mcp_json)? {
+            let parsed = parse_mcp_config_str(&value.to_string())
+                .map_err(|e| McpError::Config(format!("{}: {e}", mcp_json.display())))?;
+            for (name, c) in parsed {
+                out.insert(name, (c, McpServerSource::McpJson(mcp_json.clone())));
+            }
+        }
+        let project = cwd.join(".tascer/settings.json");
+        for (name, c) in settings_servers(&project)? {
+            out.insert(name, (c, McpServerSource::Project(project.clone())));
+        }
+        let local = cwd.join(".tascer/settings.local.json");
+        for (name, c) in settings_servers(&local)? {
+            out.insert(name, (c, McpServerSource::Local(local.clone())));
+        }
+    }
+    for flag in flags {
+        let value = if flag.trim_start().starts_with('{') || Path::new(flag).is_absolute() {
+            flag.clone()
+        } else {
+            cwd.join(flag).to_string_lossy().into_owned()
+        };
+        let parsed = parse_mcp_config(&value).map_err(|e| match e {
+            McpError::Config(m) => McpError::Config(format!("--mcp-config: {m}")),
+            other => other,
+        })?;
+        for (name, c) in parsed {
+            out.insert(name, (c, McpServerSource::Flag(flag.clone())));
+        }
+    }
+    Ok(out)
+}
+
+/// The MCP servers of a run in `cwd`, merged from (later wins on a name
+/// clash): the user settings' `mcpServers` (`<tascer_home>/settings.json`),
+/// the project's `.mcp.json`, `.tascer/settings.json` and
+/// `.tascer/settings.local.json` (their `mcpServers`), then each
+/// `--mcp-config` value in order (inline JSON, or a file path relative to
+/// `cwd`). With `strict` (`--strict-mcp-config`) only the flags count.
+/// Missing files are skipped; unreadable or invalid ones are errors naming
+/// the file.
+pub fn load_mcp_servers(
+    cwd: &Path,
+    tascer_home: &Path,
+    flags: &[String],
+    strict: bool,
+) -> Result<BTreeMap<String, McpServerConfig>, McpError> {
+    Ok(
+        load_mcp_servers_with_sources(cwd, tascer_home, flags, strict)?
+            .into_iter()
+            .map(|(name, (config, _))| (name, config))
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -158,5 +299,87 @@ mod tests {
         std::fs::write(&p, r#"{"mcpServers":{"s":{"command":"true"}}}"#).unwrap();
         let cfg = parse_mcp_config(p.to_str().unwrap()).unwrap();
         assert!(matches!(&cfg["s"], McpServerConfig::Stdio { command, .. } if command == "true"));
+    }
+
+    #[test]
+    fn loads_and_merges_sources() {
+        let home = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("settings.json"),
+            r#"{"permissions":{},"mcpServers":{"u":{"command":"user"},"shared":{"command":"from-user"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.path().join(".mcp.json"),
+            r#"{"mcpServers":{"p":{"type":"http","url":"http://x/mcp"},"shared":{"command":"from-mcp-json"}}}"#,
+        )
+        .unwrap();
+        std::fs::create_dir(cwd.path().join(".tascer")).unwrap();
+        std::fs::write(
+            cwd.path().join(".tascer/settings.local.json"),
+            r#"{"mcpServers":{"shared":{"command":"from-local"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(cwd.path().join(".tascer/settings.json"), r#"{"model":"x"}"#).unwrap();
+        let flags = vec![r#"{"mcpServers":{"f":{"command":"flag"}}}"#.to_owned()];
+        let all = load_mcp_servers_with_sources(cwd.path(), home.path(), &flags, false).unwrap();
+        assert_eq!(
+            all.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["f", "p", "shared", "u"]
+        );
+        assert!(
+            matches!(&all["shared"].0, McpServerConfig::Stdio { command, .. } if command == "from-local")
+        );
+        assert!(matches!(all["shared"].1, McpServerSource::Local(_)));
+        assert!(matches!(all["p"].1, McpServerSource::McpJson(_)));
+        assert_eq!(all["f"].1.to_string(), "--mcp-config (inline JSON)");
+        let strict = load_mcp_servers(cwd.path(), home.path(), &flags, true).unwrap();
+        assert_eq!(strict.keys().map(String::as_str).collect::<Vec<_>>(), ["f"]);
+        // A relative flag path is resolved against cwd.
+        std::fs::write(
+            cwd.path().join("extra.json"),
+            r#"{"mcpServers":{"e":{"command":"e"}}}"#,
+        )
+        .unwrap();
+        let rel = load_mcp_servers(cwd.path(), home.path(), &["extra.json".into()], true).unwrap();
+        assert!(rel.contains_key("e"));
+    }
+
+    #[test]
+    fn load_errors_name_the_file() {
+        let home = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        std::fs::write(cwd.path().join(".mcp.json"), "{not json").unwrap();
+        let e = load_mcp_servers(cwd.path(), home.path(), &[], false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(".mcp.json") && e.contains("not JSON"), "{e}");
+        // strict ignores the broken file
+        assert!(
+            load_mcp_servers(cwd.path(), home.path(), &[], true)
+                .unwrap()
+                .is_empty()
+        );
+        std::fs::write(
+            home.path().join("settings.json"),
+            r#"{"mcpServers":{"bad":{"type":"ws"}}}"#,
+        )
+        .unwrap();
+        std::fs::remove_file(cwd.path().join(".mcp.json")).unwrap();
+        let e = load_mcp_servers(cwd.path(), home.path(), &[], false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("settings.json") && e.contains("server 'bad'"),
+            "{e}"
+        );
+        let e = load_mcp_servers(cwd.path(), home.path(), &["missing.json".into()], true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--mcp-config") && e.contains("cannot read"),
+            "{e}"
+        );
     }
 }

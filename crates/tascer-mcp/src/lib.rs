@@ -7,8 +7,14 @@
 //!   [`tascer_core::Tool`] named `mcp__<server>__<tool>`, plus
 //!   `ListMcpResourcesTool` / `ReadMcpResourceTool`.
 //! * [`SdkServer`] declares in-process tools.
+//! * [`load_mcp_servers`] merges `.mcp.json`, the settings files'
+//!   `mcpServers` and `--mcp-config` values.
+//! * The server side: [`McpServerSpec`] describes tools, resources and
+//!   prompts; [`serve_stdio`] and [`HttpServer`] serve it
+//!   ([`conformance_spec`] is the conformance suite's fixture server).
 //!
-//! All `rmcp` usage lives in the private `client` module.
+//! All `rmcp` usage lives in the private `client` module (client side) and
+//! the private modules of `serve` (server side).
 
 mod client;
 mod config;
@@ -18,12 +24,16 @@ mod names;
 mod output;
 mod resources;
 mod sdk;
+mod serve;
 mod server;
 mod status;
 mod tool;
 
 pub use client::RemoteTool;
-pub use config::{McpConfigFile, McpServerConfig, parse_mcp_config, parse_mcp_config_str};
+pub use config::{
+    McpConfigFile, McpServerConfig, McpServerSource, load_mcp_servers,
+    load_mcp_servers_with_sources, parse_mcp_config, parse_mcp_config_str,
+};
 pub use error::McpError;
 pub use manager::{
     DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpManager, McpOptions,
@@ -32,5 +42,10 @@ pub use names::{mcp_tool_name, sanitize_name};
 pub use output::call_result_to_output;
 pub use resources::{ListMcpResourcesTool, ReadMcpResourceTool};
 pub use sdk::{SdkServer, SdkTool, expand_schema};
+pub use serve::{
+    BoxFuture, HttpServer, McpServerSpec, PromptArg, ServeError, ServeToolResult, ServedPrompt,
+    ServedResource, ServedResourceTemplate, ServedTool, ToolCallContext, conformance_spec,
+    serve_stdio,
+};
 pub use status::{McpServerStatus, McpStatus};
 pub use tool::McpTool;

@@ -190,6 +190,11 @@ async fn serve(
         // Either an explicit signal or the sender being dropped stops us.
         let _ = stop.await;
     };
+    // Small SSE frames must not wait for Nagle's algorithm (~40 ms each).
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     // Errors here mean the listener failed; there is nobody to report to.
     let _ = axum::serve(listener, router(shared))
         .with_graceful_shutdown(shutdown)

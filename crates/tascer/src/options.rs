@@ -135,6 +135,9 @@ pub struct Options {
     /// as `{"type": "sdk", "name": …}` or add them with
     /// [`Options::sdk_server`].
     pub sdk_servers: Vec<SdkServer>,
+    /// Answers the model's `AskUserQuestion` calls (a terminal prompt, a
+    /// UI). Without one, the tool reports that no one can answer.
+    pub user_answerer: Option<Arc<dyn tascer_tools::UserAnswerer>>,
 }
 
 /// Environment variables recorded in tool-call context by default.
@@ -395,6 +398,12 @@ impl Options {
         self.mcp_servers
             .insert(name.clone(), McpServerConfig::Sdk { name });
         self.sdk_servers.push(server);
+        self
+    }
+
+    /// Sets who answers the model's `AskUserQuestion` calls.
+    pub fn user_answerer(mut self, answerer: Arc<dyn tascer_tools::UserAnswerer>) -> Self {
+        self.user_answerer = Some(answerer);
         self
     }
 }

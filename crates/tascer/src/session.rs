@@ -185,7 +185,7 @@ impl Session {
             Some(m) => m.tools_snapshot(),
             None => Vec::new(),
         };
-        let tools = select_tools(&options, &env, &model, &cwd, &governance, mcp_tools);
+        let tools = select_tools(&options, &env, &model, &cwd, &governance, mcp_tools, &home);
         let source = if options.fork_session {
             SessionStartSource::Fork
         } else if options.resume.is_some() || options.continue_conversation {
@@ -285,6 +285,7 @@ fn select_tools(
     cwd: &std::path::Path,
     governance: &Arc<Governance>,
     mcp_tools: Vec<Arc<dyn Tool>>,
+    home: &std::path::Path,
 ) -> Vec<Arc<dyn Tool>> {
     let offered = |name: &str| {
         options
@@ -293,23 +294,26 @@ fn select_tools(
             .is_none_or(|only| only.iter().any(|n| n == name))
             && !options.disallowed_tools.iter().any(|n| n == name)
     };
-    let mut tools: Vec<Arc<dyn Tool>> =
-        tascer_tools::builtin_tools(tascer_tools::ToolState::default())
-            .into_iter()
-            .filter(|t| offered(t.name()))
-            .chain(
-                options
-                    .custom_tools
-                    .iter()
-                    .filter(|t| !removed(options, t.name()))
-                    .cloned(),
-            )
-            .chain(
-                mcp_tools
-                    .into_iter()
-                    .filter(|t| !removed(options, t.name())),
-            )
-            .collect();
+    let mut state = tascer_tools::ToolState::new().with_todo_dir(home.join("todos"));
+    if let Some(answerer) = &options.user_answerer {
+        state = state.with_user_answerer(Arc::clone(answerer));
+    }
+    let mut tools: Vec<Arc<dyn Tool>> = tascer_tools::builtin_tools(state)
+        .into_iter()
+        .filter(|t| offered(t.name()))
+        .chain(
+            options
+                .custom_tools
+                .iter()
+                .filter(|t| !removed(options, t.name()))
+                .cloned(),
+        )
+        .chain(
+            mcp_tools
+                .into_iter()
+                .filter(|t| !removed(options, t.name())),
+        )
+        .collect();
     if offered(crate::task_tool::TASK_TOOL_NAME) {
         let task = crate::task_tool::TaskTool::new(
             env.clone(),

@@ -31,6 +31,7 @@ pub(crate) struct Guard {
     context_env: Vec<String>,
     capturer: Mutex<Option<ContextCapturer>>,
     denials: Mutex<Vec<PermissionDenial>>,
+    answers_questions: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -90,7 +91,15 @@ impl Guard {
             context_env,
             capturer: Mutex::new(None),
             denials: Mutex::new(Vec::new()),
+            answers_questions: false,
         }
+    }
+
+    /// Marks that a user answerer handles `AskUserQuestion`: the question
+    /// itself is the human interaction, so its "ask" is settled by it.
+    pub fn with_user_answerer(mut self, yes: bool) -> Self {
+        self.answers_questions = yes;
+        self
     }
 
     /// The permission engine.
@@ -123,6 +132,13 @@ impl Guard {
     ) -> PermissionDecision {
         if decision.behavior != Behavior::Ask {
             return decision;
+        }
+        if call.tool_name == "AskUserQuestion" && self.answers_questions {
+            let mut d = decision;
+            d.behavior = Behavior::Allow;
+            d.decided_by = tascer_guard::permissions::DecisionSource::User;
+            d.reason = "the question goes to the user answerer".into();
+            return d;
         }
         match &self.asker {
             Some(asker) => {

@@ -119,7 +119,8 @@ pub(crate) fn build(
         validation,
         secrets.into_iter().filter(|s| s.len() >= 8).collect(),
         context_env,
-    );
+    )
+    .with_user_answerer(options.user_answerer.is_some());
     Ok(GovernanceParts { guard, hooks, env })
 }
 

@@ -141,6 +141,16 @@ async fn drive(
         state.api_time += response.api_duration;
         state.usage.add(&response.usage);
         state.stop_reason = response.stop_reason.clone();
+        // Keep the stored totals current, so a crash mid-turn loses no
+        // turns or cost.
+        if let Err(err) = env.store.update_totals(
+            &session.id,
+            session.total_turns + state.num_turns,
+            env.total_cost_usd(),
+            "running",
+        ) {
+            tracing::error!(session = %session.id, "failed to store totals: {err}");
+        }
 
         let (text, calls) = session.agent.emit_response(&response);
         if !text.is_empty() {

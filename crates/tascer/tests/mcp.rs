@@ -106,6 +106,9 @@ async fn list_changes_crashes_and_dead_servers_are_handled() {
     let server = MockServer::start(
         Scenario::new()
             .turn(Turn::new().with_tool("mcp__mini__grow", json!({})))
+            // The server sends list_changed right after its result; give
+            // the notification time to arrive before the next model call.
+            .turn(Turn::new().with_tool("Bash", json!({"command": "sleep 0.5"})))
             .turn(Turn::new().with_tool("mcp__mini__extra", json!({})))
             .turn(Turn::new().with_tool("mcp__mini__die", json!({})))
             .turn(Turn::new().with_tool("mcp__mini__hello", json!({})))
@@ -144,17 +147,17 @@ async fn list_changes_crashes_and_dead_servers_are_handled() {
     let requests = server.requests();
     assert!(!tool_names(&requests[0].body).contains(&"mcp__mini__extra".to_string()));
     assert!(
-        tool_names(&requests[1].body).contains(&"mcp__mini__extra".to_string()),
+        tool_names(&requests[2].body).contains(&"mcp__mini__extra".to_string()),
         "tools/list_changed is picked up before the next model call"
     );
     let results = tool_results(&messages);
-    assert!(!results[1].2, "the new tool runs: {results:?}");
+    assert!(!results[2].2, "the new tool runs: {results:?}");
     assert!(
-        results[2].2,
+        results[3].2,
         "a crashed server gives a tool error: {results:?}"
     );
-    assert!(!results[3].2, "and is restarted on next use: {results:?}");
-    assert!(results[3].1.contains("hello"), "{results:?}");
+    assert!(!results[4].2, "and is restarted on next use: {results:?}");
+    assert!(results[4].1.contains("hello"), "{results:?}");
     assert!(!result_of(&messages).is_error);
     assert_pairing(&server);
 }

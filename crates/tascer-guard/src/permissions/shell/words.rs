@@ -60,10 +60,13 @@ fn finish(raw: &str, pieces: &[WordPieceWithSource]) -> Resolved {
     };
     walk_pieces(raw, pieces, false, &mut acc);
     let word = if acc.literal {
+        // A lone `[` or `[[` (the test command) holds no bracket
+        // expression, so it matches nothing but itself.
+        let glob = acc.glob && !matches!(acc.text.as_str(), "[" | "[[");
         ShellWord {
             text: acc.text,
             literal: true,
-            glob: acc.glob,
+            glob,
         }
     } else {
         ShellWord::dynamic(raw)

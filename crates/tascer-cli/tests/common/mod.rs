@@ -1,0 +1,347 @@
+//! Helpers shared by the CLI integration tests that drive whole sessions:
+//! the `tascer` command with a clean environment, stream-json parsing, a
+//! tiny loopback HTTP server and direct reads of the ledger tables.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+/// Variables that would point a session at a real provider or service.
+const OUTSIDE_VARS: [&str; 9] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "TASCER_MODEL",
+    "TASCER_PRICES",
+    "TASCER_LOG",
+    "BRAVE_SEARCH_API_KEY",
+    "BRAVE_SEARCH_BASE_URL",
+];
+
+/// A `tascer` command with a clean provider environment, its own home and
+/// working directory.
+pub fn tascer(home: &Path, cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tascer"));
+    for var in OUTSIDE_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.env("TASCER_HOME", home).current_dir(cwd);
+    cmd
+}
+
+/// `tascer run --output-format stream-json --permission-mode
+/// bypassPermissions PROMPT [extra…]` against the mock at `base_url`.
+pub fn run_cmd(home: &Path, cwd: &Path, base_url: &str, prompt: &str, extra: &[&str]) -> Command {
+    let mut cmd = tascer(home, cwd);
+    cmd.env("ANTHROPIC_API_KEY", "test")
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .args([
+            "run",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args(extra)
+        .arg(prompt);
+    cmd
+}
+
+/// Standard output and error as text, for assertion messages.
+pub fn texts(out: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// One JSON value per line.
+pub fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+/// A tool call seen in a stream-json transcript, with its result.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+    /// `parent_tool_use_id` of the assistant frame (set inside subagents).
+    pub parent: Option<String>,
+    /// The `tool_result` blocks answering this call (exactly one expected).
+    pub results: Vec<ToolResult>,
+}
+
+/// One `tool_result` block and the matching `tool_use_result` raw value.
+#[derive(Debug, Clone)]
+pub struct ToolResult {
+    pub content: Value,
+    pub is_error: bool,
+    pub raw: Value,
+}
+
+impl Exchange {
+    /// The single result; panics unless there is exactly one.
+    pub fn result(&self) -> &ToolResult {
+        assert_eq!(
+            self.results.len(),
+            1,
+            "{} ({}) must have exactly one tool_result: {:?}",
+            self.name,
+            self.id,
+            self.results
+        );
+        &self.results[0]
+    }
+
+    /// The result's text (string content, or the text blocks joined).
+    pub fn text(&self) -> String {
+        content_text(&self.result().content)
+    }
+}
+
+/// The text of a `tool_result` content value.
+pub fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    }
+}
+
+/// Pairs every `tool_use` of the assistant frames with the `tool_result`
+/// blocks of the user frames, in order of the calls.
+pub fn exchanges(frames: &[Value]) -> Vec<Exchange> {
+    let mut calls: Vec<Exchange> = Vec::new();
+    for frame in frames {
+        match frame["type"].as_str() {
+            Some("assistant") => {
+                for block in frame["message"]["content"].as_array().into_iter().flatten() {
+                    if block["type"] == "tool_use" {
+                        calls.push(Exchange {
+                            id: block["id"].as_str().unwrap().to_string(),
+                            name: block["name"].as_str().unwrap().to_string(),
+                            input: block["input"].clone(),
+                            parent: frame["parent_tool_use_id"].as_str().map(str::to_string),
+                            results: Vec::new(),
+                        });
+                    }
+                }
+            }
+            Some("user") => {
+                let Some(blocks) = frame["message"]["content"].as_array() else {
+                    continue;
+                };
+                let raws = &frame["tool_use_result"];
+                for (i, block) in blocks.iter().enumerate() {
+                    if block["type"] != "tool_result" {
+                        continue;
+                    }
+                    let raw = if blocks.len() == 1 {
+                        raws.clone()
+                    } else {
+                        raws.get(i).cloned().unwrap_or(Value::Null)
+                    };
+                    let id = block["tool_use_id"].as_str().unwrap();
+                    let call = calls
+                        .iter_mut()
+                        .find(|c| c.id == id)
+                        .unwrap_or_else(|| panic!("tool_result for unknown tool_use {id}"));
+                    call.results.push(ToolResult {
+                        content: block["content"].clone(),
+                        is_error: block["is_error"].as_bool().unwrap_or(false),
+                        raw,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    calls
+}
+
+/// A request the loopback web server received.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    pub method: String,
+    /// Path and query, e.g. `/res/v1/web/search?q=a&count=10`.
+    pub target: String,
+    /// Lowercase names.
+    pub headers: BTreeMap<String, String>,
+}
+
+/// The answer of the loopback web server's handler.
+pub struct HttpResponse {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: String,
+}
+
+type Handler = dyn Fn(&HttpRequest) -> HttpResponse + Send + Sync;
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 (one request per connection), on
+/// its own thread. Stops when dropped.
+pub struct WebServer {
+    addr: SocketAddr,
+    requests: Arc<Mutex<Vec<HttpRequest>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl WebServer {
+    pub fn start(handler: impl Fn(&HttpRequest) -> HttpResponse + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let (seen, stopped) = (requests.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopped.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let (seen, handler) = (seen.clone(), handler.clone());
+                std::thread::spawn(move || serve_one(stream, &seen, handler.as_ref()));
+            }
+        });
+        WebServer {
+            addr,
+            requests,
+            stop,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<HttpRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for WebServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+fn serve_one(stream: TcpStream, seen: &Mutex<Vec<HttpRequest>>, handler: &Handler) {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_string();
+    let target = parts.next().unwrap_or_default().to_string();
+    let mut headers = BTreeMap::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_string());
+        }
+    }
+    let request = HttpRequest {
+        method,
+        target,
+        headers,
+    };
+    let response = handler(&request);
+    seen.lock().unwrap().push(request);
+    let reason = match response.status {
+        200 => "OK",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        _ => "Status",
+    };
+    let head = format!(
+        "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        response.status,
+        response.content_type,
+        response.body.len()
+    );
+    let mut stream = reader.into_inner();
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(response.body.as_bytes());
+    let _ = stream.flush();
+}
+
+/// One row of `ledger_entries`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerRow {
+    pub seq: i64,
+    pub kind: String,
+    pub payload: Value,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// A session's ledger rows ordered by seq, read straight from the database
+/// (empty when the database or the session does not exist yet).
+pub fn ledger_rows(home: &Path, session: &str) -> Vec<LedgerRow> {
+    let db = home.join("tascer.db");
+    if !db.is_file() {
+        return Vec::new();
+    }
+    let conn = rusqlite::Connection::open_with_flags(
+        &db,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    let Ok(mut stmt) = conn.prepare(
+        "SELECT seq, kind, payload, prev_hash, hash FROM ledger_entries \
+         WHERE session_id = ?1 ORDER BY seq",
+    ) else {
+        return Vec::new();
+    };
+    stmt.query_map([session], |row| {
+        let payload: String = row.get(2)?;
+        Ok(LedgerRow {
+            seq: row.get(0)?,
+            kind: row.get(1)?,
+            payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
+            prev_hash: row.get(3)?,
+            hash: row.get(4)?,
+        })
+    })
+    .unwrap()
+    .collect::<Result<Vec<_>, _>>()
+    .unwrap()
+}
+
+/// `tascer report SESSION --format json`, parsed.
+pub fn report_json(home: &Path, cwd: &Path, session: &str) -> Value {
+    let out = tascer(home, cwd)
+        .args(["report", session, "--format", "json"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "report failed: {stdout}\n{stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}

@@ -1,0 +1,336 @@
+//! `tascer mcp serve` over stdio, driven by rmcp's client the way an MCP
+//! client (Claude Code, an IDE) drives it: a real child process, a real git
+//! repository, a real (temporary) Tascer home.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tascer_testkit::{MockServer, Scenario, Turn};
+
+const GIT_ENV: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "Test"),
+    ("GIT_AUTHOR_EMAIL", "test@example.invalid"),
+    ("GIT_COMMITTER_NAME", "Test"),
+    ("GIT_COMMITTER_EMAIL", "test@example.invalid"),
+];
+const MODEL_ENV: [&str; 5] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "TASCER_MODEL",
+];
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .envs(GIT_ENV)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A repo with one commit and a check configured to run `lint` / `test`.
+fn repo_with_check(dir: &Path, lint: &str, test: &str) {
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+    set_check(dir, lint, test);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+}
+
+fn set_check(dir: &Path, lint: &str, test: &str) {
+    std::fs::create_dir_all(dir.join(".tascer")).unwrap();
+    std::fs::write(
+        dir.join(".tascer/settings.json"),
+        json!({"check": {"lint": [lint], "test": [test], "timeoutSecs": 60}}).to_string(),
+    )
+    .unwrap();
+}
+
+async fn serve(repo: &Path, home: &Path) -> RunningService<RoleClient, ()> {
+    serve_with(repo, home, &[]).await
+}
+
+/// `tascer mcp serve` with no model configured, plus `env`.
+async fn serve_with(
+    repo: &Path,
+    home: &Path,
+    env: &[(&str, &str)],
+) -> RunningService<RoleClient, ()> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tascer"));
+    cmd.args(["mcp", "serve", "--cwd"])
+        .arg(repo)
+        .env("TASCER_HOME", home)
+        .envs(GIT_ENV);
+    for var in MODEL_ENV {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("initialize tascer mcp serve")
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Value {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    let result = client.call_tool(params).await.expect(tool);
+    serde_json::to_value(&result).unwrap()
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn is_error(result: &Value) -> bool {
+    result["isError"].as_bool().unwrap_or(false)
+}
+
+#[tokio::test]
+async fn gate_chain_over_stdio() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    repo_with_check(repo.path(), "true", "true");
+    let client = serve(repo.path(), home.path()).await;
+
+    let info = serde_json::to_value(&*client.peer_info().unwrap()).unwrap();
+    assert_eq!(info["serverInfo"]["name"], "tascer", "{info}");
+    let tools: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    for name in [
+        "check",
+        "confirm",
+        "commit",
+        "push",
+        "validate_intent",
+        "sessions_list",
+        "session_report",
+        "session_verify",
+    ] {
+        assert!(tools.iter().any(|t| t == name), "{name} missing: {tools:?}");
+    }
+
+    // An empty home: no sessions, and listing them creates no database.
+    let r = call(&client, "sessions_list", json!({})).await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["sessions"], json!([]), "{r}");
+    assert!(text(&r).starts_with("no sessions"), "{r}");
+    assert!(!home.path().join("tascer.db").exists());
+
+    std::fs::write(repo.path().join("a.txt"), "two\n").unwrap();
+
+    // confirm before any check: declined.
+    let r = call(&client, "confirm", json!({})).await;
+    assert_eq!(r["structuredContent"]["verdict"], "DECLINED", "{r}");
+    assert!(text(&r).starts_with("DECLINED"), "{r}");
+    assert!(text(&r).contains("call `check` first"), "{r}");
+
+    // commit before confirm: refused.
+    let r = call(&client, "commit", json!({})).await;
+    assert!(is_error(&r) && text(&r).contains("commit refused"), "{r}");
+
+    // A passing check, then confirm (no model: on the check alone).
+    let r = call(&client, "check", json!({})).await;
+    assert!(!is_error(&r), "{r}");
+    let data = &r["structuredContent"];
+    assert_eq!(data["passed"], true, "{r}");
+    assert_eq!(data["commands"].as_array().unwrap().len(), 2, "{r}");
+    assert_eq!(data["commands"][0]["exit_code"], 0, "{r}");
+    assert!(text(&r).starts_with("check PASSED"), "{r}");
+    let r = call(&client, "confirm", json!({"intent": "say two"})).await;
+    assert_eq!(r["structuredContent"]["verdict"], "CONFIRMED", "{r}");
+    assert!(text(&r).contains("no reviewer model is configured"), "{r}");
+
+    // The tree changes after confirm: commit refuses.
+    std::fs::write(repo.path().join("b.txt"), "new\n").unwrap();
+    let r = call(&client, "commit", json!({})).await;
+    assert!(
+        is_error(&r) && text(&r).contains("changed since `confirm`"),
+        "{r}"
+    );
+    std::fs::remove_file(repo.path().join("b.txt")).unwrap();
+
+    // Same state as confirmed again: commit with the fallback message.
+    let r = call(&client, "commit", json!({})).await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["message_from"], "fallback", "{r}");
+    let log = git(repo.path(), &["log", "-1", "--format=%s"]);
+    assert_eq!(log.trim(), "Update 1 file: modify a.txt");
+    // A commit consumes the confirmation.
+    let r = call(&client, "commit", json!({})).await;
+    assert!(is_error(&r), "{r}");
+
+    // A failing check: confirm declines and names the failing command.
+    std::fs::write(repo.path().join("a.txt"), "three\n").unwrap();
+    set_check(repo.path(), "true", "false");
+    let r = call(&client, "check", json!({})).await;
+    let data = &r["structuredContent"];
+    assert_eq!(data["passed"], false, "{r}");
+    assert_eq!(data["commands"][1]["exit_code"], 1, "{r}");
+    assert!(text(&r).starts_with("check FAILED"), "{r}");
+    let r = call(&client, "confirm", json!({})).await;
+    assert_eq!(r["structuredContent"]["verdict"], "DECLINED", "{r}");
+    assert!(text(&r).contains("the last check failed (false)"), "{r}");
+
+    // validate_intent without a model: a clear tool error.
+    let r = call(
+        &client,
+        "validate_intent",
+        json!({"transcript": "USER: hi"}),
+    )
+    .await;
+    assert!(is_error(&r) && text(&r).contains("needs a model"), "{r}");
+
+    // push without a remote: git's error, recorded, as a tool error.
+    let r = call(&client, "push", json!({})).await;
+    assert!(is_error(&r), "{r}");
+    assert_ne!(r["structuredContent"]["exit_code"], 0, "{r}");
+
+    // Everything above went into a signed-or-not ledger session that verifies.
+    let r = call(&client, "session_verify", json!({"all": true})).await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["ok"], true, "{r}");
+    let reports = r["structuredContent"]["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 1, "{r}");
+    let session = reports[0]["session_id"].as_str().unwrap().to_owned();
+    assert!(session.starts_with("mcp-serve-"), "{session}");
+    let r = call(&client, "session_report", json!({"session_id": session})).await;
+    assert!(!is_error(&r), "{r}");
+    assert!(
+        r["structuredContent"]["report"]["gate_results"]
+            .as_u64()
+            .unwrap()
+            >= 8,
+        "{r}"
+    );
+    let r = call(&client, "session_report", json!({"session_id": "nope"})).await;
+    assert!(
+        is_error(&r) && text(&r).contains("unknown session nope"),
+        "{r}"
+    );
+
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn check_outside_git_and_timeouts() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let client = serve(dir.path(), home.path()).await;
+    let r = call(&client, "check", json!({})).await;
+    assert!(
+        is_error(&r) && text(&r).contains("not inside a git work tree"),
+        "{r}"
+    );
+
+    git(dir.path(), &["init", "-q"]);
+    set_check(dir.path(), "true", "sleep 20");
+    let r = call(&client, "check", json!({"timeout_secs": 1})).await;
+    let data = &r["structuredContent"];
+    assert_eq!(data["passed"], false, "{r}");
+    assert_eq!(data["commands"][1]["timed_out"], true, "{r}");
+    assert!(text(&r).contains("timed out after 1s"), "{r}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reviewer_model_decides_and_writes() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    repo_with_check(repo.path(), "true", "true");
+    // Each reviewer call is a fresh one-message conversation; the mock picks
+    // the answer by what the prompt contains.
+    let scenario = Scenario::new()
+        .conversation(
+            "meant to do: say two",
+            vec![Turn::text(
+                "Verdict:\n```json\n{\"verdict\": \"DECLINED\", \"reasons\": [\"leftover debug print\"]}\n```",
+            )],
+        )
+        .conversation(
+            "meant to do: (not given)",
+            vec![Turn::text(
+                r#"{"verdict": "CONFIRMED", "reasons": ["small and correct"]}"#,
+            )],
+        )
+        .conversation("diff --git", vec![Turn::text("Say two instead of one")])
+        .conversation(
+            "User's request: fix the typo",
+            vec![Turn::text(
+                r#"{"aligned": false, "drift": [{"what": "deleted the tests", "evidence": "TOOL CALL Bash rm -r tests", "severity": "high"}], "summary": "Asked to fix a typo, removed tests."}"#,
+            )],
+        );
+    let model = MockServer::start(scenario).await.unwrap();
+    let url = model.url();
+    let client = serve_with(
+        repo.path(),
+        home.path(),
+        &[("ANTHROPIC_API_KEY", "k"), ("ANTHROPIC_BASE_URL", &url)],
+    )
+    .await;
+    std::fs::write(repo.path().join("a.txt"), "two\n").unwrap();
+    let r = call(&client, "check", json!({})).await;
+    assert_eq!(r["structuredContent"]["passed"], true, "{r}");
+
+    // The reviewer declines: the verdict and its reasons come through.
+    let r = call(&client, "confirm", json!({"intent": "say two"})).await;
+    assert_eq!(r["structuredContent"]["verdict"], "DECLINED", "{r}");
+    assert!(text(&r).contains("leftover debug print"), "{r}");
+    assert!(
+        r["structuredContent"]["reviewed_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("anthropic/")
+    );
+    let body = model.requests()[0].body.to_string();
+    assert!(body.contains("+two") && body.contains("say two"), "{body}");
+    let r = call(&client, "commit", json!({})).await;
+    assert!(is_error(&r) && text(&r).contains("DECLINED"), "{r}");
+
+    // Then confirms; the commit message comes from the model.
+    let r = call(&client, "confirm", json!({})).await;
+    assert_eq!(r["structuredContent"]["verdict"], "CONFIRMED", "{r}");
+    let r = call(&client, "commit", json!({})).await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["message_from"], "model", "{r}");
+    assert_eq!(
+        git(repo.path(), &["log", "-1", "--format=%s"]).trim(),
+        "Say two instead of one"
+    );
+
+    let r = call(
+        &client,
+        "validate_intent",
+        json!({"transcript": "USER: fix the typo\nTOOL CALL Bash rm -r tests", "request": "fix the typo"}),
+    )
+    .await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["aligned"], false, "{r}");
+    assert!(text(&r).starts_with("DRIFT: Asked to fix a typo"), "{r}");
+    assert!(text(&r).contains("[high] deleted the tests"), "{r}");
+    let r = call(&client, "validate_intent", json!({"session_id": "missing"})).await;
+    assert!(
+        is_error(&r) && text(&r).contains("No conversation found with session ID: missing"),
+        "{r}"
+    );
+    client.cancel().await.unwrap();
+}
