@@ -196,12 +196,28 @@ pub fn closing_line(result: &ResultMessage) -> String {
 }
 
 fn summarize_input(input: &serde_json::Value) -> String {
-    let main = ["command", "file_path", "pattern", "url", "query", "path"]
-        .iter()
-        .find_map(|k| input.get(*k).and_then(|v| v.as_str()));
-    let text = match main {
-        Some(s) => s.to_string(),
-        None => input.to_string(),
+    let main = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "pattern",
+        "url",
+        "query",
+        "path",
+        "bash_id",
+        "shell_id",
+        "description",
+    ]
+    .iter()
+    .find_map(|k| input.get(*k).and_then(|v| v.as_str()));
+    let todos = input
+        .get("todos")
+        .and_then(|t| t.as_array())
+        .map(|t| format!("{} todos", t.len()));
+    let text = match (main, todos) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(t)) => t,
+        (None, None) => input.to_string(),
     };
     shorten(&text.replace('\n', " "), 80)
 }
