@@ -1,13 +1,14 @@
-//! The only module that talks to `rmcp`: connect over a transport and run
-//! requests, returning plain JSON so the rest of the crate never sees rmcp
-//! types. An rmcp upgrade should only touch this file.
+//! The only module that talks to `rmcp` (with `sse`, our legacy SSE
+//! transport): connect over a transport and run requests, returning plain
+//! JSON so the rest of the crate never sees rmcp types. An rmcp upgrade
+//! should only touch these two files.
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
     ReadResourceRequestParams,
@@ -20,6 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::config::McpServerConfig;
 use crate::error::McpError;
+use crate::sse::SseTransport;
 
 /// A tool as listed by a server (`tools/list` entry).
 #[derive(Debug, Clone, PartialEq)]
@@ -192,13 +194,15 @@ impl Connection {
                     .await
                     .map_err(|e| connect_err(e.to_string()))?
             }
-            McpServerConfig::Sse { .. } => {
-                return Err(McpError::Unsupported {
-                    server: server.into(),
-                    message: "the legacy \"sse\" transport is not supported (rmcp has no SSE \
-                              client); use \"type\": \"http\" (streamable HTTP)"
-                        .into(),
-                });
+            McpServerConfig::Sse { url, headers } => {
+                let headers: HeaderMap = header_map(server, headers)?.into_iter().collect();
+                let transport = SseTransport::connect(url, headers)
+                    .await
+                    .map_err(|e| connect_err(e.to_string()))?;
+                handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| connect_err(format!("{url}: {e}")))?
             }
             McpServerConfig::Sdk { name } => {
                 return Err(McpError::Unsupported {

@@ -31,8 +31,8 @@ pub enum McpServerConfig {
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         headers: BTreeMap<String, String>,
     },
-    /// Legacy HTTP+SSE transport (not supported by the rmcp client; such
-    /// servers get status `failed` with a clear error).
+    /// Legacy HTTP+SSE transport (protocol 2024-11-05): a `GET` event
+    /// stream plus `POST`s to the endpoint it announces (`sse.rs`).
     Sse {
         /// Endpoint URL.
         url: String,

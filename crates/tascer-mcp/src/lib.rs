@@ -26,6 +26,7 @@ mod resources;
 mod sdk;
 mod serve;
 mod server;
+mod sse;
 mod status;
 mod tool;
 

@@ -232,7 +232,10 @@ async fn missing_command_and_hang_fail_loudly() {
             "missing" => assert!(err.contains("cannot spawn"), "{err}"),
             "hang" => assert!(err.contains("did not start within"), "{err}"),
             "exits" => assert!(err.contains("boom: bad token"), "{err}"),
-            "legacy" => assert!(err.contains("not supported"), "{err}"),
+            "legacy" => assert!(
+                err.contains("cannot connect to http://127.0.0.1:9/sse"),
+                "{err}"
+            ),
             "ghost" => assert!(err.contains("not registered"), "{err}"),
             other => panic!("unexpected {other}"),
         }
