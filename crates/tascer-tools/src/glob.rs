@@ -1,11 +1,13 @@
 //! `Glob`: finds files by name pattern.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
 use futures::future::BoxFuture;
 use globset::GlobBuilder;
-use ignore::WalkBuilder;
+use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -115,27 +117,47 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOu
         .map_err(|e| ToolError::msg(format!("Invalid glob pattern: {e}")))?
         .compile_matcher();
 
-    let mut found: Vec<(PathBuf, Option<SystemTime>)> = Vec::new();
-    for entry in walker(root).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolError::msg("Glob was interrupted."));
-        }
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let path = entry.path();
-        let matched = if absolute {
-            matcher.is_match(path)
-        } else {
-            path.strip_prefix(root)
-                .is_ok_and(|rel| matcher.is_match(rel))
-        };
-        if matched {
-            let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
-            found.push((path.to_path_buf(), mtime));
-        }
+    // The walk runs on several threads; the result is sorted afterwards,
+    // so it does not depend on the order the threads saw the files in.
+    let found: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
+    let interrupted = AtomicBool::new(false);
+    walker(root).build_parallel().run(|| {
+        let (found, interrupted, matcher) = (&found, &interrupted, &matcher);
+        Box::new(move |entry| {
+            if cancel.is_cancelled() {
+                interrupted.store(true, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let path = entry.path();
+            let matched = if absolute {
+                matcher.is_match(path)
+            } else {
+                path.strip_prefix(root)
+                    .is_ok_and(|rel| matcher.is_match(rel))
+            };
+            if matched {
+                let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+                let item = (path.to_path_buf(), mtime);
+                match found.lock() {
+                    Ok(mut f) => f.push(item),
+                    Err(poisoned) => poisoned.into_inner().push(item),
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    if interrupted.load(Ordering::Relaxed) {
+        return Err(ToolError::msg("Glob was interrupted."));
     }
+    let mut found = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     sort_by_mtime(&mut found);
     let total = found.len();
     let truncated = total > MAX_RESULTS;

@@ -1,7 +1,11 @@
 //! `Grep`: searches file contents with ripgrep's engine.
 
+use std::collections::BTreeMap;
 use std::io;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, mpsc};
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
@@ -288,6 +292,221 @@ fn paginate<T>(items: Vec<T>, offset: Option<usize>, limit: Option<usize>) -> (V
     (page, cut)
 }
 
+/// How to search each file, shared by the search workers.
+struct SearchPlan {
+    matcher: RegexMatcher,
+    searcher: SearcherBuilder,
+    mode: OutputMode,
+    only_matching: bool,
+    line_numbers: bool,
+    /// Content mode with context: a `--` line separates files.
+    separate_files: bool,
+    /// Most content lines collected.
+    max_lines: usize,
+}
+
+/// One searched file with at least one match.
+struct FileHit {
+    path: PathBuf,
+    shown: String,
+    lines: Vec<String>,
+    matches: u64,
+    /// The file had more lines than its cap.
+    full: bool,
+    mtime: Option<SystemTime>,
+}
+
+/// What the search found, in walk order (paths sorted by name).
+#[derive(Default)]
+struct Collected {
+    lines: Vec<String>,
+    files: Vec<(PathBuf, Option<SystemTime>)>,
+    counts: Vec<(String, u64)>,
+    total_matches: u64,
+    content_full: bool,
+}
+
+/// Searches one file, collecting at most `cap` content lines; `None` when
+/// it has no match or cannot be searched.
+fn search_one(
+    plan: &SearchPlan,
+    searcher: &mut Searcher,
+    entry: &ignore::DirEntry,
+    cap: usize,
+) -> Option<FileHit> {
+    let path = entry.path();
+    let shown = path.display().to_string();
+    let mut lines = Vec::new();
+    let mut sink = FileSink {
+        path: &shown,
+        only_matching: plan.only_matching.then_some(&plan.matcher),
+        mode: plan.mode,
+        line_numbers: plan.line_numbers,
+        lines: &mut lines,
+        max_lines: cap,
+        matches: 0,
+        full: false,
+    };
+    let searched = searcher.search_path(&plan.matcher, path, &mut sink);
+    let (matches, full) = (sink.matches, sink.full);
+    if searched.is_err() || matches == 0 {
+        return None;
+    }
+    // Only files_with_matches sorts by modification time.
+    let mtime = (plan.mode == OutputMode::FilesWithMatches)
+        .then(|| entry.metadata().ok().and_then(|m| m.modified().ok()))
+        .flatten();
+    Some(FileHit {
+        path: path.to_path_buf(),
+        shown,
+        lines,
+        matches,
+        full,
+        mtime,
+    })
+}
+
+/// Puts per-file results back in walk order and applies the line cap
+/// exactly as a sequential search would.
+struct Merger<'a> {
+    plan: &'a SearchPlan,
+    next: usize,
+    pending: BTreeMap<usize, Option<FileHit>>,
+    out: Collected,
+    /// The line cap was reached: later files are ignored.
+    done: bool,
+}
+
+impl Merger<'_> {
+    fn accept(&mut self, index: usize, hit: Option<FileHit>) {
+        self.pending.insert(index, hit);
+        while let Some(hit) = self.pending.remove(&self.next) {
+            self.next += 1;
+            if let Some(hit) = hit
+                && !self.done
+            {
+                self.merge(hit);
+            }
+        }
+    }
+
+    fn merge(&mut self, hit: FileHit) {
+        let out = &mut self.out;
+        if self.plan.separate_files && !out.lines.is_empty() {
+            out.lines.push("--".into());
+        }
+        let mut full = hit.full;
+        for line in hit.lines {
+            if out.lines.len() >= self.plan.max_lines {
+                full = true;
+                break;
+            }
+            out.lines.push(line);
+        }
+        out.total_matches += hit.matches;
+        out.files.push((hit.path, hit.mtime));
+        out.counts.push((hit.shown, hit.matches));
+        if full {
+            out.content_full = true;
+            self.done = true;
+        }
+    }
+
+    /// Content lines already merged.
+    fn merged_lines(&self) -> usize {
+        self.out.lines.len()
+    }
+}
+
+/// Files queued ahead of the search workers.
+const QUEUE: usize = 256;
+
+/// Searches the walked files on worker threads (the walk stays on this
+/// thread, in sorted order), then merges the results in walk order, so the
+/// output is the same as a sequential search's. Stops walking once the
+/// content line cap is reached.
+fn search_files(
+    plan: &SearchPlan,
+    walk: ignore::Walk,
+    cancel: &CancellationToken,
+) -> Result<Collected, ToolError> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, NonZeroUsize::get)
+        .clamp(1, 8);
+    let stop = AtomicBool::new(false);
+    let mut merger = Merger {
+        plan,
+        next: 0,
+        pending: BTreeMap::new(),
+        out: Collected::default(),
+        done: false,
+    };
+    let mut interrupted = false;
+    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, ignore::DirEntry, usize)>(QUEUE);
+    let job_rx = Mutex::new(job_rx);
+    let (result_tx, result_rx) = mpsc::channel::<(usize, Option<FileHit>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let result_tx = result_tx.clone();
+            let (job_rx, stop) = (&job_rx, &stop);
+            scope.spawn(move || {
+                let mut searcher = plan.searcher.build();
+                loop {
+                    let job = match job_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(poisoned) => poisoned.into_inner().recv(),
+                    };
+                    let Ok((index, entry, cap)) = job else { break };
+                    let hit = if stop.load(Ordering::Relaxed) {
+                        None
+                    } else {
+                        search_one(plan, &mut searcher, &entry, cap)
+                    };
+                    if result_tx.send((index, hit)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(result_tx);
+        let mut index = 0;
+        for entry in walk {
+            if cancel.is_cancelled() {
+                interrupted = true;
+                break;
+            }
+            while let Ok((i, hit)) = result_rx.try_recv() {
+                merger.accept(i, hit);
+            }
+            if merger.done {
+                break;
+            }
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            // Files before this one already hold `merged_lines`, so this
+            // file never contributes more than the rest.
+            let cap = plan.max_lines.saturating_sub(merger.merged_lines());
+            if job_tx.send((index, entry, cap)).is_err() {
+                break;
+            }
+            index += 1;
+        }
+        if interrupted || merger.done {
+            stop.store(true, Ordering::Relaxed);
+        }
+        drop(job_tx);
+        for (i, hit) in result_rx {
+            merger.accept(i, hit);
+        }
+    });
+    if interrupted {
+        return Err(ToolError::msg("Grep was interrupted."));
+    }
+    Ok(merger.out)
+}
+
 fn grep(
     input: &GrepInput,
     root: &Path,
@@ -312,13 +531,13 @@ fn grep(
     } else {
         (0, 0)
     };
-    let mut searcher = SearcherBuilder::new()
+    let mut searcher = SearcherBuilder::new();
+    searcher
         .line_number(true)
         .multi_line(multiline)
         .before_context(before)
         .after_context(after)
-        .binary_detection(BinaryDetection::quit(b'\x00'))
-        .build();
+        .binary_detection(BinaryDetection::quit(b'\x00'));
 
     let mut walk = walker(root);
     walk.sort_by_file_name(|a, b| a.cmp(b));
@@ -351,51 +570,22 @@ fn grep(
             .min(MAX_CONTENT_LINES),
         None => MAX_CONTENT_LINES,
     };
-    let mut lines: Vec<String> = Vec::new();
-    let mut files: Vec<(PathBuf, Option<SystemTime>)> = Vec::new();
-    let mut counts: Vec<(String, u64)> = Vec::new();
-    let mut total_matches: u64 = 0;
-    let mut content_full = false;
-
-    for entry in walk.build() {
-        if cancel.is_cancelled() {
-            return Err(ToolError::msg("Grep was interrupted."));
-        }
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let path = entry.path();
-        let shown = path.display().to_string();
-        let lines_before = lines.len();
-        if mode == OutputMode::Content && (before > 0 || after > 0) && !lines.is_empty() {
-            lines.push("--".into());
-        }
-        let mut sink = FileSink {
-            path: &shown,
-            only_matching: only_matching.then_some(&matcher),
-            mode,
-            line_numbers: input.line_numbers.unwrap_or(true),
-            lines: &mut lines,
-            max_lines,
-            matches: 0,
-            full: false,
-        };
-        let searched = searcher.search_path(&matcher, path, &mut sink);
-        let (matches, full) = (sink.matches, sink.full);
-        if searched.is_err() || matches == 0 {
-            lines.truncate(lines_before);
-            continue;
-        }
-        total_matches += matches;
-        let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
-        files.push((path.to_path_buf(), mtime));
-        counts.push((shown, matches));
-        if full {
-            content_full = true;
-            break;
-        }
-    }
+    let plan = SearchPlan {
+        matcher,
+        searcher,
+        mode,
+        only_matching,
+        line_numbers: input.line_numbers.unwrap_or(true),
+        separate_files: mode == OutputMode::Content && (before > 0 || after > 0),
+        max_lines,
+    };
+    let Collected {
+        lines,
+        mut files,
+        counts,
+        total_matches,
+        content_full,
+    } = search_files(&plan, walk.build(), cancel)?;
 
     let page_note = |cut: bool| {
         if cut || input.offset.is_some_and(|o| o > 0) {

@@ -401,3 +401,86 @@ async fn grep_only_matching() {
     let out = call(&t.grep, &c, json!({"pattern": "b=", "-o": true})).await;
     assert_eq!(text(&out), format!("Found 1 file\n{f}"));
 }
+
+/// Many files searched on several threads: content comes out in path order
+/// (as a sequential, name-sorted walk gives it), context separators and the
+/// line cap (head_limit + offset) apply to that order, the same every run.
+#[tokio::test]
+async fn grep_many_files_keep_walk_order_and_cap() {
+    let (_d, dir) = tempdir();
+    let mut rels = Vec::new();
+    for i in 0..300 {
+        // Names whose creation order differs from their sorted order.
+        let rel = format!(
+            "d{}/s{}/f{:03}.txt",
+            (i * 7) % 5,
+            (i * 3) % 4,
+            (i * 37) % 300
+        );
+        write(&dir, &rel, "x\nhit one\ny\nhit two\n", 0);
+        rels.push(rel);
+    }
+    rels.sort_by(|a, b| std::path::Path::new(a).cmp(std::path::Path::new(b)));
+    let all: Vec<String> = rels
+        .iter()
+        .flat_map(|r| {
+            let f = abs(&dir, r);
+            [format!("{f}:2:hit one"), format!("{f}:4:hit two")]
+        })
+        .collect();
+    let t = tools();
+    let c = ctx(&dir);
+    for _ in 0..3 {
+        let out = call(
+            &t.grep,
+            &c,
+            json!({"pattern": "hit", "output_mode": "content"}),
+        )
+        .await;
+        assert_eq!(text(&out), all.join("\n"));
+        let raw = out.raw.unwrap();
+        assert_eq!(raw["numFiles"], 300);
+        assert_eq!(raw["numLines"], 600);
+
+        let out = call(
+            &t.grep,
+            &c,
+            json!({"pattern": "hit", "output_mode": "content", "head_limit": 5, "offset": 101}),
+        )
+        .await;
+        assert_eq!(
+            text(&out),
+            format!(
+                "{}\n\n[Showing results with pagination = limit: 5, offset: 101]",
+                all[101..106].join("\n")
+            )
+        );
+
+        let out = call(
+            &t.grep,
+            &c,
+            json!({"pattern": "one", "output_mode": "content", "-A": 1, "head_limit": 4}),
+        )
+        .await;
+        let (f0, f1) = (abs(&dir, &rels[0]), abs(&dir, &rels[1]));
+        assert_eq!(
+            text(&out),
+            format!(
+                "{f0}:2:hit one\n{f0}-3-y\n--\n{f1}:2:hit one\n\n[Showing results with pagination = limit: 4, offset: 0]"
+            )
+        );
+
+        let out = call(
+            &t.grep,
+            &c,
+            json!({"pattern": "two", "output_mode": "count"}),
+        )
+        .await;
+        let counts: Vec<String> = rels.iter().map(|r| format!("{}:1", abs(&dir, r))).collect();
+        assert!(
+            text(&out).starts_with(&format!("{}\n\nFound 300 total", counts.join("\n"))),
+            "{}",
+            text(&out)
+        );
+    }
+}

@@ -1,0 +1,375 @@
+//! The ledger: append latency and throughput into the SQLite store, verify
+//! throughput of a 10 000-entry session with `Ledger::verify` (what
+//! `tascer verify` calls), and context capture on a 10 000-file git
+//! repository per freshness mode.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use tascer::ledger::context::{ContextCapturer, Freshness};
+use tascer::ledger::{GateOutcome, Ledger, SigningKey, ToolRecord, ToolStatus};
+
+use crate::stats::{Stats, Table, fmt_ms, ms_since};
+
+/// Tool calls (two entries each: opened + record) in the verified session.
+const VERIFY_CALLS: usize = 5_000;
+/// Entries appended without a signing key.
+const UNSIGNED_ENTRIES: usize = 2_000;
+/// Verifications of the 10k-entry session.
+const VERIFY_RUNS: usize = 5;
+/// Files in the context-capture repository.
+const REPO_FILES: usize = 10_000;
+/// Captures per freshness mode.
+const CAPTURES: usize = 100;
+
+/// A timestamp for the record (seconds.millis since the epoch; the loop
+/// writes RFC 3339 of the same length class).
+fn now() -> String {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{}.{:03}", d.as_secs(), d.subsec_millis())
+}
+
+/// A tool record shaped like the loop's (see `crates/tascer/src/proof.rs`):
+/// context, permission decision, one hook run, gate outcomes.
+fn record(i: usize) -> ToolRecord {
+    let mut r = ToolRecord::open(
+        format!("toolu_{i:08}"),
+        "Bash",
+        json!({"command": format!("cargo test -p crate{} --lib", i % 17), "timeout": 120_000}),
+        now(),
+    );
+    r.context = json!({
+        "git": {"head": "3f2a9c1e5b7d4a6f8e0c2b4d6f8a0c2e4b6d8f0a", "branch": "main",
+                "dirty": ["src/lib.rs"], "untracked": [], "diff_digest": "sha256:00"},
+        "env": {"PATH": "/usr/local/bin:/usr/bin:/bin"},
+    });
+    r.permission = json!({
+        "behavior": "allow", "decided_by": "rule", "rule": "Bash(cargo test:*)",
+        "reason": "allowed by rule Bash(cargo test:*) from .claude/settings.json",
+    });
+    r.hooks = vec![json!({
+        "event": "PreToolUse", "hook": "audit", "kind": "in_process",
+        "outcome": "success", "duration_ms": 0,
+    })];
+    r.pre_gates = vec![GateOutcome {
+        gate: "command_allowed".into(),
+        passed: true,
+        message: "no denied command".into(),
+        duration_ms: 0,
+    }];
+    r
+}
+
+/// Appends `calls` tool calls the way the loop does (open entry; evidence;
+/// close entry); returns the per-append times (ms) and per-evidence times.
+fn append_calls(
+    ledger: &Ledger,
+    session: &str,
+    calls: usize,
+) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
+    let mut appends = Vec::with_capacity(calls * 2);
+    let mut evidence = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let mut r = record(i);
+        let t = Instant::now();
+        ledger.open_tool_call(session, &r)?;
+        appends.push(ms_since(t));
+
+        let output = format!(
+            "running 12 tests\n{}test result: ok. call {i}\n",
+            "test x ... ok\n".repeat(12)
+        );
+        let t = Instant::now();
+        let digest = ledger.put_evidence(session, output.as_bytes())?;
+        evidence.push(ms_since(t));
+        r.output_digest = Some(digest.clone());
+        r.evidence.push(digest);
+        r.output = Some(Value::String(output));
+        r.finished_at = Some(now());
+        r.status = ToolStatus::Validated;
+
+        let t = Instant::now();
+        ledger.close_tool_call(session, &mut r)?;
+        appends.push(ms_since(t));
+    }
+    Ok((appends, evidence))
+}
+
+/// The same row written with a bare INSERT in its own transaction through
+/// the ledger's connection: what SQLite alone costs.
+fn bare_inserts(ledger: &Ledger, n: usize) -> anyhow::Result<Vec<f64>> {
+    let payload = record(1).to_payload()?.to_string();
+    ledger.store().with_connection(|c| {
+        c.execute_batch(
+            "CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)",
+        )
+        .context("cannot create the baseline table")?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            c.execute_batch("BEGIN IMMEDIATE")?;
+            c.execute("INSERT INTO bench_raw (payload) VALUES (?1)", [&payload])?;
+            c.execute_batch("COMMIT")?;
+            out.push(ms_since(t));
+        }
+        Ok(out)
+    })
+}
+
+/// Times turning a tool record into its payload, canonical JSON and hash:
+/// the CPU part of an append.
+fn canonical_hash_times(n: usize) -> anyhow::Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let r = record(i);
+        let t = Instant::now();
+        let payload = r.to_payload()?;
+        let text = tascer::ledger::jcs::canonical_string(&payload)?;
+        std::hint::black_box(tascer::ledger::sha256_hex(text.as_bytes()));
+        out.push(ms_since(t));
+    }
+    Ok(out)
+}
+
+fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Tascer Bench",
+            "-c",
+            "user.email=bench@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .context("cannot run git")?;
+    if !out.status.success() {
+        bail!(
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// A repository of `files` committed files, 3 modified + 1 untracked.
+fn make_repo(root: &Path, files: usize) -> anyhow::Result<()> {
+    git(root, &["init", "-q"])?;
+    for i in 0..files {
+        let dir = root.join(format!("d{:02}/e{:02}", i / 1000, (i / 100) % 10));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join(format!("f{i:05}.txt")), format!("file {i}\n"))?;
+    }
+    git(root, &["add", "-A"])?;
+    git(root, &["commit", "-q", "-m", "bench"])?;
+    for rel in [
+        "d00/e00/f00000.txt",
+        "d01/e05/f01500.txt",
+        "d02/e09/f02999.txt",
+    ] {
+        std::fs::write(root.join(rel), "modified\n")?;
+    }
+    std::fs::write(root.join("d00/untracked.txt"), "new\n")?;
+    Ok(())
+}
+
+/// `CAPTURES` captures after a warm one; times (ms) and full recomputations.
+fn captures(root: &Path, freshness: Freshness) -> anyhow::Result<(Vec<f64>, u64)> {
+    let mut c = ContextCapturer::new(root, ["PATH"]).with_freshness(freshness);
+    if c.capture().git.is_none() {
+        bail!("context capture found no git state in {}", root.display());
+    }
+    let before = c.stats().full_refreshes;
+    let mut times = Vec::with_capacity(CAPTURES);
+    for _ in 0..CAPTURES {
+        let t = Instant::now();
+        std::hint::black_box(c.capture());
+        times.push(ms_since(t));
+    }
+    Ok((times, c.stats().full_refreshes - before))
+}
+
+fn git_status_runs(root: &Path, n: usize) -> anyhow::Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let o = Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .context("cannot run git status")?;
+        out.push(ms_since(t));
+        if !o.status.success() {
+            bail!("git status failed");
+        }
+    }
+    Ok(out)
+}
+
+/// `count` items in `ms` milliseconds as a rate per second.
+fn per_second(count: usize, ms: f64) -> String {
+    let rate = count as f64 / (ms / 1000.0);
+    if rate >= 1e6 {
+        format!("{:.2} M", rate / 1e6)
+    } else if rate >= 1e4 {
+        format!("{:.0} k", rate / 1e3)
+    } else {
+        format!("{rate:.0}")
+    }
+}
+
+/// Runs the ledger benchmark and prints its tables.
+pub async fn run() -> anyhow::Result<()> {
+    tokio::task::spawn_blocking(run_blocking)
+        .await
+        .context("ledger bench panicked")?
+}
+
+fn run_blocking() -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir().context("cannot create a temp dir")?;
+    let key = SigningKey::from_bytes(&[7u8; 32]);
+    let verifying = key.verifying_key();
+    let signed = Ledger::open(
+        tmp.path().join("signed/tascer.db"),
+        tmp.path().join("signed/evidence"),
+        Some(key),
+    )?;
+    let unsigned = Ledger::open(
+        tmp.path().join("unsigned/tascer.db"),
+        tmp.path().join("unsigned/evidence"),
+        None,
+    )?;
+
+    // Append: the 10k-entry session that is verified below.
+    let session = "bench-verify";
+    let (signed_appends, evidence_puts) = append_calls(&signed, session, VERIFY_CALLS)?;
+    let (unsigned_appends, _) = append_calls(&unsigned, "bench-unsigned", UNSIGNED_ENTRIES / 2)?;
+    let bare = bare_inserts(&unsigned, UNSIGNED_ENTRIES)?;
+    let hashing = canonical_hash_times(UNSIGNED_ENTRIES)?;
+    let entries = signed_appends.len();
+    let signed_sum: f64 = signed_appends.iter().sum();
+    let unsigned_sum: f64 = unsigned_appends.iter().sum();
+
+    // Verify, as `tascer verify` does.
+    let mut verify_times = Vec::with_capacity(VERIFY_RUNS);
+    for _ in 0..=VERIFY_RUNS {
+        let t = Instant::now();
+        let report = signed.verify(session, Some(&verifying))?;
+        verify_times.push(ms_since(t));
+        if !report.ok || !report.signed || report.entries_checked != entries as u64 {
+            bail!("verification failed: {report:?}");
+        }
+    }
+    verify_times.remove(0); // warm-up
+    let verify = Stats::of(verify_times);
+
+    let sa = Stats::of(signed_appends);
+    let unsigned_appends_len = unsigned_appends.len();
+    let ua = Stats::of(unsigned_appends);
+    let ba = Stats::of(bare);
+    let ev = Stats::of(evidence_puts);
+    let mut table = Table::new(
+        format!(
+            "Ledger append and verify (SQLite WAL, synchronous=NORMAL; tool records of ~1 KB canonical JSON; {entries}-entry signed session)"
+        ),
+        "ratio / bare INSERT",
+    );
+    table.row(
+        "append, signed head (Ed25519) — one transaction per entry",
+        &sa,
+        Some(sa.median / ba.median),
+    );
+    table.row("append, unsigned", &ua, Some(ua.median / ba.median));
+    table.row(
+        "baseline: bare INSERT of the same payload, own transaction, same connection",
+        &ba,
+        Some(1.0),
+    );
+    let hs = Stats::of(hashing);
+    table.row(
+        "part of append: tool record → payload, RFC 8785 canonical JSON + SHA-256",
+        &hs,
+        Some(hs.median / ba.median),
+    );
+    table.row("put_evidence (≈200 B tool output file)", &ev, None);
+    table.raw_row(
+        format!(
+            "verify {entries}-entry signed session (`Ledger::verify`, as `tascer verify`; {} evidence files)",
+            entries / 2
+        ),
+        fmt_ms(verify.median),
+        fmt_ms(verify.p99),
+        "",
+    );
+    table.note(format!(
+        "Throughput (one entry per transaction, back to back): append signed {} entries/s, \
+         unsigned {} entries/s; verify {} entries/s.",
+        per_second(entries, signed_sum),
+        per_second(unsigned_appends_len, unsigned_sum),
+        per_second(entries, verify.median),
+    ));
+    table.print();
+
+    // Context capture.
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo)?;
+    let t = Instant::now();
+    make_repo(&repo, REPO_FILES)?;
+    eprintln!(
+        "ledger: {REPO_FILES}-file git repository set up in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    // Leave the racy window behind so the steady state is measured.
+    std::thread::sleep(Duration::from_millis(100));
+    let mut first = ContextCapturer::new(&repo, ["PATH"]);
+    let t = Instant::now();
+    std::hint::black_box(first.capture());
+    let first_ms = ms_since(t);
+    let (fp, fp_refreshes) = captures(&repo, Freshness::Fingerprint)?;
+    let (always, always_refreshes) = captures(&repo, Freshness::Always)?;
+    let status = Stats::of(git_status_runs(&repo, 20)?);
+    let fp = Stats::of(fp);
+    let always = Stats::of(always);
+    let mut table = Table::new(
+        format!(
+            "Context capture ({REPO_FILES}-file git repository, 3 modified + 1 untracked, {CAPTURES} captures per mode)"
+        ),
+        "ratio / `git status`",
+    );
+    table.raw_row(
+        "first capture (discover + open + full status)",
+        fmt_ms(first_ms),
+        "",
+        crate::stats::fmt_ratio(first_ms / status.median),
+    );
+    table.row(
+        format!("capture, `Fingerprint` mode (default; {fp_refreshes} full recomputations)"),
+        &fp,
+        Some(fp.median / status.median),
+    );
+    table.row(
+        format!("capture, `Always` mode ({always_refreshes} full recomputations)"),
+        &always,
+        Some(always.median / status.median),
+    );
+    table.row(
+        "baseline: `git status --porcelain` (subprocess, 20 runs)",
+        &status,
+        Some(1.0),
+    );
+    table.print();
+    Ok(())
+}
