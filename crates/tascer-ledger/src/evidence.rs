@@ -41,8 +41,10 @@ impl EvidenceStore {
 
     /// Stores `bytes` and returns their digest `sha256:<hex>`. Storing the
     /// same bytes twice is a no-op. The file is written to a temporary name,
-    /// synced, then renamed, so a crash never leaves a partial file under a
-    /// digest name.
+    /// then renamed, so a crash never leaves a partial file under a digest
+    /// name. It is not fsynced: evidence has the durability of the SQLite
+    /// store (WAL, `synchronous=NORMAL`) — it survives a killed process, and
+    /// an OS crash may lose the last writes, which `verify` then reports.
     pub fn put(&self, bytes: &[u8]) -> Result<String> {
         let hex = sha256_hex(bytes);
         let digest = format!("sha256:{hex}");
@@ -57,7 +59,6 @@ impl EvidenceStore {
             let mut file = std::fs::File::create(&tmp).map_err(io_err("cannot write", &tmp))?;
             file.write_all(bytes)
                 .map_err(io_err("cannot write", &tmp))?;
-            file.sync_all().map_err(io_err("cannot sync", &tmp))?;
         }
         std::fs::rename(&tmp, &path).map_err(io_err("cannot rename into", &path))?;
         Ok(digest)

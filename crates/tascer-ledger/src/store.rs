@@ -174,12 +174,11 @@ impl LedgerStore {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let last: Option<(i64, String)> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT seq, hash FROM ledger_entries WHERE session_id = ?1
                  ORDER BY seq DESC LIMIT 1",
-                params![session_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            )?
+            .query_row(params![session_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         let (seq, prev_hash) = match last {
             Some((seq, hash)) => (u64::try_from(seq).unwrap_or(0) + 1, hash),
@@ -187,19 +186,19 @@ impl LedgerStore {
         };
         let entry = LedgerEntry::new(seq, session_id, now_ts(), kind, payload, prev_hash)?;
         let seq_sql = i64::try_from(seq).unwrap_or(i64::MAX);
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO ledger_entries (session_id, seq, ts, kind, payload, prev_hash, hash)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                session_id,
-                seq_sql,
-                entry.ts,
-                kind.as_str(),
-                payload_text,
-                entry.prev_hash,
-                entry.hash
-            ],
-        )?;
+        )?
+        .execute(params![
+            session_id,
+            seq_sql,
+            entry.ts,
+            kind.as_str(),
+            payload_text,
+            entry.prev_hash,
+            entry.hash
+        ])?;
         project(&tx, &entry)?;
         let head = match key {
             Some(key) => SignedHead::sign(session_id, seq, &entry.hash, key)?,
@@ -362,21 +361,21 @@ fn prepare(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 fn write_head(conn: &Connection, head: &SignedHead) -> rusqlite::Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO ledger_heads (session_id, seq, hash, signature, key_id, signed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
              signature = excluded.signature, key_id = excluded.key_id,
              signed_at = excluded.signed_at",
-        params![
-            head.session_id,
-            i64::try_from(head.seq).unwrap_or(i64::MAX),
-            head.hash,
-            head.signature,
-            head.key_id,
-            head.signed_at
-        ],
-    )?;
+    )?
+    .execute(params![
+        head.session_id,
+        i64::try_from(head.seq).unwrap_or(i64::MAX),
+        head.hash,
+        head.signature,
+        head.key_id,
+        head.signed_at
+    ])?;
     Ok(())
 }
 
@@ -395,7 +394,7 @@ fn project(conn: &Connection, entry: &LedgerEntry) -> Result<()> {
     match entry.kind {
         EntryKind::ToolCallOpened | EntryKind::ToolRecord => {
             if let Ok(record) = serde_json::from_value::<ToolRecord>(entry.payload.clone()) {
-                conn.execute(
+                conn.prepare_cached(
                     "INSERT INTO tool_calls (session_id, tool_use_id, seq, tool, status,
                          started_at, finished_at, proof_hash, record)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
@@ -403,53 +402,53 @@ fn project(conn: &Connection, entry: &LedgerEntry) -> Result<()> {
                          tool = excluded.tool, status = excluded.status,
                          started_at = excluded.started_at, finished_at = excluded.finished_at,
                          proof_hash = excluded.proof_hash, record = excluded.record",
-                    params![
-                        entry.session_id,
-                        record.tool_use_id,
-                        seq,
-                        record.tool,
-                        record.status.as_str(),
-                        record.started_at,
-                        record.finished_at,
-                        record.proof_hash,
-                        data()?
-                    ],
-                )?;
+                )?
+                .execute(params![
+                    entry.session_id,
+                    record.tool_use_id,
+                    seq,
+                    record.tool,
+                    record.status.as_str(),
+                    record.started_at,
+                    record.finished_at,
+                    record.proof_hash,
+                    data()?
+                ])?;
             }
         }
         EntryKind::PermissionDecision => {
-            conn.execute(
+            conn.prepare_cached(
                 "INSERT OR REPLACE INTO permission_decisions
                      (session_id, seq, tool_use_id, decision, data)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    entry.session_id,
-                    seq,
-                    field("tool_use_id"),
-                    field("decision").or_else(|| field("behavior")),
-                    data()?
-                ],
-            )?;
+            )?
+            .execute(params![
+                entry.session_id,
+                seq,
+                field("tool_use_id"),
+                field("decision").or_else(|| field("behavior")),
+                data()?
+            ])?;
         }
         EntryKind::HookExecution => {
-            conn.execute(
+            conn.prepare_cached(
                 "INSERT OR REPLACE INTO hook_executions (session_id, seq, event, data)
                  VALUES (?1, ?2, ?3, ?4)",
-                params![
-                    entry.session_id,
-                    seq,
-                    field("event").or_else(|| field("hook_event_name")),
-                    data()?
-                ],
-            )?;
+            )?
+            .execute(params![
+                entry.session_id,
+                seq,
+                field("event").or_else(|| field("hook_event_name")),
+                data()?
+            ])?;
         }
         EntryKind::SessionEnd => {
             let cost = entry.payload.get("cost_usd").and_then(Value::as_f64);
-            conn.execute(
+            conn.prepare_cached(
                 "INSERT INTO metrics (session_id, name, value, data, ts)
                  VALUES (?1, 'session_end', ?2, ?3, ?4)",
-                params![entry.session_id, cost, data()?, entry.ts],
-            )?;
+            )?
+            .execute(params![entry.session_id, cost, data()?, entry.ts])?;
         }
         _ => {}
     }

@@ -142,22 +142,20 @@ impl SessionStore {
         let ts = now();
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        let seq: i64 = tx.query_row(
-            "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
-            params![session_id],
-            |r| r.get(0),
-        )?;
-        tx.execute(
+        let seq: i64 = tx
+            .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1")?
+            .query_row(params![session_id], |r| r.get(0))?;
+        tx.prepare_cached(
             "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![session_id, seq, uuid, kind, data, ts],
-        )?;
-        tx.execute(
+        )?
+        .execute(params![session_id, seq, uuid, kind, data, ts])?;
+        tx.prepare_cached(
             "UPDATE sessions SET updated_at = ?2,
                  first_prompt = COALESCE(first_prompt, ?3)
              WHERE id = ?1",
-            params![session_id, ts, prompt],
-        )?;
+        )?
+        .execute(params![session_id, ts, prompt])?;
         tx.commit()?;
         Ok(())
     }
@@ -170,10 +168,8 @@ impl SessionStore {
         total_cost_usd: f64,
         status: &str,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
-            "UPDATE sessions SET num_turns = ?2, total_cost_usd = ?3, status = ?4, updated_at = ?5
-             WHERE id = ?1",
-            params![session_id, num_turns, total_cost_usd, status, now()],
+        self.conn().prepare_cached("UPDATE sessions SET num_turns = ?2, total_cost_usd = ?3, status = ?4, updated_at = ?5
+             WHERE id = ?1")?.execute(params![session_id, num_turns, total_cost_usd, status, now()],
         )?;
         Ok(())
     }
