@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use tascer_guard::hooks::SessionEndReason;
 use tascer_guard::permissions::{PermissionEngine, PermissionMode};
 
+use crate::agent::lock;
 use crate::error::Error;
 use crate::options::Options;
 use crate::query::MessageStream;
@@ -61,10 +62,7 @@ impl Client {
                 .map_err(|_| Error::State("the previous turn crashed"))?;
         }
         let cancel = CancellationToken::new();
-        match self.cancel.lock() {
-            Ok(mut slot) => *slot = cancel.clone(),
-            Err(poisoned) => *poisoned.into_inner() = cancel.clone(),
-        }
+        *lock(&self.cancel) = cancel.clone();
         let (tx, rx) = unbounded_channel();
         let session = Arc::clone(&self.session);
         let prompt = prompt.into();
@@ -147,9 +145,6 @@ pub struct Interrupter {
 impl Interrupter {
     /// Interrupts the running turn, if any.
     pub fn interrupt(&self) {
-        match self.cancel.lock() {
-            Ok(token) => token.cancel(),
-            Err(poisoned) => poisoned.into_inner().cancel(),
-        }
+        lock(&self.cancel).cancel();
     }
 }

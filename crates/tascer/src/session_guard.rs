@@ -17,6 +17,8 @@ use tascer_guard::permissions::{
 };
 use tascer_ledger::{ContextCapturer, GateOutcome};
 
+use crate::agent::lock;
+
 /// Tools whose calls may change the worktree: context is refreshed after
 /// them.
 const WRITING_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"];
@@ -32,13 +34,6 @@ pub(crate) struct Guard {
     capturer: Mutex<Option<ContextCapturer>>,
     denials: Mutex<Vec<PermissionDenial>>,
     answers_questions: bool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
 }
 
 /// What the gates of one phase said.
