@@ -1,16 +1,86 @@
 //! The content-addressed evidence store.
 //!
-//! Files live at `<dir>/sha256/<first two hex digits>/<64 hex digits>` and
-//! are named by the SHA-256 of their bytes; entries refer to them as
-//! `sha256:<hex>`.
+//! Evidence is named by the SHA-256 of its bytes; entries refer to it as
+//! `sha256:<hex>`. Evidence up to [`INLINE_EVIDENCE_LIMIT`] bytes is kept in
+//! the database's `ledger_evidence` table, written in the same transaction
+//! as the entry that refers to it (one file per small tool output cost more
+//! than the rest of a tool call's governance). Larger evidence is a file at
+//! `<dir>/sha256/<first two hex digits>/<64 hex digits>` ([`EvidenceStore`]).
+//! [`SessionEvidence`] reads and checks both.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::digest::{parse_sha256_ref, sha256_hex};
 use crate::error::{LedgerError, Result, io_err};
+use crate::store::LedgerStore;
 
-/// A directory of evidence files named by their SHA-256.
+/// Evidence up to this many bytes is stored in the database; larger
+/// evidence is stored as a file.
+pub const INLINE_EVIDENCE_LIMIT: usize = 64 * 1024;
+
+/// True when evidence of `len` bytes is kept in the database.
+pub fn is_inline(len: usize) -> bool {
+    len <= INLINE_EVIDENCE_LIMIT
+}
+
+/// One session's evidence: blobs in the ledger store and files in the
+/// session's evidence directory.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionEvidence<'a> {
+    store: &'a LedgerStore,
+    session_id: &'a str,
+    files: &'a EvidenceStore,
+}
+
+impl<'a> SessionEvidence<'a> {
+    /// The evidence of `session_id` in `store` and `files`.
+    pub fn new(store: &'a LedgerStore, session_id: &'a str, files: &'a EvidenceStore) -> Self {
+        SessionEvidence {
+            store,
+            session_id,
+            files,
+        }
+    }
+
+    /// Stores `bytes` (in the database when small, else as a file) and
+    /// returns their digest `sha256:<hex>`. Storing the same bytes twice is
+    /// a no-op.
+    pub fn put(&self, bytes: &[u8]) -> Result<String> {
+        if is_inline(bytes.len()) {
+            let digest = format!("sha256:{}", sha256_hex(bytes));
+            self.store.put_blob(self.session_id, &digest, bytes)?;
+            Ok(digest)
+        } else {
+            self.files.put(bytes)
+        }
+    }
+
+    /// The bytes stored under `digest` (the database first, then the
+    /// files), checked against it.
+    pub fn get(&self, digest: &str) -> Result<Vec<u8>> {
+        let hex = parse_sha256_ref(digest)?;
+        let Some(bytes) = self.store.blob(self.session_id, &normalize(digest))? else {
+            return self.files.get(digest);
+        };
+        let actual = sha256_hex(&bytes);
+        if actual != hex {
+            return Err(LedgerError::EvidenceChanged {
+                digest: normalize(digest),
+                actual: format!("sha256:{actual}"),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Checks that evidence `digest` exists and still has that digest.
+    pub fn verify(&self, digest: &str) -> Result<()> {
+        self.get(digest).map(|_| ())
+    }
+}
+
+/// A directory of evidence files named by their SHA-256 (the large
+/// evidence; see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvidenceStore {
     dir: PathBuf,

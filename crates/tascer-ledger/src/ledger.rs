@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde_json::{Value, json};
 
+use crate::digest::sha256_hex;
 use crate::dsse::{Envelope, IN_TOTO_PAYLOAD_TYPE};
 use crate::entry::{EntryKind, LedgerEntry, now_ts};
 use crate::error::{LedgerError, Result};
-use crate::evidence::EvidenceStore;
+use crate::evidence::{EvidenceStore, SessionEvidence, is_inline};
 use crate::intoto::{SESSION_PREDICATE_TYPE, Statement, Subject};
 use crate::keys::{key_id, sslib_keyid};
 use crate::payload::SessionStart;
@@ -58,7 +59,9 @@ impl Ledger {
         &self.evidence_root
     }
 
-    /// The evidence store of one session.
+    /// The evidence files of one session (evidence larger than
+    /// [`INLINE_EVIDENCE_LIMIT`](crate::INLINE_EVIDENCE_LIMIT); smaller
+    /// evidence is in the database: see [`get_evidence`](Self::get_evidence)).
     pub fn evidence(&self, session_id: &str) -> EvidenceStore {
         EvidenceStore::for_session(&self.evidence_root, session_id)
     }
@@ -76,11 +79,21 @@ impl Ledger {
     /// Appends an entry (one transaction, head re-signed when a key is
     /// configured). For `session_start`, a missing or null
     /// `signing_key_id` is filled in with the configured key's id (or null).
-    pub fn append(
+    pub fn append(&self, session_id: &str, kind: EntryKind, payload: Value) -> Result<LedgerEntry> {
+        self.append_with_evidence(session_id, kind, payload, &[])
+    }
+
+    /// [`append`](Self::append) with the evidence the entry refers to:
+    /// each of `evidence` is stored under its digest, small ones in the
+    /// same transaction as the entry, large ones as files written before
+    /// it (so a committed entry never refers to evidence that is not
+    /// there).
+    pub fn append_with_evidence(
         &self,
         session_id: &str,
         kind: EntryKind,
         mut payload: Value,
+        evidence: &[Vec<u8>],
     ) -> Result<LedgerEntry> {
         if kind == EntryKind::SessionStart
             && let Some(obj) = payload.as_object_mut()
@@ -88,8 +101,16 @@ impl Ledger {
         {
             obj.insert("signing_key_id".into(), json!(self.key_id()));
         }
+        let mut blobs = Vec::new();
+        for bytes in evidence {
+            if is_inline(bytes.len()) {
+                blobs.push((format!("sha256:{}", sha256_hex(bytes)), bytes.as_slice()));
+            } else {
+                self.evidence(session_id).put(bytes)?;
+            }
+        }
         self.store
-            .append(session_id, kind, payload, self.key.as_ref())
+            .append_with_blobs(session_id, kind, payload, self.key.as_ref(), &blobs)
     }
 
     /// Appends the `session_start` entry.
@@ -112,9 +133,18 @@ impl Ledger {
         self.append(session_id, EntryKind::ToolRecord, record.to_payload()?)
     }
 
-    /// Stores evidence bytes for a session and returns `sha256:<hex>`.
+    /// Stores evidence bytes for a session (in the database when small,
+    /// else as a file) and returns `sha256:<hex>`.
     pub fn put_evidence(&self, session_id: &str, bytes: &[u8]) -> Result<String> {
-        self.evidence(session_id).put(bytes)
+        let files = self.evidence(session_id);
+        SessionEvidence::new(&self.store, session_id, &files).put(bytes)
+    }
+
+    /// The evidence stored under `digest` for a session, checked against
+    /// its digest.
+    pub fn get_evidence(&self, session_id: &str, digest: &str) -> Result<Vec<u8>> {
+        let files = self.evidence(session_id);
+        SessionEvidence::new(&self.store, session_id, &files).get(digest)
     }
 
     /// The stored head of a session.

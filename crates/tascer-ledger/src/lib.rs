@@ -4,8 +4,9 @@
 //! (the session store's file, the ledger's own tables). Each entry's hash is
 //! the SHA-256 of its RFC 8785 canonical JSON ([`jcs`]) and names the
 //! previous entry's hash; the session head is signed with Ed25519 in the
-//! same transaction as every append. Large content lives in a
-//! content-addressed [`EvidenceStore`]. [`verify_session`] recomputes
+//! same transaction as every append. Content (tool outputs, model
+//! responses, changed files) is content-addressed evidence: small blobs in
+//! the database, large ones in an [`EvidenceStore`] directory. [`verify_session`] recomputes
 //! everything and names the first broken entry; [`export_attestation`]
 //! wraps a session summary in an in-toto Statement v1 inside a DSSE
 //! envelope.
@@ -40,7 +41,7 @@ pub use dsse::{Envelope, EnvelopeSignature, IN_TOTO_PAYLOAD_TYPE, pae};
 pub use ed25519_dalek::{SigningKey, VerifyingKey};
 pub use entry::{EntryKind, LedgerEntry};
 pub use error::{LedgerError, Result};
-pub use evidence::EvidenceStore;
+pub use evidence::{EvidenceStore, INLINE_EVIDENCE_LIMIT, SessionEvidence};
 pub use intoto::{SESSION_PREDICATE_TYPE, STATEMENT_V1, Statement, Subject};
 pub use keys::{
     KeyPaths, generate_keypair, key_id, load_home_signing_key, load_signing_key,

@@ -5,7 +5,9 @@
 //! own connection. `ledger_entries` and `ledger_heads` are the record;
 //! `tool_calls`, `permission_decisions`, `hook_executions` and `metrics`
 //! are projections for queries, rebuilt from entries as they are appended
-//! and never trusted by verification.
+//! and never trusted by verification. `ledger_evidence` holds small
+//! evidence blobs by digest (see [`crate::evidence`]); like evidence files,
+//! they are checked against their digest, never trusted.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -76,6 +78,12 @@ CREATE TABLE IF NOT EXISTS metrics (
     ts         TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS metrics_by_session ON metrics (session_id, name);
+CREATE TABLE IF NOT EXISTS ledger_evidence (
+    session_id TEXT NOT NULL,
+    digest     TEXT NOT NULL,
+    bytes      BLOB NOT NULL,
+    PRIMARY KEY (session_id, digest)
+);
 ";
 
 /// A ledger row as stored, before any check: verification reads these so
@@ -168,11 +176,30 @@ impl LedgerStore {
         payload: Value,
         key: Option<&SigningKey>,
     ) -> Result<LedgerEntry> {
+        self.append_with_blobs(session_id, kind, payload, key, &[])
+    }
+
+    /// [`append`](Self::append), and in the same transaction stores
+    /// `blobs` (`(digest, bytes)` pairs, digest as `sha256:<hex>`) in
+    /// `ledger_evidence`, so an entry and the small evidence it refers to
+    /// are committed together. A blob already stored under its digest is
+    /// left as it is.
+    pub fn append_with_blobs(
+        &self,
+        session_id: &str,
+        kind: EntryKind,
+        payload: Value,
+        key: Option<&SigningKey>,
+        blobs: &[(String, &[u8])],
+    ) -> Result<LedgerEntry> {
         // Canonicalize first: a payload without a canonical form never
         // reaches the database.
         let payload_text = jcs::canonical_string(&payload)?;
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (digest, bytes) in blobs {
+            insert_blob(&tx, session_id, digest, bytes)?;
+        }
         let last: Option<(i64, String)> = tx
             .prepare_cached(
                 "SELECT seq, hash FROM ledger_entries WHERE session_id = ?1
@@ -315,6 +342,25 @@ impl LedgerStore {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
+    /// Stores one evidence blob of a session under `digest`
+    /// (`sha256:<hex>`, computed by the caller), in its own transaction.
+    /// A blob already stored under that digest is left as it is.
+    pub fn put_blob(&self, session_id: &str, digest: &str, bytes: &[u8]) -> Result<()> {
+        insert_blob(&self.conn(), session_id, digest, bytes)?;
+        Ok(())
+    }
+
+    /// The evidence blob stored under `digest` for a session, unchecked.
+    pub fn blob(&self, session_id: &str, digest: &str) -> Result<Option<Vec<u8>>> {
+        let conn = self.conn();
+        Ok(conn
+            .prepare_cached(
+                "SELECT bytes FROM ledger_evidence WHERE session_id = ?1 AND digest = ?2",
+            )?
+            .query_row(params![session_id, digest], |r| r.get(0))
+            .optional()?)
+    }
+
     /// Records a named measurement for a session (not part of the chain).
     pub fn record_metric(
         &self,
@@ -358,6 +404,19 @@ fn prepare(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.execute_batch(SCHEMA)
+}
+
+fn insert_blob(
+    conn: &Connection,
+    session_id: &str,
+    digest: &str,
+    bytes: &[u8],
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO ledger_evidence (session_id, digest, bytes) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![session_id, digest, bytes])?;
+    Ok(())
 }
 
 fn write_head(conn: &Connection, head: &SignedHead) -> rusqlite::Result<()> {

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::chain::{BreakReason, Broken, check_chain};
 use crate::entry::{EntryKind, LedgerEntry};
 use crate::error::{LedgerError, Result};
-use crate::evidence::EvidenceStore;
+use crate::evidence::{EvidenceStore, SessionEvidence};
 use crate::keys::key_id;
 use crate::store::LedgerStore;
 
@@ -68,7 +68,8 @@ pub fn start_key_id(entries: &[LedgerEntry]) -> Option<String> {
 }
 
 /// Recomputes every hash of a session, checks seq contiguity from 1 and
-/// every `prev_hash` link, every evidence file referenced by an entry, and
+/// every `prev_hash` link, all evidence referenced by an entry (blobs in
+/// the store, files in `evidence`), and
 /// the head signature (with `trusted_key` when given), and names the first
 /// broken entry.
 ///
@@ -95,6 +96,7 @@ pub fn verify_session(
         warnings: Vec::new(),
     };
     let chain = check_chain(&rows);
+    let evidence = SessionEvidence::new(store, session_id, evidence);
     // Evidence of the entries before the chain break, in order.
     for entry in &chain.entries {
         if chain.broken.as_ref().is_some_and(|b| entry.seq >= b.seq) {

@@ -16,11 +16,19 @@ struct Fixture {
     _dir: tempfile::TempDir,
     db: std::path::PathBuf,
     ledger: Ledger,
+    /// Small evidence: a blob in the database.
     evidence_digest: String,
+    /// Large evidence: a file in the session's evidence directory.
+    file_digest: String,
 }
 
-/// seq 1 start, 2 prompt, 3 tool opened, 4 tool record (with evidence),
-/// 5 model response, 6 end.
+/// More than `INLINE_EVIDENCE_LIMIT` bytes, so stored as a file.
+fn large_output() -> Vec<u8> {
+    b"line of a long listing\n".repeat(4000)
+}
+
+/// seq 1 start, 2 prompt, 3 tool opened, 4 tool record (with a small and a
+/// large piece of evidence), 5 model response, 6 end.
 fn fixture(signed: bool) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tascer.db");
@@ -49,8 +57,11 @@ fn fixture(signed: bool) -> Fixture {
     );
     ledger.open_tool_call(S, &record).unwrap();
     let evidence_digest = ledger.put_evidence(S, b"file-a\nfile-b\n").unwrap();
+    let large = large_output();
+    assert!(large.len() > tascer_ledger::INLINE_EVIDENCE_LIMIT);
+    let file_digest = ledger.put_evidence(S, &large).unwrap();
     record.output_digest = Some(evidence_digest.clone());
-    record.evidence = vec![evidence_digest.clone()];
+    record.evidence = vec![evidence_digest.clone(), file_digest.clone()];
     record.finished_at = Some("2026-01-01T00:00:01.000Z".into());
     record.post_gates = vec![GateOutcome {
         gate: "tests".into(),
@@ -80,6 +91,7 @@ fn fixture(signed: bool) -> Fixture {
         db,
         ledger,
         evidence_digest,
+        file_digest,
     }
 }
 
@@ -261,16 +273,56 @@ fn two_entries_swapped() {
 #[test]
 fn evidence_file_altered() {
     let f = fixture(true);
-    let path = f.ledger.evidence(S).path_of(&f.evidence_digest).unwrap();
-    std::fs::write(&path, b"file-a\nfile-c\n").unwrap();
+    let path = f.ledger.evidence(S).path_of(&f.file_digest).unwrap();
+    assert!(path.is_file(), "large evidence is a file");
+    let mut altered = large_output();
+    altered[10] ^= 1;
+    std::fs::write(&path, altered).unwrap();
+    let report = verify(&f);
+    assert_broken(&report, 4, "EvidenceChanged");
+    match &report.first_broken.as_ref().unwrap().reason {
+        BreakReason::EvidenceChanged { digest } => assert_eq!(digest, &f.file_digest),
+        other => panic!("{other:?}"),
+    }
+    std::fs::remove_file(&path).unwrap();
+    let report = verify(&f);
+    assert_broken(&report, 4, "EvidenceChanged");
+    assert!(
+        report.first_broken.unwrap().detail.contains("missing"),
+        "a deleted file is reported as missing"
+    );
+}
+
+#[test]
+fn evidence_blob_altered() {
+    let f = fixture(true);
+    assert_eq!(
+        f.ledger.get_evidence(S, &f.evidence_digest).unwrap(),
+        b"file-a\nfile-b\n"
+    );
+    assert!(
+        !f.ledger.evidence(S).contains(&f.evidence_digest),
+        "small evidence is not a file"
+    );
+    sql(
+        &f,
+        &format!(
+            "UPDATE ledger_evidence SET bytes = X'66696c652d610a66696c652d630a'
+             WHERE digest = '{}'",
+            f.evidence_digest
+        ),
+    );
     let report = verify(&f);
     assert_broken(&report, 4, "EvidenceChanged");
     match &report.first_broken.as_ref().unwrap().reason {
         BreakReason::EvidenceChanged { digest } => assert_eq!(digest, &f.evidence_digest),
         other => panic!("{other:?}"),
     }
-    std::fs::remove_file(&path).unwrap();
-    assert_broken(&verify(&f), 4, "EvidenceChanged");
+    assert!(f.ledger.get_evidence(S, &f.evidence_digest).is_err());
+    sql(&f, "DELETE FROM ledger_evidence");
+    let report = verify(&f);
+    assert_broken(&report, 4, "EvidenceChanged");
+    assert!(report.first_broken.unwrap().detail.contains("missing"));
 }
 
 #[test]

@@ -85,10 +85,8 @@ impl Agent {
         }
         if guard.keeps_files(&call.name) && !output.is_error {
             for file in changed_files(&call.name, &input, &cwd) {
-                if let Ok(bytes) = std::fs::read(&file)
-                    && let Some(digest) = self.env.proof.evidence(&bytes)
-                {
-                    record.evidence.push(digest);
+                if let Ok(bytes) = std::fs::read(&file) {
+                    record.evidence.push(self.env.proof.evidence(&bytes));
                 }
             }
         }

@@ -7,7 +7,7 @@
 //! A ledger failure is logged and never stops the run: the session store
 //! still has every message.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tascer_core::{ContentBlock, ToolOutput, Usage};
@@ -16,14 +16,19 @@ use tascer_ledger::{
 };
 
 /// Outputs up to this size are kept inline in the tool record (besides
-/// their evidence file).
+/// their evidence).
 const INLINE_OUTPUT_LIMIT: usize = 4096;
 
 /// The ledger of one session.
+///
+/// Evidence is staged, not written, when its digest is taken
+/// ([`evidence`](Self::evidence)): the next append stores it in the same
+/// transaction as its entry, which always refers to it.
 #[derive(Clone)]
 pub(crate) struct Proof {
     ledger: Arc<Ledger>,
     session_id: String,
+    staged: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 fn now() -> String {
@@ -40,7 +45,11 @@ fn digest_of(value: &Value) -> String {
 impl Proof {
     /// The ledger of `session_id`.
     pub fn new(ledger: Arc<Ledger>, session_id: String) -> Self {
-        Proof { ledger, session_id }
+        Proof {
+            ledger,
+            session_id,
+            staged: Arc::default(),
+        }
     }
 
     /// The underlying ledger.
@@ -49,20 +58,20 @@ impl Proof {
     }
 
     fn append(&self, kind: EntryKind, payload: Value) {
-        if let Err(err) = self.ledger.append(&self.session_id, kind, payload) {
+        let evidence = std::mem::take(&mut *crate::agent::lock(&self.staged));
+        if let Err(err) =
+            self.ledger
+                .append_with_evidence(&self.session_id, kind, payload, &evidence)
+        {
             tracing::error!(session = %self.session_id, "ledger append failed: {err}");
         }
     }
 
-    /// Stores bytes in the evidence store; returns their `sha256:` digest.
-    pub fn evidence(&self, bytes: &[u8]) -> Option<String> {
-        match self.ledger.put_evidence(&self.session_id, bytes) {
-            Ok(digest) => Some(digest),
-            Err(err) => {
-                tracing::error!(session = %self.session_id, "evidence write failed: {err}");
-                None
-            }
-        }
+    /// Stages bytes as evidence of the next entry; returns their `sha256:`
+    /// digest.
+    pub fn evidence(&self, bytes: &[u8]) -> String {
+        crate::agent::lock(&self.staged).push(bytes.to_vec());
+        format!("sha256:{}", sha256_hex(bytes))
     }
 
     /// Appends `session_start` unless the chain already has entries (a
@@ -94,8 +103,8 @@ impl Proof {
         self.append(
             EntryKind::UserPrompt,
             json!({
-                "text_digest": format!("sha256:{}", sha256_hex(text.as_bytes())),
-                "evidence": evidence.into_iter().collect::<Vec<_>>(),
+                "text_digest": evidence,
+                "evidence": [evidence],
                 "parent_tool_use_id": parent_tool_use_id,
             }),
         );
@@ -109,10 +118,10 @@ impl Proof {
             .unwrap_or_else(|_| value.to_string().into_bytes());
         let evidence = self.evidence(&bytes);
         let payload = ModelResponse {
-            content_digest: format!("sha256:{}", sha256_hex(&bytes)),
+            content_digest: evidence.clone(),
             usage: *usage,
             model: model.to_string(),
-            evidence: evidence.into_iter().collect(),
+            evidence: vec![evidence],
         };
         match payload.to_payload() {
             Ok(p) => self.append(EntryKind::ModelResponse, p),
@@ -140,8 +149,9 @@ impl Proof {
     ) -> ToolRecord {
         let mut record = ToolRecord::open(tool_use_id, tool, input.clone(), now());
         record.context = context;
-        if let Err(err) = self.ledger.open_tool_call(&self.session_id, &record) {
-            tracing::error!(session = %self.session_id, "ledger open_tool_call failed: {err}");
+        match record.to_payload() {
+            Ok(payload) => self.append(EntryKind::ToolCallOpened, payload),
+            Err(err) => tracing::error!("cannot encode tool_call_opened entry: {err}"),
         }
         record
     }
@@ -149,10 +159,9 @@ impl Proof {
     /// Closes a tool record with the call's output and status.
     pub fn close_tool(&self, mut record: ToolRecord, output: &ToolOutput, status: ToolStatus) {
         let text = output.content.to_text();
-        if let Some(digest) = self.evidence(text.as_bytes()) {
-            record.output_digest = Some(digest.clone());
-            record.evidence.push(digest);
-        }
+        let digest = self.evidence(text.as_bytes());
+        record.output_digest = Some(digest.clone());
+        record.evidence.push(digest);
         if let Some(raw) = &output.raw
             && raw.to_string().len() <= INLINE_OUTPUT_LIMIT
         {
@@ -162,8 +171,10 @@ impl Proof {
         }
         record.finished_at = Some(now());
         record.status = status;
-        if let Err(err) = self.ledger.close_tool_call(&self.session_id, &mut record) {
-            tracing::error!(session = %self.session_id, "ledger close_tool_call failed: {err}");
+        let payload = record.seal().and_then(|()| record.to_payload());
+        match payload {
+            Ok(payload) => self.append(EntryKind::ToolRecord, payload),
+            Err(err) => tracing::error!("cannot encode tool_record entry: {err}"),
         }
     }
 

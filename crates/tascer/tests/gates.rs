@@ -126,6 +126,16 @@ async fn gates_block_fail_and_validate_calls_and_the_ledger_proves_it() {
         !stored.contains(&token()),
         "the secret is redacted: {stored}"
     );
+    // The stored output evidence (a blob in the database) is redacted too.
+    let ledger = tascer::ledger::Ledger::open_in_home(env.home(), None).unwrap();
+    let output_digest = records[5]
+        .output_digest
+        .as_deref()
+        .expect("an output digest");
+    let session_id = &report.session_id;
+    let output = ledger.get_evidence(session_id, output_digest).unwrap();
+    let output = String::from_utf8_lossy(&output);
+    assert!(!output.is_empty() && !output.contains(&token()), "{output}");
     assert!(records[6].context["git"].is_null() || records[6].context["cwd"].is_string());
     assert_eq!(records[6].context["tascer_version"], tascer::VERSION);
 
