@@ -92,14 +92,31 @@ impl Ledger {
         &self,
         session_id: &str,
         kind: EntryKind,
-        mut payload: Value,
+        payload: Value,
         evidence: &[Vec<u8>],
     ) -> Result<LedgerEntry> {
-        if kind == EntryKind::SessionStart
-            && let Some(obj) = payload.as_object_mut()
-            && obj.get("signing_key_id").is_none_or(Value::is_null)
-        {
-            obj.insert("signing_key_id".into(), json!(self.key_id()));
+        let mut entries = self.append_many(session_id, vec![(kind, payload)], evidence)?;
+        entries
+            .pop()
+            .ok_or_else(|| LedgerError::EmptySession(session_id.to_string()))
+    }
+
+    /// Appends entries in order, in one transaction, with the evidence
+    /// they refer to (as [`append_with_evidence`](Self::append_with_evidence));
+    /// the head is signed once, over the last entry.
+    pub fn append_many(
+        &self,
+        session_id: &str,
+        mut entries: Vec<(EntryKind, Value)>,
+        evidence: &[Vec<u8>],
+    ) -> Result<Vec<LedgerEntry>> {
+        for (kind, payload) in &mut entries {
+            if *kind == EntryKind::SessionStart
+                && let Some(obj) = payload.as_object_mut()
+                && obj.get("signing_key_id").is_none_or(Value::is_null)
+            {
+                obj.insert("signing_key_id".into(), json!(self.key_id()));
+            }
         }
         let mut blobs = Vec::new();
         for bytes in evidence {
@@ -110,7 +127,7 @@ impl Ledger {
             }
         }
         self.store
-            .append_with_blobs(session_id, kind, payload, self.key.as_ref(), &blobs)
+            .append_many(session_id, entries, self.key.as_ref(), &blobs)
     }
 
     /// Appends the `session_start` entry.

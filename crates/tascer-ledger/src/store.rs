@@ -176,25 +176,36 @@ impl LedgerStore {
         payload: Value,
         key: Option<&SigningKey>,
     ) -> Result<LedgerEntry> {
-        self.append_with_blobs(session_id, kind, payload, key, &[])
+        let mut entries = self.append_many(session_id, vec![(kind, payload)], key, &[])?;
+        entries
+            .pop()
+            .ok_or_else(|| LedgerError::EmptySession(session_id.to_string()))
     }
 
-    /// [`append`](Self::append), and in the same transaction stores
+    /// Appends entries to a session's chain, in order, in one transaction:
+    /// like [`append`](Self::append) for each, with the head written (and
+    /// signed) once, over the last. In the same transaction it stores
     /// `blobs` (`(digest, bytes)` pairs, digest as `sha256:<hex>`) in
-    /// `ledger_evidence`, so an entry and the small evidence it refers to
-    /// are committed together. A blob already stored under its digest is
-    /// left as it is.
-    pub fn append_with_blobs(
+    /// `ledger_evidence`, so entries and the small evidence they refer to
+    /// are committed together; a blob already stored under its digest is
+    /// left as it is. Nothing is written when any payload has no canonical
+    /// form.
+    pub fn append_many(
         &self,
         session_id: &str,
-        kind: EntryKind,
-        payload: Value,
+        entries: Vec<(EntryKind, Value)>,
         key: Option<&SigningKey>,
         blobs: &[(String, &[u8])],
-    ) -> Result<LedgerEntry> {
+    ) -> Result<Vec<LedgerEntry>> {
+        if entries.is_empty() && blobs.is_empty() {
+            return Ok(Vec::new());
+        }
         // Canonicalize first: a payload without a canonical form never
         // reaches the database.
-        let payload_text = jcs::canonical_string(&payload)?;
+        let texts = entries
+            .iter()
+            .map(|(_, payload)| jcs::canonical_string(payload))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for (digest, bytes) in blobs {
@@ -207,33 +218,40 @@ impl LedgerStore {
             )?
             .query_row(params![session_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        let (seq, prev_hash) = match last {
+        let (mut seq, mut prev_hash) = match last {
             Some((seq, hash)) => (u64::try_from(seq).unwrap_or(0) + 1, hash),
             None => (1, GENESIS_PREV_HASH.to_string()),
         };
-        let entry = LedgerEntry::new(seq, session_id, now_ts(), kind, payload, prev_hash)?;
-        let seq_sql = i64::try_from(seq).unwrap_or(i64::MAX);
-        tx.prepare_cached(
-            "INSERT INTO ledger_entries (session_id, seq, ts, kind, payload, prev_hash, hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?
-        .execute(params![
-            session_id,
-            seq_sql,
-            entry.ts,
-            kind.as_str(),
-            payload_text,
-            entry.prev_hash,
-            entry.hash
-        ])?;
-        project(&tx, &entry)?;
-        let head = match key {
-            Some(key) => SignedHead::sign(session_id, seq, &entry.hash, key)?,
-            None => SignedHead::unsigned(session_id, seq, &entry.hash),
-        };
-        write_head(&tx, &head)?;
+        let mut appended = Vec::with_capacity(entries.len());
+        for ((kind, payload), payload_text) in entries.into_iter().zip(texts) {
+            let entry = LedgerEntry::new(seq, session_id, now_ts(), kind, payload, prev_hash)?;
+            tx.prepare_cached(
+                "INSERT INTO ledger_entries (session_id, seq, ts, kind, payload, prev_hash, hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                session_id,
+                i64::try_from(seq).unwrap_or(i64::MAX),
+                entry.ts,
+                kind.as_str(),
+                payload_text,
+                entry.prev_hash,
+                entry.hash
+            ])?;
+            project(&tx, &entry)?;
+            prev_hash = entry.hash.clone();
+            seq += 1;
+            appended.push(entry);
+        }
+        if let Some(last) = appended.last() {
+            let head = match key {
+                Some(key) => SignedHead::sign(session_id, last.seq, &last.hash, key)?,
+                None => SignedHead::unsigned(session_id, last.seq, &last.hash),
+            };
+            write_head(&tx, &head)?;
+        }
         tx.commit()?;
-        Ok(entry)
+        Ok(appended)
     }
 
     /// Every stored row of a session, ordered by `seq`, unchecked.

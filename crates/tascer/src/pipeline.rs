@@ -61,6 +61,9 @@ impl Agent {
             }
         };
 
+        // Everything before the tool runs is committed first: a crash while
+        // it runs leaves the call opened and its permission on record.
+        self.env.proof.flush();
         let ctx = ToolContext {
             session_id: self.env.session_id.clone(),
             tool_use_id: call.id.clone(),

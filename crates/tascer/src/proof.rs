@@ -21,14 +21,59 @@ const INLINE_OUTPUT_LIMIT: usize = 4096;
 
 /// The ledger of one session.
 ///
-/// Evidence is staged, not written, when its digest is taken
-/// ([`evidence`](Self::evidence)): the next append stores it in the same
-/// transaction as its entry, which always refers to it.
+/// Writes are grouped to keep a governed call cheap (one SQLite
+/// transaction costs more than all the hashing): evidence is staged when
+/// its digest is taken ([`evidence`](Self::evidence)) and stored in the
+/// same transaction as the entry that refers to it; the model response,
+/// `tool_call_opened` and the permission decision are staged too and
+/// committed together by [`flush`](Self::flush), which the pipeline calls
+/// before a tool runs. Every other entry is appended at once, with
+/// whatever is staged before it, so the chain's order is the order of
+/// events.
 #[derive(Clone)]
 pub(crate) struct Proof {
+    inner: Arc<Inner>,
+}
+
+/// What one session's [`Proof`]s share.
+struct Inner {
     ledger: Arc<Ledger>,
     session_id: String,
-    staged: Arc<Mutex<Vec<Vec<u8>>>>,
+    staged: Mutex<Staged>,
+}
+
+/// Entries and evidence not yet written.
+#[derive(Default)]
+struct Staged {
+    entries: Vec<(EntryKind, Value)>,
+    evidence: Vec<Vec<u8>>,
+}
+
+impl Inner {
+    /// Writes everything staged, then `entry` if given, in one transaction.
+    fn commit(&self, entry: Option<(EntryKind, Value)>) {
+        let Staged {
+            mut entries,
+            evidence,
+        } = std::mem::take(&mut *crate::agent::lock(&self.staged));
+        entries.extend(entry);
+        if entries.is_empty() && evidence.is_empty() {
+            return;
+        }
+        if let Err(err) = self
+            .ledger
+            .append_many(&self.session_id, entries, &evidence)
+        {
+            tracing::error!(session = %self.session_id, "ledger append failed: {err}");
+        }
+    }
+}
+
+impl Drop for Inner {
+    /// Nothing staged is lost when the session goes away mid-call.
+    fn drop(&mut self) {
+        self.commit(None);
+    }
 }
 
 fn now() -> String {
@@ -46,42 +91,57 @@ impl Proof {
     /// The ledger of `session_id`.
     pub fn new(ledger: Arc<Ledger>, session_id: String) -> Self {
         Proof {
-            ledger,
-            session_id,
-            staged: Arc::default(),
+            inner: Arc::new(Inner {
+                ledger,
+                session_id,
+                staged: Mutex::default(),
+            }),
         }
     }
 
     /// The underlying ledger.
     pub fn ledger(&self) -> &Ledger {
-        &self.ledger
+        &self.inner.ledger
     }
 
+    fn session_id(&self) -> &str {
+        &self.inner.session_id
+    }
+
+    /// Appends an entry now, after everything staged.
     fn append(&self, kind: EntryKind, payload: Value) {
-        let evidence = std::mem::take(&mut *crate::agent::lock(&self.staged));
-        if let Err(err) =
-            self.ledger
-                .append_with_evidence(&self.session_id, kind, payload, &evidence)
-        {
-            tracing::error!(session = %self.session_id, "ledger append failed: {err}");
-        }
+        self.inner.commit(Some((kind, payload)));
     }
 
-    /// Stages bytes as evidence of the next entry; returns their `sha256:`
-    /// digest.
+    /// Stages an entry for the next write.
+    fn stage(&self, kind: EntryKind, payload: Value) {
+        crate::agent::lock(&self.inner.staged)
+            .entries
+            .push((kind, payload));
+    }
+
+    /// Writes every staged entry (and its evidence) now.
+    pub fn flush(&self) {
+        self.inner.commit(None);
+    }
+
+    /// Stages bytes as evidence of the next entry written; returns their
+    /// `sha256:` digest.
     pub fn evidence(&self, bytes: &[u8]) -> String {
-        crate::agent::lock(&self.staged).push(bytes.to_vec());
+        crate::agent::lock(&self.inner.staged)
+            .evidence
+            .push(bytes.to_vec());
         format!("sha256:{}", sha256_hex(bytes))
     }
 
     /// Appends `session_start` unless the chain already has entries (a
     /// resumed session continues its chain).
     pub fn start(&self, model: &str, options: &Value, system_prompt: &str, context: Value) {
-        match self.ledger.head(&self.session_id) {
+        match self.ledger().head(self.session_id()) {
             Ok(Some(_)) => return,
             Ok(None) => {}
             Err(err) => {
-                tracing::error!(session = %self.session_id, "ledger head read failed: {err}");
+                tracing::error!(session = %self.session_id(), "ledger head read failed: {err}");
                 return;
             }
         }
@@ -92,8 +152,8 @@ impl Proof {
             signing_key_id: None,
             context,
         };
-        if let Err(err) = self.ledger.start_session(&self.session_id, &start) {
-            tracing::error!(session = %self.session_id, "ledger start failed: {err}");
+        if let Err(err) = self.ledger().start_session(self.session_id(), &start) {
+            tracing::error!(session = %self.session_id(), "ledger start failed: {err}");
         }
     }
 
@@ -110,8 +170,9 @@ impl Proof {
         );
     }
 
-    /// Appends a model response: digest of its content (kept as evidence),
-    /// usage and model.
+    /// Stages a model response: digest of its content (kept as evidence),
+    /// usage and model. It is written with the first entry of what the
+    /// response leads to (a tool call or the turn's end).
     pub fn model_response(&self, model: &str, content: &[ContentBlock], usage: &Usage) {
         let value = serde_json::to_value(content).unwrap_or(Value::Null);
         let bytes = tascer_ledger::jcs::canonicalize(&value)
@@ -124,7 +185,7 @@ impl Proof {
             evidence: vec![evidence],
         };
         match payload.to_payload() {
-            Ok(p) => self.append(EntryKind::ModelResponse, p),
+            Ok(p) => self.stage(EntryKind::ModelResponse, p),
             Err(err) => tracing::error!("cannot encode model response entry: {err}"),
         }
     }
@@ -134,12 +195,15 @@ impl Proof {
         self.append(EntryKind::HookExecution, run.clone());
     }
 
-    /// Appends a permission decision.
+    /// Stages a permission decision (written by the next append or
+    /// [`flush`](Self::flush)).
     pub fn permission(&self, decision: &Value) {
-        self.append(EntryKind::PermissionDecision, decision.clone());
+        self.stage(EntryKind::PermissionDecision, decision.clone());
     }
 
-    /// Opens a tool record (appended before the tool runs).
+    /// Opens a tool record: `tool_call_opened` is staged, and written
+    /// before the tool runs ([`flush`](Self::flush)) or with the record
+    /// that closes a call that never ran.
     pub fn open_tool(
         &self,
         tool_use_id: &str,
@@ -150,7 +214,7 @@ impl Proof {
         let mut record = ToolRecord::open(tool_use_id, tool, input.clone(), now());
         record.context = context;
         match record.to_payload() {
-            Ok(payload) => self.append(EntryKind::ToolCallOpened, payload),
+            Ok(payload) => self.stage(EntryKind::ToolCallOpened, payload),
             Err(err) => tracing::error!("cannot encode tool_call_opened entry: {err}"),
         }
         record
