@@ -12,4 +12,4 @@ mod store;
 
 pub use error::StoreError;
 pub use history::history_from_messages;
-pub use store::{NewSession, SessionInfo, SessionStore};
+pub use store::{NewSession, SessionInfo, SessionStore, Totals};

@@ -51,6 +51,17 @@ pub struct NewSession<'a> {
     pub forked_from: Option<&'a str>,
 }
 
+/// A session's running totals, as stored on its row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Totals {
+    /// Model calls so far.
+    pub num_turns: u32,
+    /// Cost so far, USD.
+    pub total_cost_usd: f64,
+    /// `running`, `success`, `error`, ...
+    pub status: String,
+}
+
 /// The embedded session store: one SQLite file in WAL mode.
 ///
 /// Every write is its own transaction, so whatever was written survives a
@@ -130,6 +141,18 @@ impl SessionStore {
 
     /// Appends one message to a session (its own transaction).
     pub fn append_message(&self, session_id: &str, message: &Message) -> Result<(), StoreError> {
+        self.append_message_with_totals(session_id, message, None)
+    }
+
+    /// Appends one message to a session and, in the same transaction,
+    /// records the session's running totals when given (one write instead
+    /// of two when both change together, as after each model call).
+    pub fn append_message_with_totals(
+        &self,
+        session_id: &str,
+        message: &Message,
+        totals: Option<&Totals>,
+    ) -> Result<(), StoreError> {
         let data = serde_json::to_string(message)?;
         let (kind, uuid) = describe(message);
         let prompt = match message {
@@ -152,10 +175,20 @@ impl SessionStore {
         .execute(params![session_id, seq, uuid, kind, data, ts])?;
         tx.prepare_cached(
             "UPDATE sessions SET updated_at = ?2,
-                 first_prompt = COALESCE(first_prompt, ?3)
+                 first_prompt = COALESCE(first_prompt, ?3),
+                 num_turns = COALESCE(?4, num_turns),
+                 total_cost_usd = COALESCE(?5, total_cost_usd),
+                 status = COALESCE(?6, status)
              WHERE id = ?1",
         )?
-        .execute(params![session_id, ts, prompt])?;
+        .execute(params![
+            session_id,
+            ts,
+            prompt,
+            totals.map(|t| t.num_turns),
+            totals.map(|t| t.total_cost_usd),
+            totals.map(|t| t.status.as_str())
+        ])?;
         tx.commit()?;
         Ok(())
     }

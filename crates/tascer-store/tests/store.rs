@@ -120,3 +120,43 @@ fn corrupt_row_names_session_and_seq() {
         "{err}"
     );
 }
+
+#[test]
+fn totals_are_stored_with_a_message_and_kept_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(dir.path().join("tascer.db")).unwrap();
+    store
+        .create_session(&NewSession {
+            id: "s1",
+            cwd: "/w",
+            model: "m",
+            forked_from: None,
+        })
+        .unwrap();
+    let totals = tascer_store::Totals {
+        num_turns: 3,
+        total_cost_usd: 0.25,
+        status: "running".into(),
+    };
+    store
+        .append_message_with_totals("s1", &user("first", "s1"), Some(&totals))
+        .unwrap();
+    let info = store.session("s1").unwrap().unwrap();
+    assert_eq!(
+        (info.num_turns, info.total_cost_usd, info.status.as_str()),
+        (3, 0.25, "running")
+    );
+    assert_eq!(info.first_prompt.as_deref(), Some("first"));
+    // A message without totals leaves them as they are.
+    store.append_message("s1", &user("second", "s1")).unwrap();
+    let info = store.session("s1").unwrap().unwrap();
+    assert_eq!(
+        (
+            info.num_turns,
+            info.total_cost_usd,
+            info.status.as_str(),
+            info.message_count
+        ),
+        (3, 0.25, "running", 2)
+    );
+}

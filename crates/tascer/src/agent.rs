@@ -14,7 +14,7 @@ use tascer_core::{
     StreamEvent, SystemMessage, Tool, ToolSpec, Usage,
 };
 use tascer_model::{ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse};
-use tascer_store::SessionStore;
+use tascer_store::{SessionStore, Totals};
 
 use crate::governance::{Governance, Halt};
 use crate::proof::Proof;
@@ -43,6 +43,9 @@ pub(crate) struct LoopEnv {
     /// Where the running turn's messages go (set at the start of each turn),
     /// so subagents can stream into their parent's turn.
     pub sink: Arc<Mutex<Option<UnboundedSender<Message>>>>,
+    /// Running totals to store with the next stored message
+    /// ([`defer_totals`](Self::defer_totals)).
+    pub pending_totals: Arc<Mutex<Option<Totals>>>,
     /// The session's ledger.
     pub proof: Proof,
 }
@@ -59,16 +62,31 @@ impl LoopEnv {
     /// Stream events are sent but not stored. A store failure is logged: the
     /// run goes on.
     pub fn emit(&self, message: Message) {
-        if !matches!(message, Message::StreamEvent(_))
-            && let Err(err) = self.store.append_message(&self.session_id, &message)
-        {
-            tracing::error!(session = %self.session_id, "failed to store message: {err}");
+        if !matches!(message, Message::StreamEvent(_)) {
+            let totals = lock(&self.pending_totals).take();
+            if let Err(err) =
+                self.store
+                    .append_message_with_totals(&self.session_id, &message, totals.as_ref())
+            {
+                tracing::error!(session = %self.session_id, "failed to store message: {err}");
+            }
         }
         if let Some(sink) = lock(&self.sink).as_ref() {
             // A consumer that went away is not an error: the turn still
             // finishes and is stored.
             let _ = sink.send(message);
         }
+    }
+
+    /// Stores the session's running totals with the next stored message
+    /// (the same transaction), as after a model call whose response is
+    /// emitted next.
+    pub fn defer_totals(&self, num_turns: u32, status: &str) {
+        *lock(&self.pending_totals) = Some(Totals {
+            num_turns,
+            total_cost_usd: self.total_cost_usd(),
+            status: status.to_string(),
+        });
     }
 
     /// Sets where the running turn's messages go.

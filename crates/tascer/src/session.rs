@@ -172,6 +172,7 @@ impl Session {
                 per_model: Vec::new(),
             })),
             sink: Arc::new(Mutex::new(None)),
+            pending_totals: Arc::default(),
             proof,
         };
         let governance = Arc::new(Governance::new(

@@ -142,15 +142,8 @@ async fn drive(
         state.usage.add(&response.usage);
         state.stop_reason = response.stop_reason.clone();
         // Keep the stored totals current, so a crash mid-turn loses no
-        // turns or cost.
-        if let Err(err) = env.store.update_totals(
-            &session.id,
-            session.total_turns + state.num_turns,
-            env.total_cost_usd(),
-            "running",
-        ) {
-            tracing::error!(session = %session.id, "failed to store totals: {err}");
-        }
+        // turns or cost: they are stored with the response, just below.
+        env.defer_totals(session.total_turns + state.num_turns, "running");
 
         let (text, calls) = session.agent.emit_response(&response);
         if !text.is_empty() {
