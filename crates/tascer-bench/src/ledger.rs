@@ -21,7 +21,7 @@ const UNSIGNED_ENTRIES: usize = 2_000;
 /// Verifications of the 10k-entry session.
 const VERIFY_RUNS: usize = 5;
 /// Files in the context-capture repository.
-const REPO_FILES: usize = 10_000;
+use crate::repo::REPO_FILES;
 /// Captures per freshness mode.
 const CAPTURES: usize = 100;
 
@@ -134,54 +134,6 @@ fn canonical_hash_times(n: usize) -> anyhow::Result<Vec<f64>> {
         out.push(ms_since(t));
     }
     Ok(out)
-}
-
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Tascer Bench",
-            "-c",
-            "user.email=bench@example.invalid",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .context("cannot run git")?;
-    if !out.status.success() {
-        bail!(
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(())
-}
-
-/// A repository of `files` committed files, 3 modified + 1 untracked.
-fn make_repo(root: &Path, files: usize) -> anyhow::Result<()> {
-    git(root, &["init", "-q"])?;
-    for i in 0..files {
-        let dir = root.join(format!("d{:02}/e{:02}", i / 1000, (i / 100) % 10));
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(dir.join(format!("f{i:05}.txt")), format!("file {i}\n"))?;
-    }
-    git(root, &["add", "-A"])?;
-    git(root, &["commit", "-q", "-m", "bench"])?;
-    for rel in [
-        "d00/e00/f00000.txt",
-        "d01/e05/f01500.txt",
-        "d02/e09/f02999.txt",
-    ] {
-        std::fs::write(root.join(rel), "modified\n")?;
-    }
-    std::fs::write(root.join("d00/untracked.txt"), "new\n")?;
-    Ok(())
 }
 
 /// `CAPTURES` captures after a warm one; times (ms) and full recomputations.
@@ -327,7 +279,7 @@ fn run_blocking() -> anyhow::Result<()> {
     let repo = tmp.path().join("repo");
     std::fs::create_dir_all(&repo)?;
     let t = Instant::now();
-    make_repo(&repo, REPO_FILES)?;
+    crate::repo::make_repo(&repo, REPO_FILES)?;
     eprintln!(
         "ledger: {REPO_FILES}-file git repository set up in {:.1} s",
         t.elapsed().as_secs_f64()

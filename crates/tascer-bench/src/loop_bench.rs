@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tascer::{Message, Options, ProviderConfig, Tool, ToolContext, ToolOutput};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
+use crate::repo::REPO_FILES;
 use crate::stats::{Stats, Table, ms_since};
 
 /// Tool calls per benchmarked session.
@@ -54,15 +55,19 @@ fn peak_rss_kib() -> Option<u64> {
 
 /// Per-iteration times (ms) of the loop: from one assistant message to the
 /// next, i.e. tool dispatch + store writes + one model round trip.
-async fn loop_iterations(server: &MockServer, root: &std::path::Path) -> anyhow::Result<Vec<f64>> {
+async fn loop_iterations(
+    server: &MockServer,
+    cwd: &std::path::Path,
+    home: &std::path::Path,
+) -> anyhow::Result<Vec<f64>> {
     let mut provider = ProviderConfig::anthropic();
     provider.base_url = server.url();
     provider.api_key = Some("bench".into());
     let options = Options::new()
         .provider(provider)
         .model("bench-model")
-        .cwd(root)
-        .home(root.join("home"))
+        .cwd(cwd)
+        .home(home)
         .tools(Vec::<String>::new())
         .tool(Arc::new(Noop))
         // Allowed by a rule, so every call goes through the full decision.
@@ -115,6 +120,23 @@ async fn raw_round_trips(server: &MockServer, n: usize) -> anyhow::Result<Vec<f6
     Ok(out)
 }
 
+/// Loop iterations (ms) of the measured sessions, after warm-up.
+async fn sessions(
+    server: &MockServer,
+    cwd: &std::path::Path,
+    home: &std::path::Path,
+) -> anyhow::Result<Vec<f64>> {
+    let mut iterations = Vec::new();
+    for i in 0..(WARMUP + SESSIONS) {
+        let times = loop_iterations(server, cwd, home).await?;
+        if i >= WARMUP {
+            iterations.extend(times);
+        }
+        server.clear_requests();
+    }
+    Ok(iterations)
+}
+
 /// Runs the loop benchmark and prints its table.
 pub async fn run() -> anyhow::Result<()> {
     let root = tempfile::tempdir().context("cannot create a temp dir")?;
@@ -126,29 +148,38 @@ pub async fn run() -> anyhow::Result<()> {
         .await
         .context("cannot start the mock server")?;
 
-    let mut iterations = Vec::new();
-    for i in 0..(WARMUP + SESSIONS) {
-        let times = loop_iterations(&server, root.path()).await?;
-        if i >= WARMUP {
-            iterations.extend(times);
-        }
-        server.clear_requests();
-    }
-    let baseline = raw_round_trips(&server, iterations.len()).await?;
+    // The same sessions in a git repository, where every call's context
+    // capture checks the repository's state, and in a plain directory.
+    // The repository is made first, and the plain sessions run after the
+    // repository's, so that the writes of its set-up are long done.
+    let plain = root.path().join("plain");
+    let repo = root.path().join("repo");
+    std::fs::create_dir_all(&plain).context("cannot create the plain workspace")?;
+    std::fs::create_dir_all(&repo).context("cannot create the repository")?;
+    crate::repo::make_repo(&repo, REPO_FILES)?;
+    let in_repo = sessions(&server, &repo, &root.path().join("home-repo")).await?;
+    let in_plain = sessions(&server, &plain, &root.path().join("home-plain")).await?;
+    let baseline = raw_round_trips(&server, in_plain.len()).await?;
     let rss = peak_rss_kib();
 
-    let it = Stats::of(iterations);
+    let plain = Stats::of(in_plain);
+    let repo = Stats::of(in_repo);
     let b = Stats::of(baseline);
     let mut table = Table::new(
         format!(
-            "Agent loop ({CALLS_PER_SESSION} tool calls per session, {SESSIONS} sessions, mock model at 0 ms latency)"
+            "Agent loop ({CALLS_PER_SESSION} tool calls per session, {SESSIONS} sessions per workspace, mock model at 0 ms latency)"
         ),
         "ratio / baseline",
     );
     table.row(
-        "loop iteration (tool dispatch + store writes + model round trip)",
-        &it,
-        Some(it.median / b.median),
+        "loop iteration, plain directory (tool dispatch + governance + store writes + model round trip)",
+        &plain,
+        Some(plain.median / b.median),
+    );
+    table.row(
+        format!("loop iteration, {REPO_FILES}-file git repository (3 modified + 1 untracked)"),
+        &repo,
+        Some(repo.median / b.median),
     );
     table.row(
         "baseline: bare model round trip through the same provider client",
@@ -156,9 +187,15 @@ pub async fn run() -> anyhow::Result<()> {
         Some(1.0),
     );
     table.raw_row(
-        "loop overhead per tool call (iteration − baseline)",
-        crate::stats::fmt_ms(it.median - b.median),
-        crate::stats::fmt_ms(it.p99 - b.p99),
+        "loop overhead per tool call, plain directory (iteration − baseline)",
+        crate::stats::fmt_ms(plain.median - b.median),
+        crate::stats::fmt_ms(plain.p99 - b.p99),
+        "",
+    );
+    table.raw_row(
+        format!("loop overhead per tool call, {REPO_FILES}-file git repository"),
+        crate::stats::fmt_ms(repo.median - b.median),
+        crate::stats::fmt_ms(repo.p99 - b.p99),
         "",
     );
     if let Some(kib) = rss {

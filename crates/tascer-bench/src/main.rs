@@ -8,6 +8,7 @@ mod gates;
 mod guard;
 mod ledger;
 mod loop_bench;
+mod repo;
 mod search;
 mod stats;
 

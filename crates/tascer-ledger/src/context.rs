@@ -43,6 +43,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use crate::worktree_watch::WorktreeWatch;
+
 /// The default maximum number of untracked entries listed in
 /// [`GitState::untracked`].
 pub const DEFAULT_UNTRACKED_CAP: usize = 200;
@@ -135,13 +137,19 @@ pub enum Freshness {
     /// Only `HEAD` and the index file are checked: worktree edits are seen
     /// only after [`ContextCapturer::invalidate`]. Cheapest.
     Manual,
-    /// Also stat every already-changed path (dirty and untracked entries) and
-    /// every directory that contains a tracked file. Sees: new, deleted and
-    /// renamed files, further edits to already-changed files, atomic
-    /// (write-then-rename) saves. Does **not** see an in-place rewrite of a
+    /// Also watch every already-changed path (dirty and untracked entries),
+    /// every directory that contains a tracked file, and the git directory.
+    /// Sees: new, deleted and renamed files, further edits to
+    /// already-changed files, atomic (write-then-rename) saves.
+    ///
+    /// On Linux the paths carry inotify watches (added after each full
+    /// status), so a capture costs one `read` of the event queue, and an
+    /// in-place rewrite of a clean tracked file is seen as well (it is an
+    /// event in its directory). Elsewhere, or when the inotify watch limit
+    /// is reached, each path is `stat`ed at every capture (one `stat` per
+    /// directory plus per changed path), and an in-place rewrite of a
     /// previously clean tracked file (its directory's mtime does not move)
-    /// until [`ContextCapturer::invalidate`] is called. Cost: one `stat` per
-    /// directory plus per changed path.
+    /// is **not** seen until [`ContextCapturer::invalidate`] is called.
     #[default]
     Fingerprint,
     /// Recompute the full status at every capture: sees every change, as
@@ -194,6 +202,9 @@ struct Cached {
     /// Paths whose metadata is compared at each capture, and their signature
     /// when the status was computed.
     watched: Vec<(PathBuf, Option<StatSig>)>,
+    /// Inotify watches on the same paths, when available: then a capture
+    /// asks the kernel instead of comparing signatures.
+    notifier: Option<WorktreeWatch>,
     racy: bool,
 }
 
@@ -351,15 +362,18 @@ impl ContextCapturer {
             .to_path_buf();
         let head = head_info(repo)?;
 
-        let fresh = match (&self.cache, self.freshness) {
+        let fresh = match (&mut self.cache, self.freshness) {
             (None, _) | (_, Freshness::Always) => false,
             (Some(cached), _) => {
                 !cached.racy
                     && cached.head == head
-                    && cached
-                        .watched
-                        .iter()
-                        .all(|(path, sig)| StatSig::of(path) == *sig)
+                    && match cached.notifier.as_mut() {
+                        Some(notifier) => notifier.unchanged(),
+                        None => cached
+                            .watched
+                            .iter()
+                            .all(|(path, sig)| StatSig::of(path) == *sig),
+                    }
             }
         };
         if fresh {
@@ -372,6 +386,7 @@ impl ContextCapturer {
                     untracked_all: Vec::new(),
                     diff_digest: hex::encode(Sha256::digest(b"")),
                     watched: vec![watch(repo.index_path())],
+                    notifier: None,
                     racy: false,
                 }
             } else {
@@ -504,8 +519,11 @@ fn compute_status(
     }
     let diff_digest = hex::encode(hasher.finalize());
 
-    let mut watched = vec![watch(repo.index_path())];
+    let index_path = repo.index_path();
+    let mut paths = vec![index_path.clone()];
     if freshness == Freshness::Fingerprint {
+        // The git directory too: the index is replaced by a rename there.
+        paths.extend(index_path.parent().map(Path::to_path_buf));
         let index = repo.index_or_empty().map_err(ContextError::git)?;
         let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
         dirs.insert(b"");
@@ -520,12 +538,21 @@ fn compute_status(
             }
         }
         for rel in dirs {
-            watched.push(watch(root.join(String::from_utf8_lossy(rel).as_ref())));
+            paths.push(root.join(String::from_utf8_lossy(rel).as_ref()));
         }
         for path in &changed {
-            watched.push(watch(root.join(path.trim_end_matches('/'))));
+            paths.push(root.join(path.trim_end_matches('/')));
         }
     }
+    // Watches first, signatures second: a change after its path's watch
+    // was added is an event, one before shows in the signature (and makes
+    // the status racy below).
+    let notifier = if freshness == Freshness::Fingerprint {
+        WorktreeWatch::new(paths.iter().map(PathBuf::as_path))
+    } else {
+        None
+    };
+    let watched: Vec<_> = paths.into_iter().map(watch).collect();
     let threshold = started.checked_sub(RACY_WINDOW).unwrap_or(started);
     let racy = watched.iter().any(|(_, sig)| {
         sig.and_then(|s| s.mtime)
@@ -537,6 +564,7 @@ fn compute_status(
         untracked_all,
         diff_digest,
         watched,
+        notifier,
         racy,
     })
 }

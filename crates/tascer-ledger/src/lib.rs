@@ -31,6 +31,7 @@ pub mod report;
 pub mod sign;
 pub mod store;
 pub mod verify;
+mod worktree_watch;
 
 pub use chain::{BreakReason, Broken};
 pub use context::{

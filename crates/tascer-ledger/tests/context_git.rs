@@ -276,11 +276,35 @@ fn cached_captures_and_invalidate() {
     assert_eq!(c.stats().cache_hits, cached_before + 1, "{:?}", c.stats());
 
     // In-place edit of a clean tracked file of the same size, in the same
-    // directory: not visible to the Fingerprint mode until invalidate().
+    // directory: without inotify (not Linux) the Fingerprint mode sees it
+    // only after invalidate(), which always works.
     std::fs::write(dir.path().join("a.txt"), "ALPHA\n").unwrap();
     c.invalidate();
     let s = c.capture().git.unwrap();
     assert_eq!(s.dirty, vec!["a.txt"]);
+}
+
+/// With inotify watches on the tracked files' directories, the default
+/// mode sees an in-place edit of a clean tracked file without
+/// `invalidate()`, and still serves unchanged captures from the cache.
+#[cfg(target_os = "linux")]
+#[test]
+fn fingerprint_mode_sees_in_place_edit_on_linux() {
+    let dir = committed_repo();
+    let mut c = ContextCapturer::new(dir.path(), Vec::<String>::new());
+    assert!(c.capture().git.unwrap().dirty.is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    c.capture();
+    let hits = c.stats().cache_hits;
+    let refreshes = c.stats().full_refreshes;
+    c.capture();
+    assert_eq!(c.stats().cache_hits, hits + 1, "{:?}", c.stats());
+
+    for (file, content) in [("a.txt", "ALPHA\n"), ("sub/b.txt", "BETA\n")] {
+        std::fs::write(dir.path().join(file), content).unwrap();
+        assert!(c.capture().git.unwrap().dirty.contains(&file.to_string()));
+    }
+    assert!(c.stats().full_refreshes >= refreshes + 2, "{:?}", c.stats());
 }
 
 #[test]
