@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::digest::sha256_hex;
 use crate::jcs;
@@ -122,6 +122,22 @@ impl LedgerEntry {
         payload: Value,
         prev_hash: impl Into<String>,
     ) -> Result<Self, jcs::JcsError> {
+        let payload_text = jcs::canonical_string(&payload)?;
+        Self::with_canonical_payload(seq, session_id, ts, kind, payload, &payload_text, prev_hash)
+    }
+
+    /// [`new`](Self::new) when the payload's canonical JSON is already at
+    /// hand (`payload_text`, which must be `jcs::canonical_string(&payload)`):
+    /// the payload is not canonicalized again.
+    pub fn with_canonical_payload(
+        seq: u64,
+        session_id: impl Into<String>,
+        ts: impl Into<String>,
+        kind: EntryKind,
+        payload: Value,
+        payload_text: &str,
+        prev_hash: impl Into<String>,
+    ) -> Result<Self, jcs::JcsError> {
         let mut entry = LedgerEntry {
             seq,
             session_id: session_id.into(),
@@ -131,7 +147,7 @@ impl LedgerEntry {
             prev_hash: prev_hash.into(),
             hash: String::new(),
         };
-        entry.hash = entry.compute_hash()?;
+        entry.hash = sha256_hex(&entry.hashed_bytes_from(seq, payload_text)?);
         Ok(entry)
     }
 
@@ -143,14 +159,29 @@ impl LedgerEntry {
     /// The canonical bytes as they would be if the entry had sequence
     /// number `seq` (used to tell a moved entry from an edited one).
     pub fn hashed_bytes_with_seq(&self, seq: u64) -> Result<Vec<u8>, jcs::JcsError> {
-        jcs::canonicalize(&json!({
-            "seq": seq,
-            "session_id": self.session_id,
-            "ts": self.ts,
-            "kind": self.kind.as_str(),
-            "payload": self.payload,
-            "prev_hash": self.prev_hash,
-        }))
+        self.hashed_bytes_from(seq, &jcs::canonical_string(&self.payload)?)
+    }
+
+    /// JCS of `{seq, session_id, ts, kind, payload, prev_hash}`, written
+    /// member by member in JCS key order around the payload's canonical
+    /// text (the same bytes as canonicalizing the whole object, without
+    /// copying the payload).
+    fn hashed_bytes_from(&self, seq: u64, payload_text: &str) -> Result<Vec<u8>, jcs::JcsError> {
+        let mut out = String::with_capacity(payload_text.len() + 256);
+        out.push_str("{\"kind\":");
+        jcs::push_string(&mut out, self.kind.as_str());
+        out.push_str(",\"payload\":");
+        out.push_str(payload_text);
+        out.push_str(",\"prev_hash\":");
+        jcs::push_string(&mut out, &self.prev_hash);
+        out.push_str(",\"seq\":");
+        jcs::push_value(&mut out, &Value::from(seq))?;
+        out.push_str(",\"session_id\":");
+        jcs::push_string(&mut out, &self.session_id);
+        out.push_str(",\"ts\":");
+        jcs::push_string(&mut out, &self.ts);
+        out.push('}');
+        Ok(out.into_bytes())
     }
 
     /// Recomputes the hash from the other fields.
@@ -178,6 +209,7 @@ pub fn now_ts() -> String {
 mod tests {
     use super::*;
     use crate::digest::GENESIS_PREV_HASH;
+    use serde_json::json;
 
     #[test]
     fn hash_covers_every_field() {
@@ -207,6 +239,33 @@ mod tests {
             edit(&mut copy);
             assert!(!copy.hash_is_valid());
         }
+    }
+
+    /// The member-by-member writer gives the same bytes as canonicalizing
+    /// the whole object, also for strings that need escaping.
+    #[test]
+    fn hashed_bytes_equal_canonical_json_of_the_object() {
+        let payload = json!({"z": [1, 2.5, "é\u{1}"], "a": {"\"q\"": null, "n": -0.0}});
+        let e = LedgerEntry::new(
+            9_007_199_254_740_991,
+            "sess \"α\"\n\u{7f}😀",
+            "2026-01-01T00:00:00.000Z",
+            EntryKind::ToolRecord,
+            payload.clone(),
+            "ab".repeat(32),
+        )
+        .unwrap();
+        let whole = jcs::canonicalize(&json!({
+            "seq": e.seq,
+            "session_id": e.session_id,
+            "ts": e.ts,
+            "kind": e.kind.as_str(),
+            "payload": payload,
+            "prev_hash": e.prev_hash,
+        }))
+        .unwrap();
+        assert_eq!(e.hashed_bytes().unwrap(), whole);
+        assert_eq!(e.hash, sha256_hex(&whole));
     }
 
     #[test]

@@ -58,6 +58,16 @@ pub fn canonical_string(value: &Value) -> Result<String, JcsError> {
     Ok(out)
 }
 
+/// Appends the canonical form of a string (quoted and escaped) to `out`.
+pub(crate) fn push_string(out: &mut String, s: &str) {
+    write_string(out, s);
+}
+
+/// Appends the canonical form of a value to `out`.
+pub(crate) fn push_value(out: &mut String, value: &Value) -> Result<(), JcsError> {
+    write_value(out, value)
+}
+
 /// The canonical bytes of any serializable value.
 ///
 /// Floats are checked before serde_json sees them (serde_json would turn

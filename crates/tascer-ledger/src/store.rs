@@ -224,7 +224,15 @@ impl LedgerStore {
         };
         let mut appended = Vec::with_capacity(entries.len());
         for ((kind, payload), payload_text) in entries.into_iter().zip(texts) {
-            let entry = LedgerEntry::new(seq, session_id, now_ts(), kind, payload, prev_hash)?;
+            let entry = LedgerEntry::with_canonical_payload(
+                seq,
+                session_id,
+                now_ts(),
+                kind,
+                payload,
+                &payload_text,
+                prev_hash,
+            )?;
             tx.prepare_cached(
                 "INSERT INTO ledger_entries (session_id, seq, ts, kind, payload, prev_hash, hash)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -238,7 +246,7 @@ impl LedgerStore {
                 entry.prev_hash,
                 entry.hash
             ])?;
-            project(&tx, &entry)?;
+            project(&tx, &entry, &payload_text)?;
             prev_hash = entry.hash.clone();
             seq += 1;
             appended.push(entry);
@@ -456,11 +464,11 @@ fn write_head(conn: &Connection, head: &SignedHead) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Updates the query tables from one entry. Payloads that do not have the
-/// expected shape are simply not projected.
-fn project(conn: &Connection, entry: &LedgerEntry) -> Result<()> {
+/// Updates the query tables from one entry (`payload_text`: its payload's
+/// canonical JSON). Payloads that do not have the expected shape are simply
+/// not projected.
+fn project(conn: &Connection, entry: &LedgerEntry, payload_text: &str) -> Result<()> {
     let seq = i64::try_from(entry.seq).unwrap_or(i64::MAX);
-    let data = || jcs::canonical_string(&entry.payload);
     let field = |name: &str| {
         entry
             .payload
@@ -470,28 +478,31 @@ fn project(conn: &Connection, entry: &LedgerEntry) -> Result<()> {
     };
     match entry.kind {
         EntryKind::ToolCallOpened | EntryKind::ToolRecord => {
-            if let Ok(record) = serde_json::from_value::<ToolRecord>(entry.payload.clone()) {
-                conn.prepare_cached(
-                    "INSERT INTO tool_calls (session_id, tool_use_id, seq, tool, status,
-                         started_at, finished_at, proof_hash, record)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                     ON CONFLICT (session_id, tool_use_id) DO UPDATE SET seq = excluded.seq,
-                         tool = excluded.tool, status = excluded.status,
-                         started_at = excluded.started_at, finished_at = excluded.finished_at,
-                         proof_hash = excluded.proof_hash, record = excluded.record",
-                )?
-                .execute(params![
-                    entry.session_id,
-                    record.tool_use_id,
-                    seq,
-                    record.tool,
-                    record.status.as_str(),
-                    record.started_at,
-                    record.finished_at,
-                    record.proof_hash,
-                    data()?
-                ])?;
-            }
+            let (Some(tool_use_id), Some(tool), Some(status)) =
+                (field("tool_use_id"), field("tool"), field("status"))
+            else {
+                return Ok(());
+            };
+            conn.prepare_cached(
+                "INSERT INTO tool_calls (session_id, tool_use_id, seq, tool, status,
+                     started_at, finished_at, proof_hash, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT (session_id, tool_use_id) DO UPDATE SET seq = excluded.seq,
+                     tool = excluded.tool, status = excluded.status,
+                     started_at = excluded.started_at, finished_at = excluded.finished_at,
+                     proof_hash = excluded.proof_hash, record = excluded.record",
+            )?
+            .execute(params![
+                entry.session_id,
+                tool_use_id,
+                seq,
+                tool,
+                status,
+                field("started_at"),
+                field("finished_at"),
+                field("proof_hash"),
+                payload_text
+            ])?;
         }
         EntryKind::PermissionDecision => {
             conn.prepare_cached(
@@ -504,7 +515,7 @@ fn project(conn: &Connection, entry: &LedgerEntry) -> Result<()> {
                 seq,
                 field("tool_use_id"),
                 field("decision").or_else(|| field("behavior")),
-                data()?
+                payload_text
             ])?;
         }
         EntryKind::HookExecution => {
@@ -516,7 +527,7 @@ fn project(conn: &Connection, entry: &LedgerEntry) -> Result<()> {
                 entry.session_id,
                 seq,
                 field("event").or_else(|| field("hook_event_name")),
-                data()?
+                payload_text
             ])?;
         }
         EntryKind::SessionEnd => {
@@ -525,7 +536,7 @@ fn project(conn: &Connection, entry: &LedgerEntry) -> Result<()> {
                 "INSERT INTO metrics (session_id, name, value, data, ts)
                  VALUES (?1, 'session_end', ?2, ?3, ?4)",
             )?
-            .execute(params![entry.session_id, cost, data()?, entry.ts])?;
+            .execute(params![entry.session_id, cost, payload_text, entry.ts])?;
         }
         _ => {}
     }
