@@ -304,6 +304,24 @@ impl ContextCapturer {
         }
     }
 
+    /// True when the cached status is watched for changes (inotify on
+    /// Linux), so that writes to the worktree are seen without
+    /// [`invalidate`](Self::invalidate).
+    pub fn is_watching(&self) -> bool {
+        self.cache.as_ref().is_some_and(|c| c.notifier.is_some())
+    }
+
+    /// Tells the capturer that a tool may have written to the worktree.
+    /// While the status is watched ([`is_watching`](Self::is_watching))
+    /// nothing is needed: the writes are events. Otherwise the cached
+    /// status is forgotten, as by [`invalidate`](Self::invalidate), since
+    /// signatures miss in-place rewrites.
+    pub fn worktree_may_have_changed(&mut self) {
+        if !self.is_watching() {
+            self.invalidate();
+        }
+    }
+
     /// Takes a snapshot of the process environment and the git state.
     /// Never fails: git problems are reported in
     /// [`ContextSnapshot::git_error`].

@@ -22,6 +22,7 @@
 
 mod agent;
 mod client;
+mod context_cache;
 mod error;
 mod governance;
 mod options;

@@ -181,6 +181,7 @@ impl Session {
             cwd_text.clone(),
             env.store.path().display().to_string(),
         ));
+        governance.guard.prewarm_context(&cwd);
         let mcp = connect_mcp(&options).await;
         let mcp_tools = match &mcp {
             Some(m) => m.tools_snapshot(),

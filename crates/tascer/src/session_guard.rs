@@ -15,12 +15,13 @@ use tascer_guard::gates::{
 use tascer_guard::permissions::{
     Asker, Behavior, HookPermission, PermissionDecision, PermissionEngine, PermissionMode, ToolCall,
 };
-use tascer_ledger::{ContextCapturer, GateOutcome};
+use tascer_ledger::GateOutcome;
 
 use crate::agent::lock;
+use crate::context_cache::{SharedCapturer, prewarm, shared_capturer};
 
 /// Tools whose calls may change the worktree: context is refreshed after
-/// them.
+/// them (unless the capturer watches the worktree).
 const WRITING_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"];
 
 /// Permissions, gates and context of one session (shared by its agents).
@@ -31,7 +32,8 @@ pub(crate) struct Guard {
     validation: ValidationConfig,
     secrets: Vec<String>,
     context_env: Vec<String>,
-    capturer: Mutex<Option<ContextCapturer>>,
+    /// The context capturer of the directory calls last ran in.
+    capturer: Mutex<Option<(PathBuf, SharedCapturer)>>,
     denials: Mutex<Vec<PermissionDenial>>,
     answers_questions: bool,
 }
@@ -242,20 +244,29 @@ impl Guard {
         }
     }
 
+    /// The (process-wide) context capturer for `cwd`, made this session's.
+    fn capturer_for(&self, cwd: &Path) -> SharedCapturer {
+        let mut slot = lock(&self.capturer);
+        match slot.as_ref() {
+            Some((dir, capturer)) if dir == cwd => Arc::clone(capturer),
+            _ => {
+                let capturer = shared_capturer(cwd, &self.context_env);
+                *slot = Some((cwd.to_path_buf(), Arc::clone(&capturer)));
+                capturer
+            }
+        }
+    }
+
+    /// Starts the first context capture in `cwd` in the background (see
+    /// [`crate::context_cache`]).
+    pub fn prewarm_context(&self, cwd: &Path) {
+        prewarm(&self.capturer_for(cwd));
+    }
+
     /// The context of a call made in `cwd`: git state, allowlisted
     /// environment, cwd and version.
     pub fn capture_context(&self, cwd: &Path, env: &HashMap<String, String>) -> Value {
-        let mut slot = lock(&self.capturer);
-        let stale = slot.as_ref().is_none_or(|c| c.cwd() != cwd);
-        if stale {
-            *slot = Some(
-                ContextCapturer::new(cwd.to_path_buf(), self.context_env.iter().cloned())
-                    .with_version(crate::VERSION),
-            );
-        }
-        let Some(capturer) = slot.as_mut() else {
-            return json!({ "cwd": cwd.display().to_string() });
-        };
+        let capturer = self.capturer_for(cwd);
         let vars = self
             .context_env
             .iter()
@@ -266,7 +277,7 @@ impl Guard {
                     .map(|v| (k.clone(), v))
             })
             .collect();
-        let snapshot = capturer.capture_with_env(vars);
+        let snapshot = lock(&capturer).capture_with_env(vars);
         serde_json::to_value(snapshot)
             .unwrap_or_else(|_| json!({ "cwd": cwd.display().to_string() }))
     }
@@ -283,9 +294,9 @@ impl Guard {
             tracing::warn!("cannot leave plan mode: {err}");
         }
         if WRITING_TOOLS.contains(&tool_name)
-            && let Some(c) = lock(&self.capturer).as_mut()
+            && let Some((_, capturer)) = lock(&self.capturer).as_ref()
         {
-            c.invalidate();
+            lock(capturer).worktree_may_have_changed();
         }
     }
 }
