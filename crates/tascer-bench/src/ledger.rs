@@ -1,5 +1,5 @@
 //! The ledger: append latency and throughput into the SQLite store, verify
-//! throughput of a 10 000-entry session with `Ledger::verify` (what
+//! throughput of a 20 000-entry session with `Ledger::verify` (what
 //! `tascer verify` calls), and context capture on a 10 000-file git
 //! repository per freshness mode.
 
@@ -10,17 +10,20 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use tascer::ledger::context::{ContextCapturer, Freshness};
-use tascer::ledger::{GateOutcome, Ledger, SigningKey, ToolRecord, ToolStatus};
+use tascer::ledger::{
+    EntryKind, GateOutcome, Ledger, SigningKey, ToolRecord, ToolStatus, sha256_ref,
+};
 
 use crate::stats::{Stats, Table, fmt_ms, ms_since};
 
-/// Tool calls (two entries each: opened + record) in the verified session.
+/// Tool calls in the verified session (four entries each: model response,
+/// opened, permission decision, record).
 const VERIFY_CALLS: usize = 5_000;
-/// Entries appended without a signing key.
+/// Entries appended without a signing key (a quarter as many calls).
 const UNSIGNED_ENTRIES: usize = 2_000;
-/// Verifications of the 10k-entry session.
+/// Verifications of the verified session.
 const VERIFY_RUNS: usize = 5;
-/// Files in the context-capture repository.
+
 use crate::repo::REPO_FILES;
 /// Captures per freshness mode.
 const CAPTURES: usize = 100;
@@ -65,39 +68,70 @@ fn record(i: usize) -> ToolRecord {
     r
 }
 
-/// Appends `calls` tool calls the way the loop does (open entry; evidence;
-/// close entry); returns the per-append times (ms) and per-evidence times.
+/// Appends `calls` tool calls the way the loop does: the opened record
+/// (with a permission decision and a model response before it, all in one
+/// transaction), then the closing record with its output as evidence in
+/// one transaction. Returns the per-transaction times (ms) of the opening
+/// batch and of the close, and the entries written.
 fn append_calls(
     ledger: &Ledger,
     session: &str,
     calls: usize,
-) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
-    let mut appends = Vec::with_capacity(calls * 2);
-    let mut evidence = Vec::with_capacity(calls);
+) -> anyhow::Result<(Vec<f64>, Vec<f64>, usize)> {
+    let mut opens = Vec::with_capacity(calls);
+    let mut closes = Vec::with_capacity(calls);
+    let mut entries = 0;
     for i in 0..calls {
         let mut r = record(i);
+        let response = format!("[{{\"type\":\"tool_use\",\"id\":\"toolu_{i:06}\"}}]");
         let t = Instant::now();
-        ledger.open_tool_call(session, &r)?;
-        appends.push(ms_since(t));
+        let batch = vec![
+            (
+                EntryKind::ModelResponse,
+                json!({"content_digest": sha256_ref(response.as_bytes()), "model": "bench",
+                       "evidence": [sha256_ref(response.as_bytes())]}),
+            ),
+            (EntryKind::ToolCallOpened, r.to_payload()?),
+            (EntryKind::PermissionDecision, r.permission.clone()),
+        ];
+        entries += batch.len();
+        ledger.append_many(session, batch, &[response.into_bytes()])?;
+        opens.push(ms_since(t));
 
         let output = format!(
             "running 12 tests\n{}test result: ok. call {i}\n",
             "test x ... ok\n".repeat(12)
         );
         let t = Instant::now();
-        let digest = ledger.put_evidence(session, output.as_bytes())?;
-        evidence.push(ms_since(t));
+        let digest = sha256_ref(output.as_bytes());
         r.output_digest = Some(digest.clone());
         r.evidence.push(digest);
-        r.output = Some(Value::String(output));
+        r.output = Some(Value::String(output.clone()));
         r.finished_at = Some(now());
         r.status = ToolStatus::Validated;
-
-        let t = Instant::now();
-        ledger.close_tool_call(session, &mut r)?;
-        appends.push(ms_since(t));
+        r.seal()?;
+        ledger.append_with_evidence(
+            session,
+            EntryKind::ToolRecord,
+            r.to_payload()?,
+            &[output.into_bytes()],
+        )?;
+        closes.push(ms_since(t));
+        entries += 1;
     }
-    Ok((appends, evidence))
+    Ok((opens, closes, entries))
+}
+
+/// `n` standalone `put_evidence` calls of distinct ~200 B outputs.
+fn evidence_puts(ledger: &Ledger, session: &str, n: usize) -> anyhow::Result<Vec<f64>> {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let output = format!("standalone evidence {i}: {}", "x".repeat(180));
+        let t = Instant::now();
+        ledger.put_evidence(session, output.as_bytes())?;
+        times.push(ms_since(t));
+    }
+    Ok(times)
 }
 
 /// The same row written with a bare INSERT in its own transaction through
@@ -205,15 +239,16 @@ fn run_blocking() -> anyhow::Result<()> {
         None,
     )?;
 
-    // Append: the 10k-entry session that is verified below.
+    // Append: the signed session that is verified below.
     let session = "bench-verify";
-    let (signed_appends, evidence_puts) = append_calls(&signed, session, VERIFY_CALLS)?;
-    let (unsigned_appends, _) = append_calls(&unsigned, "bench-unsigned", UNSIGNED_ENTRIES / 2)?;
+    let (signed_opens, signed_closes, entries) = append_calls(&signed, session, VERIFY_CALLS)?;
+    let (unsigned_opens, unsigned_closes, unsigned_entries) =
+        append_calls(&unsigned, "bench-unsigned", UNSIGNED_ENTRIES / 4)?;
+    let puts = evidence_puts(&unsigned, "bench-evidence", UNSIGNED_ENTRIES / 4)?;
     let bare = bare_inserts(&unsigned, UNSIGNED_ENTRIES)?;
     let hashing = canonical_hash_times(UNSIGNED_ENTRIES)?;
-    let entries = signed_appends.len();
-    let signed_sum: f64 = signed_appends.iter().sum();
-    let unsigned_sum: f64 = unsigned_appends.iter().sum();
+    let signed_sum: f64 = signed_opens.iter().chain(&signed_closes).sum();
+    let unsigned_sum: f64 = unsigned_opens.iter().chain(&unsigned_closes).sum();
 
     // Verify, as `tascer verify` does.
     let mut verify_times = Vec::with_capacity(VERIFY_RUNS);
@@ -228,11 +263,12 @@ fn run_blocking() -> anyhow::Result<()> {
     verify_times.remove(0); // warm-up
     let verify = Stats::of(verify_times);
 
-    let sa = Stats::of(signed_appends);
-    let unsigned_appends_len = unsigned_appends.len();
-    let ua = Stats::of(unsigned_appends);
+    let so = Stats::of(signed_opens);
+    let sc = Stats::of(signed_closes);
+    let uo = Stats::of(unsigned_opens);
+    let uc = Stats::of(unsigned_closes);
     let ba = Stats::of(bare);
-    let ev = Stats::of(evidence_puts);
+    let ev = Stats::of(puts);
     let mut table = Table::new(
         format!(
             "Ledger append and verify (SQLite WAL, synchronous=NORMAL; tool records of ~1 KB canonical JSON; {entries}-entry signed session)"
@@ -240,11 +276,25 @@ fn run_blocking() -> anyhow::Result<()> {
         "ratio / bare INSERT",
     );
     table.row(
-        "append, signed head (Ed25519) — one transaction per entry",
-        &sa,
-        Some(sa.median / ba.median),
+        "before a tool runs: model response + tool_call_opened + permission decision, one transaction, signed head",
+        &so,
+        Some(so.median / ba.median),
     );
-    table.row("append, unsigned", &ua, Some(ua.median / ba.median));
+    table.row(
+        "after it: tool_record with its output as evidence, one transaction, signed head",
+        &sc,
+        Some(sc.median / ba.median),
+    );
+    table.row(
+        "… the same, unsigned: before",
+        &uo,
+        Some(uo.median / ba.median),
+    );
+    table.row(
+        "… the same, unsigned: after",
+        &uc,
+        Some(uc.median / ba.median),
+    );
     table.row(
         "baseline: bare INSERT of the same payload, own transaction, same connection",
         &ba,
@@ -256,10 +306,14 @@ fn run_blocking() -> anyhow::Result<()> {
         &hs,
         Some(hs.median / ba.median),
     );
-    table.row("put_evidence (≈200 B tool output file)", &ev, None);
+    table.row(
+        "put_evidence alone (≈200 B, a blob in the database, own transaction)",
+        &ev,
+        Some(ev.median / ba.median),
+    );
     table.raw_row(
         format!(
-            "verify {entries}-entry signed session (`Ledger::verify`, as `tascer verify`; {} evidence files)",
+            "verify {entries}-entry signed session (`Ledger::verify`, as `tascer verify`; {} evidence blobs)",
             entries / 2
         ),
         fmt_ms(verify.median),
@@ -267,10 +321,10 @@ fn run_blocking() -> anyhow::Result<()> {
         "",
     );
     table.note(format!(
-        "Throughput (one entry per transaction, back to back): append signed {} entries/s, \
+        "Throughput (the loop's two transactions per call, back to back): append signed {} entries/s, \
          unsigned {} entries/s; verify {} entries/s.",
         per_second(entries, signed_sum),
-        per_second(unsigned_appends_len, unsigned_sum),
+        per_second(unsigned_entries, unsigned_sum),
         per_second(entries, verify.median),
     ));
     table.print();
