@@ -1,7 +1,7 @@
 //! The agent loop's own cost per tool call, against the scripted mock model
 //! at 0 ms latency, and the bench process's peak memory.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -21,8 +21,13 @@ const SESSIONS: usize = 30;
 /// Warm-up sessions.
 const WARMUP: usize = 3;
 
-/// A tool that does nothing, so the figures are the loop's own cost.
-struct Noop;
+/// A tool that does nothing but note when it was called, so the figures
+/// are the loop's own cost. The time between two calls is one loop
+/// iteration, measured where it happens (the stream's consumer may be
+/// scheduled late and receive several messages at once).
+struct Noop {
+    calls: Arc<Mutex<Vec<Instant>>>,
+}
 
 impl Tool for Noop {
     fn name(&self) -> &str {
@@ -38,7 +43,68 @@ impl Tool for Noop {
         true
     }
     fn call<'a>(&'a self, _input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        let now = Instant::now();
+        match self.calls.lock() {
+            Ok(mut calls) => calls.push(now),
+            Err(poisoned) => poisoned.into_inner().push(now),
+        }
         Box::pin(async { ToolOutput::text("ok") })
+    }
+}
+
+/// The `governance_us` of every governed call the pipeline reports
+/// ([`tascer::GOVERNANCE_TRACE_TARGET`]), in ms.
+#[derive(Clone, Default)]
+struct GovernanceTimes(Arc<Mutex<Vec<f64>>>);
+
+impl GovernanceTimes {
+    /// Installs the collector as the process's tracing subscriber (only the
+    /// governance target is enabled, so nothing else is traced).
+    fn install() -> anyhow::Result<Self> {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::{Layer as _, filter::filter_fn};
+        let times = GovernanceTimes::default();
+        let layer = times
+            .clone()
+            .with_filter(filter_fn(|m| m.target() == tascer::GOVERNANCE_TRACE_TARGET));
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .context("cannot install the governance trace collector")?;
+        Ok(times)
+    }
+
+    /// The times collected since the last call.
+    fn take(&self) -> Vec<f64> {
+        match self.0.lock() {
+            Ok(mut times) => std::mem::take(&mut *times),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for GovernanceTimes {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        struct Micros(Option<u64>);
+        impl tracing::field::Visit for Micros {
+            fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+                if field.name() == "governance_us" {
+                    self.0 = Some(value);
+                }
+            }
+            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+        }
+        let mut micros = Micros(None);
+        event.record(&mut micros);
+        if let Some(us) = micros.0 {
+            let ms = us as f64 / 1000.0;
+            match self.0.lock() {
+                Ok(mut times) => times.push(ms),
+                Err(poisoned) => poisoned.into_inner().push(ms),
+            }
+        }
     }
 }
 
@@ -53,8 +119,9 @@ fn peak_rss_kib() -> Option<u64> {
         .ok()
 }
 
-/// Per-iteration times (ms) of the loop: from one assistant message to the
-/// next, i.e. tool dispatch + store writes + one model round trip.
+/// Per-iteration times (ms) of the loop: from one tool call to the next,
+/// i.e. the tool result through governance and the stores, one model round
+/// trip, and the next call through governance up to the tool.
 async fn loop_iterations(
     server: &MockServer,
     cwd: &std::path::Path,
@@ -63,33 +130,40 @@ async fn loop_iterations(
     let mut provider = ProviderConfig::anthropic();
     provider.base_url = server.url();
     provider.api_key = Some("bench".into());
+    let calls = Arc::new(Mutex::new(Vec::with_capacity(CALLS_PER_SESSION)));
     let options = Options::new()
         .provider(provider)
         .model("bench-model")
         .cwd(cwd)
         .home(home)
         .tools(Vec::<String>::new())
-        .tool(Arc::new(Noop))
+        .tool(Arc::new(Noop {
+            calls: Arc::clone(&calls),
+        }))
         // Allowed by a rule, so every call goes through the full decision.
         .allowed_tools(["Noop"]);
     let mut stream = tascer::query("bench", options);
-    let mut last: Option<Instant> = None;
-    let mut out = Vec::new();
     while let Some(message) = stream.next().await {
-        if let Message::Assistant(_) = message {
-            let now = Instant::now();
-            if let Some(prev) = last {
-                out.push((now - prev).as_secs_f64() * 1000.0);
-            }
-            last = Some(now);
-        }
         if let Message::Result(r) = &message
             && r.is_error
         {
             bail!("bench session failed: {:?}", r.errors);
         }
     }
-    Ok(out)
+    let calls = match calls.lock() {
+        Ok(calls) => calls.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
+    if calls.len() != CALLS_PER_SESSION {
+        bail!(
+            "the session made {} tool calls, expected {CALLS_PER_SESSION}",
+            calls.len()
+        );
+    }
+    Ok(calls
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1000.0)
+        .collect())
 }
 
 /// Baseline: the same model round trips without the loop (one HTTP request
@@ -120,21 +194,26 @@ async fn raw_round_trips(server: &MockServer, n: usize) -> anyhow::Result<Vec<f6
     Ok(out)
 }
 
-/// Loop iterations (ms) of the measured sessions, after warm-up.
+/// Loop iterations (ms) of the measured sessions, after warm-up, and the
+/// governance time of their calls as the pipeline reports it.
 async fn sessions(
     server: &MockServer,
     cwd: &std::path::Path,
     home: &std::path::Path,
-) -> anyhow::Result<Vec<f64>> {
+    governance: &GovernanceTimes,
+) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
     let mut iterations = Vec::new();
     for i in 0..(WARMUP + SESSIONS) {
+        if i == WARMUP {
+            governance.take();
+        }
         let times = loop_iterations(server, cwd, home).await?;
         if i >= WARMUP {
             iterations.extend(times);
         }
         server.clear_requests();
     }
-    Ok(iterations)
+    Ok((iterations, governance.take()))
 }
 
 /// Runs the loop benchmark and prints its table.
@@ -157,8 +236,16 @@ pub async fn run() -> anyhow::Result<()> {
     std::fs::create_dir_all(&plain).context("cannot create the plain workspace")?;
     std::fs::create_dir_all(&repo).context("cannot create the repository")?;
     crate::repo::make_repo(&repo, REPO_FILES)?;
-    let in_repo = sessions(&server, &repo, &root.path().join("home-repo")).await?;
-    let in_plain = sessions(&server, &plain, &root.path().join("home-plain")).await?;
+    let governance = GovernanceTimes::install()?;
+    let (in_repo, gov_repo) =
+        sessions(&server, &repo, &root.path().join("home-repo"), &governance).await?;
+    let (in_plain, gov_plain) = sessions(
+        &server,
+        &plain,
+        &root.path().join("home-plain"),
+        &governance,
+    )
+    .await?;
     let baseline = raw_round_trips(&server, in_plain.len()).await?;
     let rss = peak_rss_kib();
 
@@ -172,7 +259,7 @@ pub async fn run() -> anyhow::Result<()> {
         "ratio / baseline",
     );
     table.row(
-        "loop iteration, plain directory (tool dispatch + governance + store writes + model round trip)",
+        "loop iteration, plain directory (tool call to tool call: governance + store writes + model round trip)",
         &plain,
         Some(plain.median / b.median),
     );
@@ -197,6 +284,18 @@ pub async fn run() -> anyhow::Result<()> {
         crate::stats::fmt_ms(repo.median - b.median),
         crate::stats::fmt_ms(repo.p99 - b.p99),
         "",
+    );
+    let gov_plain = Stats::of(gov_plain);
+    let gov_repo = Stats::of(gov_repo);
+    table.row(
+        "governance per tool call, plain directory (measured in the pipeline: all but the tool)",
+        &gov_plain,
+        Some(gov_plain.median / b.median),
+    );
+    table.row(
+        format!("governance per tool call, {REPO_FILES}-file git repository"),
+        &gov_repo,
+        Some(gov_repo.median / b.median),
     );
     if let Some(kib) = rss {
         table.note(format!(

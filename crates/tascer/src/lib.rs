@@ -39,6 +39,7 @@ mod turn;
 pub use client::{Client, Interrupter};
 pub use error::Error;
 pub use options::{AgentDefinition, DEFAULT_CONTEXT_ENV, Options, SystemPrompt};
+pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::{MessageStream, query};
 pub use system_prompt::default_system_prompt;
 

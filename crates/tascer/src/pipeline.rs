@@ -3,7 +3,7 @@
 //! PostToolUse hooks, each step recorded in the call's ledger record.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +27,13 @@ struct Refusal {
     denied: bool,
 }
 
+/// The `tracing` target of the event that reports, for every tool call,
+/// how long its governance took: `governance_us` is the time in the
+/// pipeline other than the tool itself (context, hooks, permission, gates,
+/// evidence, ledger writes; also any wait for a user's answer or a command
+/// hook), `tool_us` the tool's own time. A `DEBUG` event.
+pub const GOVERNANCE_TRACE_TARGET: &str = "tascer::governance";
+
 impl Agent {
     /// One call through the pipeline. Returns what the model sees and, when
     /// the run must stop, why.
@@ -34,6 +41,27 @@ impl Agent {
         &self,
         call: &Call,
         cancel: &CancellationToken,
+    ) -> (ToolOutput, Option<Halt>) {
+        let started = Instant::now();
+        let mut tool_time = Duration::ZERO;
+        let outcome = self.govern(call, cancel, &mut tool_time).await;
+        let governance = started.elapsed().saturating_sub(tool_time);
+        tracing::debug!(
+            target: GOVERNANCE_TRACE_TARGET,
+            tool = %call.name,
+            governance_us = u64::try_from(governance.as_micros()).unwrap_or(u64::MAX),
+            tool_us = u64::try_from(tool_time.as_micros()).unwrap_or(u64::MAX),
+            "governed tool call"
+        );
+        outcome
+    }
+
+    /// The pipeline itself; adds the time the tool ran to `tool_time`.
+    async fn govern(
+        &self,
+        call: &Call,
+        cancel: &CancellationToken,
+        tool_time: &mut Duration,
     ) -> (ToolOutput, Option<Halt>) {
         let guard = &self.governance.guard;
         let cwd = lock(&self.env.shared_cwd).clone();
@@ -71,10 +99,12 @@ impl Agent {
             env: Arc::clone(&self.env.env),
             cancel: cancel.child_token(),
         };
+        let tool_started = Instant::now();
         let mut output = match self.tools.iter().find(|t| t.name() == call.name) {
             Some(tool) => run_one(tool.as_ref(), input.clone(), &ctx).await,
             None => ToolOutput::error(format!("Error: No such tool available: {}", call.name)),
         };
+        *tool_time += tool_started.elapsed();
         guard.after_call(&call.name, !output.is_error);
 
         let post = guard.post_gates(&call.name, &input, &cwd, &output).await;
