@@ -204,6 +204,22 @@ async fn syntax_valid_per_language() {
     assert!(r.message.contains("skipped"), "{}", r.message);
 }
 
+/// Large files are parsed on the blocking pool: same verdicts, on a
+/// single-threaded runtime too.
+#[tokio::test(flavor = "current_thread")]
+async fn syntax_valid_large_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let good: String = (0..400)
+        .map(|i| format!("fn f{i}(x: u32) -> u32 {{ x + {i} }}\n"))
+        .collect();
+    assert!(good.len() > 8 * 1024);
+    let r = syntax_of(dir.path(), "big.rs", &good).await;
+    assert!(r.passed, "{}", r.message);
+    let bad = format!("{good}fn broken( {{\n");
+    let r = syntax_of(dir.path(), "big.rs", &bad).await;
+    assert!(!r.passed && r.message.contains("big.rs"), "{}", r.message);
+}
+
 #[tokio::test]
 async fn syntax_valid_pre_write_uses_input_content() {
     let dir = tempfile::tempdir().unwrap();

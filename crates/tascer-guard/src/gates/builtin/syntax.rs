@@ -41,6 +41,24 @@ fn parse(path: &Path, text: &str) -> Option<Result<(), String>> {
     Some(r)
 }
 
+/// Files up to this size are parsed on the calling task: handing them to
+/// the blocking pool would cost more than parsing them.
+const PARSE_IN_PLACE_LIMIT: usize = 2048;
+
+/// [`parse`] on tokio's blocking pool for all but small files: parsing a
+/// few hundred lines takes about half a millisecond, which must not hold
+/// an async worker (the model stream, other calls, MCP servers).
+async fn parse_off_runtime(path: &Path, text: String) -> Option<Result<(), String>> {
+    if text.len() <= PARSE_IN_PLACE_LIMIT {
+        return parse(path, &text);
+    }
+    let owned = path.to_path_buf();
+    match tokio::task::spawn_blocking(move || parse(&owned, &text)).await {
+        Ok(result) => result,
+        Err(err) => Some(Err(format!("the parser failed: {err}"))),
+    }
+}
+
 fn yaml_docs(text: &str) -> Result<(), String> {
     use serde::Deserialize;
     for doc in serde_yaml_ng::Deserializer::from_str(text) {
@@ -80,7 +98,7 @@ impl Gate for SyntaxValid {
                         continue;
                     }
                 };
-                match parse(path, &text) {
+                match parse_off_runtime(path, text).await {
                     None => skipped.push(shown),
                     Some(Ok(())) => checked.push(shown),
                     Some(Err(e)) => errors.push(json!({ "path": shown, "error": e })),
