@@ -307,7 +307,10 @@ impl PermissionEngine {
         hook: &HookPermission,
     ) -> PermissionDecision {
         let start = Instant::now();
-        let facts = CallFacts::of(call, self.home.as_deref());
+        // Parsing the call (a shell command in particular) is the costly
+        // part of a decision: a cache hit does without it.
+        let parsed = std::sync::OnceLock::new();
+        let facts = || parsed.get_or_init(|| CallFacts::of(call, self.home.as_deref()));
         let key = self
             .cacheable(call)
             .then(|| cache_key(&call.tool_name, &call.input));
@@ -321,14 +324,14 @@ impl PermissionEngine {
                 hit
             }
             None => {
-                let d = self.evaluate_with(call, &facts);
+                let mut d = self.evaluate_with(call, facts());
+                d.alike = alike_keys(call, facts());
                 if let (Some(k), Some(c)) = (&key, &self.cache) {
                     c.put(k.clone(), &d);
                 }
                 d
             }
         };
-        d.alike = alike_keys(call, &facts);
         d.tool = call.tool_name.clone();
         apply_hook(&mut d, hook);
 
@@ -338,7 +341,7 @@ impl PermissionEngine {
             if self.mode() == PermissionMode::DontAsk {
                 d = self.deny_for_dont_ask(d);
             } else if let Some(cb) = &self.can_use_tool {
-                let request = self.request(call, &d, &facts);
+                let request = self.request(call, &d, facts());
                 let answer = cb(request).await;
                 d = self.apply_callback(call, d, answer);
                 if self.cache_callback
