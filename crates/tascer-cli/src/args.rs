@@ -41,7 +41,7 @@ pub enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
-    /// Verify sessions' ledgers: hashes, chain, evidence files and head signature.
+    /// Verify sessions' ledgers: hashes, chain, evidence and head signature.
     Verify(VerifyArgs),
     /// Summarize a session from its ledger: tool calls, gates, proofs, head.
     Report(ReportArgs),

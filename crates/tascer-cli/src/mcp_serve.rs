@@ -832,7 +832,7 @@ pub(crate) fn tascer_spec(cwd: PathBuf, home: PathBuf) -> McpServerSpec {
         .tool(tool(
             &server,
             "session_verify",
-            "Verify a session's ledger (or all with `all: true`): hashes, chain, evidence files, \
+            "Verify a session's ledger (or all with `all: true`): hashes, chain, evidence, \
              head signature; names the first broken entry.",
             json!({"type": "object", "properties": {
                 "session_id": {"type": "string"},
