@@ -256,3 +256,73 @@ impl Proof {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger(dir: &tempfile::TempDir) -> Arc<Ledger> {
+        Arc::new(Ledger::open_in_home(dir.path(), None).unwrap())
+    }
+
+    fn kinds(ledger: &Ledger, session: &str) -> Vec<EntryKind> {
+        ledger
+            .store()
+            .entries(session)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect()
+    }
+
+    #[test]
+    fn staged_entries_are_written_in_order_by_flush_and_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = ledger(&dir);
+        let proof = Proof::new(Arc::clone(&ledger), "s".into());
+        proof.start("m", &json!({}), "system", json!({}));
+        proof.model_response("m", &[ContentBlock::text("hi")], &Usage::default());
+        let record = proof.open_tool("t1", "Noop", &json!({}), json!({"cwd": "/w"}));
+        proof.permission(&json!({"decision": "allow", "tool_use_id": "t1"}));
+        assert_eq!(
+            kinds(&ledger, "s"),
+            [EntryKind::SessionStart],
+            "still staged"
+        );
+        proof.flush();
+        assert_eq!(
+            kinds(&ledger, "s"),
+            [
+                EntryKind::SessionStart,
+                EntryKind::ModelResponse,
+                EntryKind::ToolCallOpened,
+                EntryKind::PermissionDecision
+            ]
+        );
+        proof.close_tool(record, &ToolOutput::text("ok"), ToolStatus::Validated);
+        let entries = ledger.store().entries("s").unwrap();
+        let closed = entries.last().unwrap();
+        assert_eq!(closed.kind, EntryKind::ToolRecord);
+        let digest = closed.payload["output_digest"].as_str().unwrap();
+        assert_eq!(ledger.get_evidence("s", digest).unwrap(), b"ok");
+        assert!(ledger.verify("s", None).unwrap().ok);
+    }
+
+    #[test]
+    fn what_is_staged_is_written_when_the_session_goes_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = ledger(&dir);
+        let proof = Proof::new(Arc::clone(&ledger), "s".into());
+        proof.start("m", &json!({}), "system", json!({}));
+        let clone = proof.clone();
+        proof.model_response("m", &[ContentBlock::text("bye")], &Usage::default());
+        drop(proof);
+        assert_eq!(kinds(&ledger, "s").len(), 1, "a clone still holds it");
+        drop(clone);
+        assert_eq!(
+            kinds(&ledger, "s"),
+            [EntryKind::SessionStart, EntryKind::ModelResponse]
+        );
+        assert!(ledger.verify("s", None).unwrap().ok);
+    }
+}
