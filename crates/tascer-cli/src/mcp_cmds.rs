@@ -38,6 +38,9 @@ pub enum Transport {
     Http,
 }
 
+/// The environment variable holding the HTTP server's bearer token.
+pub const TOKEN_ENV: &str = "TASCER_MCP_TOKEN";
+
 /// Arguments of `tascer mcp serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -47,7 +50,8 @@ pub struct ServeArgs {
     /// Port for --transport http (0 picks a free one; the URL is printed on stderr).
     #[arg(long, default_value_t = 8750)]
     pub port: u16,
-    /// Address for --transport http.
+    /// Address for --transport http. An address other than loopback needs
+    /// a bearer token in $TASCER_MCP_TOKEN.
     #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub bind: IpAddr,
     /// Serve the MCP conformance suite's fixture tools, resources and prompts instead.
@@ -93,8 +97,27 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     match args.transport {
         Transport::Stdio => serve_stdio(spec).await?,
         Transport::Http => {
-            let server = HttpServer::bind(spec, SocketAddr::new(args.bind, args.port)).await?;
-            eprintln!("tascer mcp serve: listening on {}", server.url());
+            let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
+            if token.is_none() && !args.bind.is_loopback() {
+                anyhow::bail!(
+                    "refusing to serve on {} without authentication: anyone who can reach \
+                     the port could commit and push. Set {TOKEN_ENV} to a secret; clients \
+                     then send `Authorization: Bearer <token>`",
+                    args.bind
+                );
+            }
+            let authenticated = token.is_some();
+            let addr = SocketAddr::new(args.bind, args.port);
+            let server = HttpServer::bind_with_token(spec, addr, token).await?;
+            eprintln!(
+                "tascer mcp serve: listening on {}{}",
+                server.url(),
+                if authenticated {
+                    " (bearer token required)"
+                } else {
+                    ""
+                }
+            );
             let _ = tokio::signal::ctrl_c().await;
             server.shutdown();
             server.wait().await?;

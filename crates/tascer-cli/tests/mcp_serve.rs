@@ -334,3 +334,31 @@ async fn reviewer_model_decides_and_writes() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Serving over HTTP on an address other than loopback needs a bearer
+/// token: without one the server refuses to start and says how to set it.
+#[test]
+fn http_on_a_public_address_needs_a_token() {
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tascer"))
+        .args([
+            "mcp",
+            "serve",
+            "--transport",
+            "http",
+            "--bind",
+            "0.0.0.0",
+            "--port",
+            "0",
+        ])
+        .env("TASCER_HOME", home.path())
+        .env_remove("TASCER_MCP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("without authentication") && stderr.contains("TASCER_MCP_TOKEN"),
+        "{stderr}"
+    );
+}

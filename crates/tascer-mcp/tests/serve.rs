@@ -179,3 +179,66 @@ async fn custom_tools_get_arguments_and_context() {
     assert_eq!(out.raw.unwrap()["structuredContent"]["echo"], "hi");
     server.shutdown();
 }
+
+/// With a bearer token, a client that sends it connects and one that does
+/// not is refused with 401 and a JSON-RPC error body.
+#[tokio::test]
+async fn bearer_token_is_required_when_configured() {
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let token = "s3cret-token-for-the-test";
+    let server =
+        HttpServer::bind_with_token(conformance_spec("0.0.0-test"), addr, Some(token.to_owned()))
+            .await
+            .unwrap();
+
+    let with = |headers: BTreeMap<String, String>| {
+        let url = server.url();
+        async move {
+            let configs =
+                BTreeMap::from([("srv".to_owned(), McpServerConfig::Http { url, headers })]);
+            McpManager::connect_all(configs, Duration::from_secs(10)).await
+        }
+    };
+    let good = with(BTreeMap::from([(
+        "Authorization".to_owned(),
+        format!("Bearer {token}"),
+    )]))
+    .await;
+    assert_eq!(
+        good.statuses()[0].status,
+        McpStatus::Connected,
+        "{:?}",
+        good.statuses()
+    );
+    for bad in [
+        BTreeMap::new(),
+        BTreeMap::from([("Authorization".to_owned(), "Bearer wrong".to_owned())]),
+    ] {
+        let refused = with(bad).await;
+        let status = &refused.statuses()[0];
+        assert_eq!(status.status, McpStatus::Failed, "{status:?}");
+        let error = status.error.as_deref().unwrap_or_default();
+        assert!(error.contains("Auth required"), "{error}");
+    }
+
+    let response = reqwest::Client::new()
+        .post(server.url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+
+    assert!(
+        HttpServer::bind_with_token(conformance_spec("x"), addr, Some(String::new()))
+            .await
+            .is_err(),
+        "an empty token is refused"
+    );
+    server.shutdown();
+}
