@@ -214,6 +214,19 @@ fn kill_verify_resume(signed: bool) -> (String, String) {
     for request in &requests {
         check_tool_pairing(&request.body).unwrap();
     }
+    // Roles alternate: the interrupted call's result and the new prompt
+    // are one user message (strict chat templates refuse two in a row).
+    let messages = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert!(
+        roles.windows(2).all(|w| w[0] != w[1]),
+        "consecutive messages of one role: {roles:?}"
+    );
     let resumed = requests.last().unwrap().body["messages"].to_string();
     assert!(
         resumed.contains("The session was interrupted while this tool call ran")

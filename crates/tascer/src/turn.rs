@@ -101,7 +101,7 @@ async fn drive(
     for text in session_context.into_iter().chain(context) {
         user.content.push(ContentBlock::text(text));
     }
-    session.history.push(user);
+    push_user(&mut session.history, user);
     let mut stop_hook_active = false;
 
     loop {
@@ -167,7 +167,7 @@ async fn drive(
                         &session.id,
                     )));
                     env.proof.prompt(&text, None);
-                    session.history.push(ChatMessage::user_text(text));
+                    push_user(&mut session.history, ChatMessage::user_text(text));
                     continue;
                 }
             }
@@ -295,4 +295,35 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
 
 pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Adds a user message to the history, merged into the last message when
+/// that is a user message too (a resumed session can end with the results
+/// of interrupted calls, an interrupted turn with tool results): strict
+/// chat templates of some OpenAI-compatible servers refuse two user
+/// messages in a row.
+fn push_user(history: &mut Vec<ChatMessage>, message: ChatMessage) {
+    match history.last_mut() {
+        Some(last) if last.role == Role::User => last.content.extend(message.content),
+        _ => history.push(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_user_message_after_a_user_message_is_merged_into_it() {
+        let mut history = vec![ChatMessage::user_text("first")];
+        push_user(&mut history, ChatMessage::user_text("second"));
+        assert_eq!(history.len(), 1);
+        assert_eq!(history[0].content.len(), 2);
+        history.push(ChatMessage {
+            role: Role::Assistant,
+            content: vec![ContentBlock::text("ok")],
+        });
+        push_user(&mut history, ChatMessage::user_text("third"));
+        assert_eq!(history.len(), 3);
+    }
 }
