@@ -59,18 +59,11 @@ impl<'a> SessionEvidence<'a> {
     /// The bytes stored under `digest` (the database first, then the
     /// files), checked against it.
     pub fn get(&self, digest: &str) -> Result<Vec<u8>> {
-        let hex = parse_sha256_ref(digest)?;
-        let Some(bytes) = self.store.blob(self.session_id, &normalize(digest))? else {
-            return self.files.get(digest);
-        };
-        let actual = sha256_hex(&bytes);
-        if actual != hex {
-            return Err(LedgerError::EvidenceChanged {
-                digest: normalize(digest),
-                actual: format!("sha256:{actual}"),
-            });
+        parse_sha256_ref(digest)?;
+        match self.store.blob(self.session_id, &normalize(digest))? {
+            Some(bytes) => checked(digest, bytes),
+            None => self.files.get(digest),
         }
-        Ok(bytes)
     }
 
     /// Checks that evidence `digest` exists and still has that digest.
@@ -144,14 +137,7 @@ impl EvidenceStore {
             }
             Err(e) => return Err(io_err("cannot read", &path)(e)),
         };
-        let actual = sha256_hex(&bytes);
-        if actual != parse_sha256_ref(digest)? {
-            return Err(LedgerError::EvidenceChanged {
-                digest: normalize(digest),
-                actual: format!("sha256:{actual}"),
-            });
-        }
-        Ok(bytes)
+        checked(digest, bytes)
     }
 
     /// Checks that the file for `digest` exists and still has that digest.
@@ -163,6 +149,18 @@ impl EvidenceStore {
     pub fn contains(&self, digest: &str) -> bool {
         self.path_of(digest).is_ok_and(|p| p.is_file())
     }
+}
+
+/// `bytes` when they hash to `digest`, else [`LedgerError::EvidenceChanged`].
+fn checked(digest: &str, bytes: Vec<u8>) -> Result<Vec<u8>> {
+    let actual = sha256_hex(&bytes);
+    if actual != parse_sha256_ref(digest)? {
+        return Err(LedgerError::EvidenceChanged {
+            digest: normalize(digest),
+            actual: format!("sha256:{actual}"),
+        });
+    }
+    Ok(bytes)
 }
 
 fn normalize(digest: &str) -> String {
