@@ -9,11 +9,21 @@ use tascer_core::{ChatMessage, ContentBlock, Message, Role, ToolResultContent};
 pub const INTERRUPTED_TOOL_RESULT: &str = "The session was interrupted while this tool call ran; \
      its effect is unknown. Check the state before retrying it.";
 
+/// How the history of a compacted session starts, before the summary.
+pub const COMPACTED_HISTORY_PREFIX: &str = "This session continues an earlier conversation \
+     that was compacted to save context. Its summary:";
+
+/// The first message of a compacted history: the prefix and the summary.
+pub fn compacted_history_start(summary: &str) -> ChatMessage {
+    ChatMessage::user_text(format!("{COMPACTED_HISTORY_PREFIX}\n\n{summary}"))
+}
+
 /// Rebuilds the conversation the model saw from a session's frames.
 ///
 /// Only main-loop user and assistant frames count (subagent frames carry a
-/// `parent_tool_use_id` and are skipped). Consecutive frames of the same role
-/// are merged. A `tool_use` left without a result (a crash mid-call) gets a
+/// `parent_tool_use_id` and are skipped). A `compact_boundary` system frame
+/// with a `summary` restarts the conversation from that summary. Consecutive
+/// frames of the same role are merged. A `tool_use` left without a result (a crash mid-call) gets a
 /// result saying the call was interrupted, so every `tool_use` has exactly
 /// one `tool_result` and the call is never re-run blindly.
 pub fn history_from_messages(messages: &[Message]) -> Vec<ChatMessage> {
@@ -25,6 +35,12 @@ pub fn history_from_messages(messages: &[Message]) -> Vec<ChatMessage> {
             }
             Message::Assistant(a) if a.parent_tool_use_id.is_none() => {
                 (Role::Assistant, a.message.content.clone())
+            }
+            Message::System(s) if s.subtype == "compact_boundary" => {
+                if let Some(summary) = s.data.get("summary").and_then(|v| v.as_str()) {
+                    history = vec![compacted_history_start(summary)];
+                }
+                continue;
             }
             _ => continue,
         };

@@ -11,5 +11,5 @@ mod schema;
 mod store;
 
 pub use error::StoreError;
-pub use history::history_from_messages;
+pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
 pub use store::{NewSession, SessionInfo, SessionStore, Totals};

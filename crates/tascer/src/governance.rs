@@ -10,10 +10,10 @@
 use serde_json::{Value, json};
 use tascer_core::ToolOutput;
 use tascer_guard::hooks::{
-    HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
+    CompactTrigger, HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
     PermissionRequestDecision, PermissionRequestInput, PostToolUseFailureInput, PostToolUseInput,
-    PreToolDecision, PreToolUseInput, SessionEndInput, SessionEndReason, SessionStartInput,
-    SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
+    PreCompactInput, PreToolDecision, PreToolUseInput, SessionEndInput, SessionEndReason,
+    SessionStartInput, SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 use tascer_guard::permissions::HookPermission;
 use tascer_guard::permissions::{Behavior, DecisionSource, PermissionDecision};
@@ -338,6 +338,31 @@ impl Governance {
             return Err(reason);
         }
         Ok(outcome.additional_context)
+    }
+
+    /// Runs PreCompact hooks: `Err(reason)` means do not compact.
+    pub async fn on_pre_compact(
+        &self,
+        env: &LoopEnv,
+        trigger: CompactTrigger,
+        instructions: Option<&str>,
+    ) -> Result<(), String> {
+        let Some(hooks) = &self.hooks else {
+            return Ok(());
+        };
+        let (outcome, runs) = hooks
+            .pre_compact(PreCompactInput {
+                common: self.common(env),
+                trigger,
+                custom_instructions: instructions.map(str::to_string),
+            })
+            .await;
+        record_runs(env, &runs, None);
+        report_common(env, &outcome.common);
+        match outcome.common.stop.or(outcome.block) {
+            Some(reason) => Err(reason),
+            None => Ok(()),
+        }
     }
 
     /// Runs Stop (or, for a subagent, SubagentStop) hooks when the model

@@ -22,6 +22,7 @@
 
 mod agent;
 mod client;
+mod compact;
 mod context_cache;
 mod error;
 mod governance;
@@ -51,7 +52,7 @@ pub use tascer_model::{
     ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, Price, PriceTable,
     ProviderConfig, ProviderKind,
 };
-pub use tascer_store::{SessionInfo, SessionStore, StoreError};
+pub use tascer_store::{COMPACTED_HISTORY_PREFIX, SessionInfo, SessionStore, StoreError};
 pub use tascer_tools as tools;
 
 /// The Tascer version.

@@ -56,6 +56,11 @@ pub struct Options {
     pub max_turns: Option<u32>,
     /// Stop once the session has cost this much (USD).
     pub max_budget_usd: Option<f64>,
+    /// Compact the conversation before a model call once the previous
+    /// call's input reached this many tokens (input + cache reads and
+    /// writes): the model summarizes it and the summary replaces it.
+    /// `None` (the default) never compacts on its own.
+    pub auto_compact_tokens: Option<u64>,
     /// The set of built-in tools offered (None = all).
     pub tools: Option<Vec<String>>,
     /// Allow rules in Claude Code's syntax (`Read`, `Bash(npm test:*)`).
@@ -222,6 +227,13 @@ impl Options {
     /// Sets the model-call limit per prompt.
     pub fn max_turns(mut self, n: u32) -> Self {
         self.max_turns = Some(n);
+        self
+    }
+
+    /// Compacts the conversation once a model call's input reaches
+    /// `tokens` (see [`Options::auto_compact_tokens`]).
+    pub fn auto_compact_tokens(mut self, tokens: u64) -> Self {
+        self.auto_compact_tokens = Some(tokens);
         self
     }
 

@@ -242,6 +242,22 @@ impl Proof {
         }
     }
 
+    /// Appends a compaction: the conversation so far was replaced by
+    /// `summary` (kept as evidence), as a `checkpoint` entry.
+    pub fn compaction(&self, trigger: &str, pre_tokens: u64, summary: &str) {
+        let evidence = self.evidence(summary.as_bytes());
+        self.append(
+            EntryKind::Checkpoint,
+            json!({
+                "event": "compaction",
+                "trigger": trigger,
+                "pre_tokens": pre_tokens,
+                "summary_digest": evidence,
+                "evidence": [evidence],
+            }),
+        );
+    }
+
     /// Appends the end of a turn: usage, cost, status.
     pub fn turn_end(&self, usage: &Usage, cost_usd: f64, status: &str, num_turns: u32) {
         let end = SessionEnd {

@@ -35,6 +35,12 @@ pub(crate) struct Session {
     pub mcp: Option<McpManager>,
     /// Context from SessionStart hooks, added to the next prompt.
     pub pending_context: Vec<String>,
+    /// The input size (tokens, cache included) of the last model call,
+    /// for automatic compaction.
+    pub last_input_tokens: u64,
+    /// True from a compaction until the check before the next model call
+    /// after it.
+    pub just_compacted: bool,
 }
 
 impl Session {
@@ -208,6 +214,8 @@ impl Session {
             agent,
             mcp,
             pending_context,
+            last_input_tokens: 0,
+            just_compacted: false,
         })
     }
 }

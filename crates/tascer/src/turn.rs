@@ -11,9 +11,11 @@ use tascer_core::{
     ChatMessage, ContentBlock, Message, ResultMessage, ResultSubtype, Role, StopReason, Usage,
     UserContent, UserMessage,
 };
+use tascer_guard::hooks::CompactTrigger;
 use tascer_model::ModelError;
 
 use crate::agent::INTERRUPTED;
+use crate::compact::compact;
 use crate::governance::{Halt, StopVerdict};
 use crate::session::Session;
 
@@ -128,6 +130,26 @@ async fn drive(
                 .agent
                 .set_mcp_tools(fresh, |name| !crate::session::removed(options, name));
         }
+        // Once compacted, the next call is not compacted again even if its
+        // input is still over the limit (the system prompt and tools alone
+        // can be): that would summarize a summary at every call.
+        let just_compacted = std::mem::take(&mut session.just_compacted);
+        if let Some(limit) = session.options.auto_compact_tokens
+            && session.last_input_tokens >= limit
+            && !just_compacted
+        {
+            let pre_tokens = session.last_input_tokens;
+            session.last_input_tokens = 0;
+            let outcome = compact(session, CompactTrigger::Auto, None, pre_tokens, cancel).await;
+            session.just_compacted = outcome.is_ok();
+            if let Err(err) = outcome {
+                tracing::warn!(session = %session.id, "{err}");
+                env.emit(env.system_message(
+                    "informational",
+                    json!({"content": format!("Not compacted: {err}")}),
+                ));
+            }
+        }
         let response = match session.agent.call_model(&session.history, cancel).await {
             Ok(r) => r,
             Err(ModelError::Cancelled) => {
@@ -138,6 +160,9 @@ async fn drive(
             Err(err) => return Outcome::ApiError(err),
         };
         state.num_turns += 1;
+        let usage = &response.usage;
+        session.last_input_tokens =
+            usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
         state.api_time += response.api_duration;
         state.usage.add(&response.usage);
         state.stop_reason = response.stop_reason.clone();
@@ -302,7 +327,7 @@ pub(crate) fn millis(d: Duration) -> u64 {
 /// of interrupted calls, an interrupted turn with tool results): strict
 /// chat templates of some OpenAI-compatible servers refuse two user
 /// messages in a row.
-fn push_user(history: &mut Vec<ChatMessage>, message: ChatMessage) {
+pub(crate) fn push_user(history: &mut Vec<ChatMessage>, message: ChatMessage) {
     match history.last_mut() {
         Some(last) if last.role == Role::User => last.content.extend(message.content),
         _ => history.push(message),

@@ -1,0 +1,159 @@
+//! Automatic compaction: once a model call's input reaches the limit, the
+//! model summarizes the conversation (no tools offered), the summary
+//! replaces the history, PreCompact hooks run first and can refuse, and a
+//! resumed session starts from the summary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use serde_json::{Value, json};
+use tascer::guard::hooks::{HookEvent, HookInput, HookOutput, HookRegistry};
+use tascer::{Message, Usage};
+use tascer_testkit::{MockServer, Scenario, Turn};
+
+const SUMMARY: &str = "SUMMARY: the user asked to greet; `echo hi` ran and printed hi.";
+
+fn big_usage() -> Usage {
+    Usage {
+        input_tokens: 4000,
+        output_tokens: 10,
+        cache_creation_input_tokens: 500,
+        cache_read_input_tokens: 600,
+    }
+}
+
+/// A tool call whose request was large, then (when compacting) the
+/// summary. The mock plays a conversation by its first user message, so
+/// the compacted conversation (which starts with the summary) gets its own
+/// script: the final answer.
+fn scenario() -> Scenario {
+    Scenario::new()
+        .turn(Turn::tool("Bash", json!({"command": "echo hi"})).with_usage(big_usage()))
+        .turn(Turn::text(SUMMARY))
+        .conversation(tascer::COMPACTED_HISTORY_PREFIX, vec![Turn::text("done")])
+}
+
+fn pre_compact_hook(seen: Arc<Mutex<Vec<Value>>>, refuse: bool) -> HookRegistry {
+    HookRegistry::builder()
+        .on(HookEvent::PreCompact, "*", move |input: HookInput| {
+            let seen = Arc::clone(&seen);
+            async move {
+                seen.lock()
+                    .unwrap()
+                    .push(serde_json::to_value(&input).unwrap());
+                Ok(if refuse {
+                    HookOutput::block("not now")
+                } else {
+                    HookOutput::default()
+                })
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+fn boundary(messages: &[Message]) -> Option<&tascer::SystemMessage> {
+    messages.iter().find_map(|m| match m {
+        Message::System(s) if s.subtype == "compact_boundary" => Some(s),
+        _ => None,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_context_is_summarized_and_the_summary_replaces_it() {
+    let env = Env::new();
+    let server = MockServer::start(scenario()).await.unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let options = anthropic_options(&server, &env)
+        .auto_compact_tokens(5000)
+        .hooks(pre_compact_hook(Arc::clone(&seen), false));
+    let messages = collect("say hi", options).await;
+    let result = result_of(&messages);
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(result.result.as_deref(), Some("done"));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The summary request: the whole conversation, an instruction, no tools.
+    let summary_request = &requests[1].body;
+    assert!(
+        summary_request["tools"]
+            .as_array()
+            .is_none_or(|t| t.is_empty()),
+        "{summary_request}"
+    );
+    let asked = summary_request["messages"].to_string();
+    assert!(
+        asked.contains("say hi") && asked.contains("echo hi") && asked.contains("summary"),
+        "{asked}"
+    );
+    // The next call sees only the summary.
+    let after = requests[2].body["messages"].as_array().unwrap();
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0]["role"], "user");
+    assert!(after[0].to_string().contains(SUMMARY));
+    assert!(!after[0].to_string().contains("echo hi\""));
+
+    let boundary = boundary(&messages).expect("a compact_boundary message");
+    assert_eq!(boundary.data["compact_metadata"]["trigger"], "auto");
+    assert_eq!(boundary.data["compact_metadata"]["pre_tokens"], 5100);
+    let hook_inputs = seen.lock().unwrap().clone();
+    assert_eq!(hook_inputs.len(), 1);
+    assert_eq!(hook_inputs[0]["hook_event_name"], "PreCompact");
+    assert_eq!(hook_inputs[0]["trigger"], "auto");
+
+    // A resumed session starts from the summary; the ledger records the
+    // compaction with the summary as evidence and verifies.
+    let store = tascer::SessionStore::open_in_home(env.home()).unwrap();
+    let history = store.history(&result.session_id).unwrap();
+    assert!(history[0].content[0].as_text().unwrap().contains(SUMMARY));
+    assert!(!format!("{history:?}").contains("say hi"), "{history:?}");
+    let ledger = tascer::ledger::Ledger::open_in_home(env.home(), None).unwrap();
+    let entries = ledger.store().entries(&result.session_id).unwrap();
+    let compaction = entries
+        .iter()
+        .find(|e| e.payload["event"] == "compaction")
+        .expect("a compaction entry");
+    let digest = compaction.payload["summary_digest"].as_str().unwrap();
+    assert_eq!(
+        ledger.get_evidence(&result.session_id, digest).unwrap(),
+        SUMMARY.as_bytes()
+    );
+    assert!(ledger.verify(&result.session_id, None).unwrap().ok);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pre_compact_hook_can_refuse() {
+    let env = Env::new();
+    // Without compaction the second scripted answer ends the run.
+    let server = MockServer::start(scenario()).await.unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let options = anthropic_options(&server, &env)
+        .auto_compact_tokens(5000)
+        .hooks(pre_compact_hook(Arc::clone(&seen), true));
+    let messages = collect("say hi", options).await;
+    let result = result_of(&messages);
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(result.result.as_deref(), Some(SUMMARY));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert!(boundary(&messages).is_none());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body["messages"].to_string().contains("echo hi"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn below_the_limit_nothing_is_compacted() {
+    let env = Env::new();
+    let server = MockServer::start(scenario()).await.unwrap();
+    let messages = collect(
+        "say hi",
+        anthropic_options(&server, &env).auto_compact_tokens(5101),
+    )
+    .await;
+    assert!(boundary(&messages).is_none());
+    assert_eq!(server.requests().len(), 2);
+}
