@@ -169,6 +169,10 @@ pub struct RunArgs {
     /// Stop once the session has cost this much (USD).
     #[arg(long)]
     pub max_budget_usd: Option<f64>,
+    /// Compact the conversation (the model summarizes it) once a model
+    /// call's input reaches this many tokens.
+    #[arg(long, value_name = "TOKENS")]
+    pub auto_compact_tokens: Option<u64>,
     /// Resume a session by id.
     #[arg(short = 'r', long)]
     pub resume: Option<String>,

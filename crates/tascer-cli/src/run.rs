@@ -156,6 +156,7 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     options.fallback_model = args.fallback_model.clone();
     options.max_turns = args.max_turns;
     options.max_budget_usd = args.max_budget_usd;
+    options.auto_compact_tokens = args.auto_compact_tokens;
     options.resume = args.resume.clone();
     options.continue_conversation = args.continue_;
     options.fork_session = args.fork_session;

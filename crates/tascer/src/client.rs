@@ -74,6 +74,31 @@ impl Client {
         Ok(())
     }
 
+    /// Compacts the conversation now (`trigger: "manual"`): PreCompact
+    /// hooks run (and may refuse), the model summarizes the conversation
+    /// with `instructions` added to the request, and the summary replaces
+    /// it (see docs/sessions.md). Waits for a running turn to end first.
+    /// Returns the summary.
+    pub async fn compact(&mut self, instructions: Option<&str>) -> Result<String, Error> {
+        if let Some(task) = self.task.take() {
+            task.await
+                .map_err(|_| Error::State("the previous turn crashed"))?;
+        }
+        let cancel = CancellationToken::new();
+        *lock(&self.cancel) = cancel.clone();
+        let mut session = self.session.lock().await;
+        let pre_tokens = session.last_input_tokens;
+        crate::compact::compact(
+            &mut session,
+            tascer_guard::hooks::CompactTrigger::Manual,
+            instructions,
+            pre_tokens,
+            &cancel,
+        )
+        .await
+        .map_err(|e| Error::NotCompacted(e.to_string()))
+    }
+
     /// The messages of the current turn, ending with its result. Taking it
     /// leaves the client free for [`Client::interrupt`] while it is read.
     pub fn receive_response(&mut self) -> MessageStream {

@@ -50,15 +50,18 @@ pub(crate) fn trigger_name(trigger: CompactTrigger) -> &'static str {
     }
 }
 
-/// Compacts the session's history. `pre_tokens` is the size of the input
-/// that prompted it (reported in the boundary message).
+/// Compacts the session's history and returns the summary. `pre_tokens`
+/// is the size of the last model input (reported in the boundary message).
 pub(crate) async fn compact(
     session: &mut Session,
     trigger: CompactTrigger,
     instructions: Option<&str>,
     pre_tokens: u64,
     cancel: &CancellationToken,
-) -> Result<(), NotCompacted> {
+) -> Result<String, NotCompacted> {
+    if session.history.is_empty() {
+        return Err(NotCompacted::Failed("the conversation is empty".into()));
+    }
     let env = session.agent.env.clone();
     let governance = session.agent.governance.clone();
     governance
@@ -101,5 +104,5 @@ pub(crate) async fn compact(
             "summary": summary,
         }),
     ));
-    Ok(())
+    Ok(summary)
 }

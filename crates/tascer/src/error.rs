@@ -30,6 +30,10 @@ pub enum Error {
     /// There is no session to continue in this directory.
     #[error("No conversation found to continue in {0}")]
     NothingToContinue(String),
+    /// A compaction did not happen: a PreCompact hook refused, or the
+    /// summary could not be made.
+    #[error("not compacted: {0}")]
+    NotCompacted(String),
     /// The client is not connected or a turn is already running.
     #[error("{0}")]
     State(&'static str),

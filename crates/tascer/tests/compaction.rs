@@ -9,6 +9,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
+use futures::StreamExt;
 use serde_json::{Value, json};
 use tascer::guard::hooks::{HookEvent, HookInput, HookOutput, HookRegistry};
 use tascer::{Message, Usage};
@@ -156,4 +157,62 @@ async fn below_the_limit_nothing_is_compacted() {
     .await;
     assert!(boundary(&messages).is_none());
     assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn client_compact_summarizes_on_request_with_instructions() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "echo hi"})))
+            .turn(Turn::text("first answer"))
+            .turn(Turn::text(SUMMARY))
+            .conversation(
+                tascer::COMPACTED_HISTORY_PREFIX,
+                vec![Turn::text("second answer")],
+            ),
+    )
+    .await
+    .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let options =
+        anthropic_options(&server, &env).hooks(pre_compact_hook(Arc::clone(&seen), false));
+    let mut client = tascer::Client::connect(options).await.unwrap();
+    client.query("say hi").await.unwrap();
+    let first: Vec<Message> = client.receive_response().collect().await;
+    assert_eq!(result_of(&first).result.as_deref(), Some("first answer"));
+
+    let summary = client.compact(Some("keep it short")).await.unwrap();
+    assert_eq!(summary, SUMMARY);
+    let hook = seen.lock().unwrap()[0].clone();
+    assert_eq!(
+        (
+            hook["trigger"].as_str(),
+            hook["custom_instructions"].as_str()
+        ),
+        (Some("manual"), Some("keep it short"))
+    );
+    let requests = server.requests();
+    assert!(
+        requests[2].body["messages"]
+            .to_string()
+            .contains("keep it short")
+    );
+
+    client.query("and now?").await.unwrap();
+    let second: Vec<Message> = client.receive_response().collect().await;
+    assert_eq!(result_of(&second).result.as_deref(), Some("second answer"));
+    let last = server.requests().last().unwrap().body["messages"].clone();
+    let last = last.as_array().unwrap();
+    assert_eq!(
+        last.len(),
+        1,
+        "summary and prompt in one user message: {last:?}"
+    );
+    let text = last[0].to_string();
+    assert!(
+        text.contains(SUMMARY) && text.contains("and now?"),
+        "{text}"
+    );
+    client.disconnect().await;
 }
