@@ -1,7 +1,8 @@
 //! Compaction: when the conversation has grown too large, the model
 //! summarizes it and the summary replaces it.
 //!
-//! PreCompact hooks run first and can refuse. The summary request is the
+//! PreCompact hooks run first and can refuse; PostCompact hooks get the
+//! summary at the end. The summary request is the
 //! conversation plus an instruction, with no tools offered; the answer
 //! becomes the first (and only) user message of the new history. The
 //! session store gets a `compact_boundary` system message carrying the
@@ -104,5 +105,6 @@ pub(crate) async fn compact(
             "summary": summary,
         }),
     ));
+    governance.on_post_compact(&env, trigger, &summary).await;
     Ok(summary)
 }

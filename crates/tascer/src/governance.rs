@@ -11,9 +11,10 @@ use serde_json::{Value, json};
 use tascer_core::ToolOutput;
 use tascer_guard::hooks::{
     CompactTrigger, HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
-    PermissionRequestDecision, PermissionRequestInput, PostToolUseFailureInput, PostToolUseInput,
-    PreCompactInput, PreToolDecision, PreToolUseInput, SessionEndInput, SessionEndReason,
-    SessionStartInput, SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
+    PermissionRequestDecision, PermissionRequestInput, PostCompactInput, PostToolUseFailureInput,
+    PostToolUseInput, PreCompactInput, PreToolDecision, PreToolUseInput, SessionEndInput,
+    SessionEndReason, SessionStartInput, SessionStartSource, StopInput, SubagentStopInput,
+    UserPromptSubmitInput,
 };
 use tascer_guard::permissions::HookPermission;
 use tascer_guard::permissions::{Behavior, DecisionSource, PermissionDecision};
@@ -363,6 +364,23 @@ impl Governance {
             Some(reason) => Err(reason),
             None => Ok(()),
         }
+    }
+
+    /// Runs PostCompact hooks with the summary that replaced the
+    /// conversation.
+    pub async fn on_post_compact(&self, env: &LoopEnv, trigger: CompactTrigger, summary: &str) {
+        let Some(hooks) = &self.hooks else {
+            return;
+        };
+        let (outcome, runs) = hooks
+            .post_compact(PostCompactInput {
+                common: self.common(env),
+                trigger,
+                compact_summary: summary.to_string(),
+            })
+            .await;
+        record_runs(env, &runs, None);
+        report_common(env, &outcome.common);
     }
 
     /// Runs Stop (or, for a subagent, SubagentStop) hooks when the model

@@ -37,7 +37,10 @@ fn scenario() -> Scenario {
         .conversation(tascer::COMPACTED_HISTORY_PREFIX, vec![Turn::text("done")])
 }
 
+/// PreCompact (refusing when `refuse`) and PostCompact hooks that record
+/// their inputs in `seen`.
 fn pre_compact_hook(seen: Arc<Mutex<Vec<Value>>>, refuse: bool) -> HookRegistry {
+    let post = Arc::clone(&seen);
     HookRegistry::builder()
         .on(HookEvent::PreCompact, "*", move |input: HookInput| {
             let seen = Arc::clone(&seen);
@@ -50,6 +53,15 @@ fn pre_compact_hook(seen: Arc<Mutex<Vec<Value>>>, refuse: bool) -> HookRegistry 
                 } else {
                     HookOutput::default()
                 })
+            }
+        })
+        .on(HookEvent::PostCompact, "*", move |input: HookInput| {
+            let seen = Arc::clone(&post);
+            async move {
+                seen.lock()
+                    .unwrap()
+                    .push(serde_json::to_value(&input).unwrap());
+                Ok(HookOutput::default())
             }
         })
         .build()
@@ -102,9 +114,11 @@ async fn a_large_context_is_summarized_and_the_summary_replaces_it() {
     assert_eq!(boundary.data["compact_metadata"]["trigger"], "auto");
     assert_eq!(boundary.data["compact_metadata"]["pre_tokens"], 5100);
     let hook_inputs = seen.lock().unwrap().clone();
-    assert_eq!(hook_inputs.len(), 1);
+    assert_eq!(hook_inputs.len(), 2);
     assert_eq!(hook_inputs[0]["hook_event_name"], "PreCompact");
     assert_eq!(hook_inputs[0]["trigger"], "auto");
+    assert_eq!(hook_inputs[1]["hook_event_name"], "PostCompact");
+    assert_eq!(hook_inputs[1]["compact_summary"], SUMMARY);
 
     // A resumed session starts from the summary; the ledger records the
     // compaction with the summary as evidence and verifies.

@@ -24,6 +24,8 @@ pub enum HookEvent {
     SubagentStop,
     /// Before the conversation is compacted; hooks may block compaction.
     PreCompact,
+    /// After the conversation was compacted; hooks get the summary.
+    PostCompact,
     /// When a session starts or resumes; hooks may add context.
     SessionStart,
     /// When a session ends.
@@ -36,7 +38,7 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every supported event, in declaration order.
-    pub const ALL: [HookEvent; 11] = [
+    pub const ALL: [HookEvent; 12] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::PostToolUseFailure,
@@ -44,6 +46,7 @@ impl HookEvent {
         HookEvent::Stop,
         HookEvent::SubagentStop,
         HookEvent::PreCompact,
+        HookEvent::PostCompact,
         HookEvent::SessionStart,
         HookEvent::SessionEnd,
         HookEvent::Notification,
@@ -60,6 +63,7 @@ impl HookEvent {
             HookEvent::Stop => "Stop",
             HookEvent::SubagentStop => "SubagentStop",
             HookEvent::PreCompact => "PreCompact",
+            HookEvent::PostCompact => "PostCompact",
             HookEvent::SessionStart => "SessionStart",
             HookEvent::SessionEnd => "SessionEnd",
             HookEvent::Notification => "Notification",
@@ -103,7 +107,6 @@ pub(crate) const UNSUPPORTED_CLAUDE_EVENTS: &[&str] = &[
     "UserPromptExpansion",
     "StopFailure",
     "SubagentStart",
-    "PostCompact",
     "PreModelSwitch",
     "PostModelSwitch",
     "PermissionDenied",

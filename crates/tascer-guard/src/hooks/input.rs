@@ -193,6 +193,18 @@ pub struct SessionStartInput {
     pub model: Option<String>,
 }
 
+/// Input of `PostCompact`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PostCompactInput {
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: HookCommon,
+    /// What started the compaction (matched by matchers).
+    pub trigger: CompactTrigger,
+    /// The summary that replaced the conversation.
+    pub compact_summary: String,
+}
+
 /// Why a session ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -273,6 +285,8 @@ pub enum HookInput {
     SubagentStop(SubagentStopInput),
     /// `PreCompact`.
     PreCompact(PreCompactInput),
+    /// `PostCompact`.
+    PostCompact(PostCompactInput),
     /// `SessionStart`.
     SessionStart(SessionStartInput),
     /// `SessionEnd`.
@@ -294,6 +308,7 @@ impl HookInput {
             HookInput::Stop(_) => HookEvent::Stop,
             HookInput::SubagentStop(_) => HookEvent::SubagentStop,
             HookInput::PreCompact(_) => HookEvent::PreCompact,
+            HookInput::PostCompact(_) => HookEvent::PostCompact,
             HookInput::SessionStart(_) => HookEvent::SessionStart,
             HookInput::SessionEnd(_) => HookEvent::SessionEnd,
             HookInput::Notification(_) => HookEvent::Notification,
@@ -311,6 +326,7 @@ impl HookInput {
             HookInput::Stop(i) => &i.common,
             HookInput::SubagentStop(i) => &i.common,
             HookInput::PreCompact(i) => &i.common,
+            HookInput::PostCompact(i) => &i.common,
             HookInput::SessionStart(i) => &i.common,
             HookInput::SessionEnd(i) => &i.common,
             HookInput::Notification(i) => &i.common,
@@ -321,7 +337,8 @@ impl HookInput {
     /// The string matchers are tested against: the tool name for tool
     /// events and `PermissionRequest`, `source` for `SessionStart`,
     /// `reason` for `SessionEnd`, `notification_type` for `Notification`,
-    /// `agent_type` for `SubagentStop`, `trigger` for `PreCompact`. `None`
+    /// `agent_type` for `SubagentStop`, `trigger` for `PreCompact` and
+    /// `PostCompact`. `None`
     /// for events that ignore matchers (`UserPromptSubmit`, `Stop`).
     pub fn matcher_subject(&self) -> Option<String> {
         fn name<T: Serialize>(v: &T) -> String {
@@ -337,6 +354,7 @@ impl HookInput {
             HookInput::PermissionRequest(i) => Some(i.tool_name.clone()),
             HookInput::SubagentStop(i) => Some(i.agent_type.clone()),
             HookInput::PreCompact(i) => Some(name(&i.trigger)),
+            HookInput::PostCompact(i) => Some(name(&i.trigger)),
             HookInput::SessionStart(i) => Some(name(&i.source)),
             HookInput::SessionEnd(i) => Some(name(&i.reason)),
             HookInput::Notification(i) => Some(i.notification_type.clone()),
@@ -368,6 +386,7 @@ into_input! {
     StopInput => Stop,
     SubagentStopInput => SubagentStop,
     PreCompactInput => PreCompact,
+    PostCompactInput => PostCompact,
     SessionStartInput => SessionStart,
     SessionEndInput => SessionEnd,
     NotificationInput => Notification,

@@ -33,16 +33,16 @@ pub use event::{HookEvent, UnknownHookEvent};
 pub use handler::{FnHook, Hook};
 pub use input::{
     CompactTrigger, HookCommon, HookInput, NotificationInput, PermissionRequestInput,
-    PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput,
-    SessionEndReason, SessionStartInput, SessionStartSource, StopInput, SubagentStopInput,
-    UserPromptSubmitInput,
+    PostCompactInput, PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput,
+    SessionEndInput, SessionEndReason, SessionStartInput, SessionStartSource, StopInput,
+    SubagentStopInput, UserPromptSubmitInput,
 };
 pub use matcher::Matcher;
 pub use outcome::{
     EventOutcome, HookCommonOutcome, NotificationOutcome, PermissionRequestOutcome,
-    PostToolUseFailureOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolDecision,
-    PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
-    UserPromptSubmitOutcome, join_context,
+    PostCompactOutcome, PostToolUseFailureOutcome, PostToolUseOutcome, PreCompactOutcome,
+    PreToolDecision, PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome,
+    SubagentStopOutcome, UserPromptSubmitOutcome, join_context,
 };
 pub use output::{
     HookOutput, HookSpecificOutput, PermissionDecision, PermissionRequestDecision, TopDecision,

@@ -14,14 +14,15 @@ use super::effect::HookEffect;
 use super::error::HookError;
 use super::event::HookEvent;
 use super::input::{
-    HookInput, NotificationInput, PermissionRequestInput, PostToolUseFailureInput,
-    PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput, SessionStartInput,
-    StopInput, SubagentStopInput, UserPromptSubmitInput,
+    HookInput, NotificationInput, PermissionRequestInput, PostCompactInput,
+    PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput,
+    SessionStartInput, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 use super::outcome::{
-    EventOutcome, NotificationOutcome, PermissionRequestOutcome, PostToolUseFailureOutcome,
-    PostToolUseOutcome, PreCompactOutcome, PreToolUseOutcome, SessionEndOutcome,
-    SessionStartOutcome, StopOutcome, SubagentStopOutcome, UserPromptSubmitOutcome,
+    EventOutcome, NotificationOutcome, PermissionRequestOutcome, PostCompactOutcome,
+    PostToolUseFailureOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolUseOutcome,
+    SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
+    UserPromptSubmitOutcome,
 };
 use super::output::{HookOutput, PermissionDecision, PermissionRequestDecision, TopDecision};
 use super::record::{HookKind, HookRun, HookRunOutcome};
@@ -139,6 +140,14 @@ impl HookRunner {
 
     /// `PreCompact`: before compaction.
     pub async fn pre_compact(&self, input: PreCompactInput) -> (PreCompactOutcome, Vec<HookRun>) {
+        self.run_as(&input.into()).await
+    }
+
+    /// `PostCompact`: after compaction, with the summary.
+    pub async fn post_compact(
+        &self,
+        input: PostCompactInput,
+    ) -> (PostCompactOutcome, Vec<HookRun>) {
         self.run_as(&input.into()).await
     }
 

@@ -203,6 +203,11 @@ macro_rules! notify_outcome {
 }
 
 notify_outcome!(
+    /// Aggregated outcome of the `PostCompact` hooks.
+    PostCompactOutcome,
+    HookEvent::PostCompact
+);
+notify_outcome!(
     /// Aggregated outcome of the `SessionEnd` hooks.
     SessionEndOutcome,
     HookEvent::SessionEnd

@@ -15,8 +15,8 @@ mod lifecycle;
 mod tool;
 
 pub use lifecycle::{
-    NotificationOutcome, PreCompactOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome,
-    SubagentStopOutcome, UserPromptSubmitOutcome,
+    NotificationOutcome, PostCompactOutcome, PreCompactOutcome, SessionEndOutcome,
+    SessionStartOutcome, StopOutcome, SubagentStopOutcome, UserPromptSubmitOutcome,
 };
 pub use tool::{
     PermissionRequestOutcome, PostToolUseFailureOutcome, PostToolUseOutcome, PreToolDecision,
