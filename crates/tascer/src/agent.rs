@@ -209,34 +209,11 @@ impl Agent {
         history: &[ChatMessage],
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        self.request_model(history, true, cancel).await
-    }
-
-    /// A model call without tools (the model can only answer in text), as
-    /// for a compaction summary.
-    pub async fn call_model_without_tools(
-        &self,
-        history: &[ChatMessage],
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.request_model(history, false, cancel).await
-    }
-
-    async fn request_model(
-        &self,
-        history: &[ChatMessage],
-        with_tools: bool,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
         let request = ModelRequest {
             model: self.model.clone(),
             system: Some(self.system_prompt.clone()).filter(|s| !s.is_empty()),
             messages: history.to_vec(),
-            tools: if with_tools {
-                self.tool_specs.clone()
-            } else {
-                Vec::new()
-            },
+            tools: self.tool_specs.clone(),
             max_tokens: self.env.max_tokens,
             stream: true,
         };

@@ -2,9 +2,11 @@
 //! summarizes it and the summary replaces it.
 //!
 //! PreCompact hooks run first and can refuse; PostCompact hooks get the
-//! summary at the end. The summary request is the
-//! conversation plus an instruction, with no tools offered; the answer
-//! becomes the first (and only) user message of the new history. The
+//! summary at the end. The summary request is the conversation plus an
+//! instruction to answer in text only. The tools stay defined: the
+//! Anthropic API (and Bedrock) refuse a request whose history holds tool
+//! calls but defines no tools. Tool calls in the answer are ignored; its
+//! text becomes the first (and only) user message of the new history. The
 //! session store gets a `compact_boundary` system message carrying the
 //! summary (so a resumed session starts from it), and the ledger a
 //! `checkpoint` entry with the summary as evidence.
@@ -23,7 +25,7 @@ pub(crate) const SUMMARY_REQUEST: &str = "Your context is about to be compacted.
      summary of the conversation so far that lets you continue the work without it: the \
      user's requests and intent, what was done (files read or changed, commands run and \
      their outcomes), decisions and their reasons, errors and how they were fixed, and what \
-     remains to do next. Answer with the summary only.";
+     remains to do next. Do not call any tool: answer with the summary only, in text.";
 
 /// Why a compaction did not happen.
 #[derive(Debug)]
@@ -80,7 +82,7 @@ pub(crate) async fn compact(
     push_user(&mut request, ChatMessage::user_text(ask));
     let response = session
         .agent
-        .call_model_without_tools(&request, cancel)
+        .call_model(&request, cancel)
         .await
         .map_err(|e| NotCompacted::Failed(e.to_string()))?;
     let summary: String = response
