@@ -11,7 +11,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::digest::{parse_sha256_ref, sha256_hex};
+use crate::digest::{parse_sha256_ref, sha256_hex, sha256_ref};
 use crate::error::{LedgerError, Result, io_err};
 use crate::store::LedgerStore;
 
@@ -22,6 +22,34 @@ pub const INLINE_EVIDENCE_LIMIT: usize = 64 * 1024;
 /// True when evidence of `len` bytes is kept in the database.
 pub fn is_inline(len: usize) -> bool {
     len <= INLINE_EVIDENCE_LIMIT
+}
+
+/// Evidence bytes with their digest, hashed once (the digest goes into an
+/// entry's payload, the bytes into the store).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    digest: String,
+    bytes: Vec<u8>,
+}
+
+impl Evidence {
+    /// `bytes` and their digest `sha256:<hex>`.
+    pub fn new(bytes: Vec<u8>) -> Self {
+        Evidence {
+            digest: sha256_ref(&bytes),
+            bytes,
+        }
+    }
+
+    /// `sha256:<hex>` of the bytes.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
 }
 
 /// One session's evidence: blobs in the ledger store and files in the
@@ -48,7 +76,7 @@ impl<'a> SessionEvidence<'a> {
     /// a no-op.
     pub fn put(&self, bytes: &[u8]) -> Result<String> {
         if is_inline(bytes.len()) {
-            let digest = format!("sha256:{}", sha256_hex(bytes));
+            let digest = sha256_ref(bytes);
             self.store.put_blob(self.session_id, &digest, bytes)?;
             Ok(digest)
         } else {
@@ -109,8 +137,14 @@ impl EvidenceStore {
     /// store (WAL, `synchronous=NORMAL`) — it survives a killed process, and
     /// an OS crash may lose the last writes, which `verify` then reports.
     pub fn put(&self, bytes: &[u8]) -> Result<String> {
-        let hex = sha256_hex(bytes);
-        let digest = format!("sha256:{hex}");
+        self.put_hashed(&sha256_ref(bytes), bytes)
+    }
+
+    /// [`put`](Self::put) when the digest (`sha256:<hex>` of `bytes`) is
+    /// already known: the bytes are not hashed again.
+    pub fn put_hashed(&self, digest: &str, bytes: &[u8]) -> Result<String> {
+        let hex = parse_sha256_ref(digest)?;
+        let digest = normalize(digest);
         let path = self.path_of(&digest)?;
         if path.is_file() && self.verify(&digest).is_ok() {
             return Ok(digest);

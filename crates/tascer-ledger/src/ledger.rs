@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde_json::{Value, json};
 
-use crate::digest::sha256_hex;
+use crate::digest::sha256_ref;
 use crate::dsse::{Envelope, IN_TOTO_PAYLOAD_TYPE};
 use crate::entry::{EntryKind, LedgerEntry, now_ts};
 use crate::error::{LedgerError, Result};
-use crate::evidence::{EvidenceStore, SessionEvidence, is_inline};
+use crate::evidence::{Evidence, EvidenceStore, SessionEvidence, is_inline};
 use crate::intoto::{SESSION_PREDICATE_TYPE, Statement, Subject};
 use crate::keys::{key_id, sslib_keyid};
 use crate::payload::SessionStart;
@@ -107,8 +107,37 @@ impl Ledger {
     pub fn append_many(
         &self,
         session_id: &str,
-        mut entries: Vec<(EntryKind, Value)>,
+        entries: Vec<(EntryKind, Value)>,
         evidence: &[Vec<u8>],
+    ) -> Result<Vec<LedgerEntry>> {
+        let digests: Vec<String> = evidence.iter().map(|b| sha256_ref(b)).collect();
+        let pairs = digests
+            .iter()
+            .map(String::as_str)
+            .zip(evidence.iter().map(Vec::as_slice));
+        self.write(session_id, entries, pairs)
+    }
+
+    /// [`append_many`](Self::append_many) with evidence whose digests are
+    /// already computed (they went into the payloads): nothing is hashed
+    /// twice.
+    pub fn append_batch(
+        &self,
+        session_id: &str,
+        entries: Vec<(EntryKind, Value)>,
+        evidence: &[Evidence],
+    ) -> Result<Vec<LedgerEntry>> {
+        let pairs = evidence.iter().map(|e| (e.digest(), e.bytes()));
+        self.write(session_id, entries, pairs)
+    }
+
+    /// Writes evidence (`(digest, bytes)`) and entries: large evidence as
+    /// files first, then small evidence and the entries in one transaction.
+    fn write<'a>(
+        &self,
+        session_id: &str,
+        mut entries: Vec<(EntryKind, Value)>,
+        evidence: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     ) -> Result<Vec<LedgerEntry>> {
         for (kind, payload) in &mut entries {
             if *kind == EntryKind::SessionStart
@@ -118,12 +147,13 @@ impl Ledger {
                 obj.insert("signing_key_id".into(), json!(self.key_id()));
             }
         }
+        let files = self.evidence(session_id);
         let mut blobs = Vec::new();
-        for bytes in evidence {
+        for (digest, bytes) in evidence {
             if is_inline(bytes.len()) {
-                blobs.push((format!("sha256:{}", sha256_hex(bytes)), bytes.as_slice()));
+                blobs.push((digest.to_string(), bytes));
             } else {
-                self.evidence(session_id).put(bytes)?;
+                files.put_hashed(digest, bytes)?;
             }
         }
         self.store

@@ -42,7 +42,7 @@ pub use dsse::{Envelope, EnvelopeSignature, IN_TOTO_PAYLOAD_TYPE, pae};
 pub use ed25519_dalek::{SigningKey, VerifyingKey};
 pub use entry::{EntryKind, LedgerEntry};
 pub use error::{LedgerError, Result};
-pub use evidence::{EvidenceStore, INLINE_EVIDENCE_LIMIT, SessionEvidence};
+pub use evidence::{Evidence, EvidenceStore, INLINE_EVIDENCE_LIMIT, SessionEvidence};
 pub use intoto::{SESSION_PREDICATE_TYPE, STATEMENT_V1, Statement, Subject};
 pub use keys::{
     KeyPaths, generate_keypair, key_id, load_home_signing_key, load_signing_key,

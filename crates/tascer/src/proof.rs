@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tascer_core::{ContentBlock, ToolOutput, Usage};
 use tascer_ledger::{
-    EntryKind, Ledger, ModelResponse, SessionEnd, SessionStart, ToolRecord, ToolStatus, sha256_hex,
+    EntryKind, Evidence, Ledger, ModelResponse, SessionEnd, SessionStart, ToolRecord, ToolStatus,
+    sha256_hex,
 };
 
 /// Outputs up to this size are kept inline in the tool record (besides
@@ -46,7 +47,7 @@ struct Inner {
 #[derive(Default)]
 struct Staged {
     entries: Vec<(EntryKind, Value)>,
-    evidence: Vec<Vec<u8>>,
+    evidence: Vec<Evidence>,
 }
 
 impl Inner {
@@ -62,7 +63,7 @@ impl Inner {
         }
         if let Err(err) = self
             .ledger
-            .append_many(&self.session_id, entries, &evidence)
+            .append_batch(&self.session_id, entries, &evidence)
         {
             tracing::error!(session = %self.session_id, "ledger append failed: {err}");
         }
@@ -128,10 +129,12 @@ impl Proof {
     /// Stages bytes as evidence of the next entry written; returns their
     /// `sha256:` digest.
     pub fn evidence(&self, bytes: &[u8]) -> String {
+        let evidence = Evidence::new(bytes.to_vec());
+        let digest = evidence.digest().to_string();
         crate::agent::lock(&self.inner.staged)
             .evidence
-            .push(bytes.to_vec());
-        format!("sha256:{}", sha256_hex(bytes))
+            .push(evidence);
+        digest
     }
 
     /// Appends `session_start` unless the chain already has entries (a
