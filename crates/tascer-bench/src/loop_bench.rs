@@ -1,7 +1,7 @@
 //! The agent loop's own cost per tool call, against the scripted mock model
 //! at 0 ms latency, and the bench process's peak memory.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -44,10 +44,7 @@ impl Tool for Noop {
     }
     fn call<'a>(&'a self, _input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         let now = Instant::now();
-        match self.calls.lock() {
-            Ok(mut calls) => calls.push(now),
-            Err(poisoned) => poisoned.into_inner().push(now),
-        }
+        locked(&self.calls).push(now);
         Box::pin(async { ToolOutput::text("ok") })
     }
 }
@@ -74,10 +71,7 @@ impl GovernanceTimes {
 
     /// The times collected since the last call.
     fn take(&self) -> Vec<f64> {
-        match self.0.lock() {
-            Ok(mut times) => std::mem::take(&mut *times),
-            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
-        }
+        std::mem::take(&mut *locked(&self.0))
     }
 }
 
@@ -100,12 +94,14 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for GovernanceTimes {
         event.record(&mut micros);
         if let Some(us) = micros.0 {
             let ms = us as f64 / 1000.0;
-            match self.0.lock() {
-                Ok(mut times) => times.push(ms),
-                Err(poisoned) => poisoned.into_inner().push(ms),
-            }
+            locked(&self.0).push(ms);
         }
     }
+}
+
+/// The lock's data, also after a panic while it was held.
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -150,10 +146,7 @@ async fn loop_iterations(
             bail!("bench session failed: {:?}", r.errors);
         }
     }
-    let calls = match calls.lock() {
-        Ok(calls) => calls.clone(),
-        Err(poisoned) => poisoned.into_inner().clone(),
-    };
+    let calls = locked(&calls).clone();
     if calls.len() != CALLS_PER_SESSION {
         bail!(
             "the session made {} tool calls, expected {CALLS_PER_SESSION}",
