@@ -95,10 +95,8 @@ impl Ledger {
         payload: Value,
         evidence: &[Vec<u8>],
     ) -> Result<LedgerEntry> {
-        let mut entries = self.append_many(session_id, vec![(kind, payload)], evidence)?;
-        entries
-            .pop()
-            .ok_or_else(|| LedgerError::EmptySession(session_id.to_string()))
+        let entries = self.append_many(session_id, vec![(kind, payload)], evidence)?;
+        crate::store::the_one(entries, session_id)
     }
 
     /// Appends entries in order, in one transaction, with the evidence

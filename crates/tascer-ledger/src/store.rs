@@ -176,10 +176,8 @@ impl LedgerStore {
         payload: Value,
         key: Option<&SigningKey>,
     ) -> Result<LedgerEntry> {
-        let mut entries = self.append_many(session_id, vec![(kind, payload)], key, &[])?;
-        entries
-            .pop()
-            .ok_or_else(|| LedgerError::EmptySession(session_id.to_string()))
+        let entries = self.append_many(session_id, vec![(kind, payload)], key, &[])?;
+        the_one(entries, session_id)
     }
 
     /// Appends entries to a session's chain, in order, in one transaction:
@@ -430,6 +428,13 @@ fn prepare(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.execute_batch(SCHEMA)
+}
+
+/// The one entry a single-entry append wrote.
+pub(crate) fn the_one(mut entries: Vec<LedgerEntry>, session_id: &str) -> Result<LedgerEntry> {
+    entries
+        .pop()
+        .ok_or_else(|| LedgerError::EmptySession(session_id.to_string()))
 }
 
 fn insert_blob(
