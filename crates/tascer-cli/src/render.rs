@@ -100,15 +100,7 @@ impl Renderer {
             Message::System(system) if system.subtype == "api_retry" => {
                 drop(out);
                 self.stop_spinner();
-                let status = system
-                    .data
-                    .get("error_status")
-                    .map(|s| s.to_string())
-                    .unwrap_or_default();
-                eprintln!(
-                    "{}",
-                    self.dim(&format!("  ↻ API error {status}, retrying…"))
-                );
+                eprintln!("{}", self.dim(&format!("  ↻ {}", retry_line(&system.data))));
                 self.start_spinner();
             }
             Message::System(_) => {}
@@ -246,5 +238,70 @@ fn shorten(text: &str, max: usize) -> String {
     } else {
         let cut: String = text.chars().take(max).collect();
         format!("{cut}…")
+    }
+}
+
+/// One line for a `system/api_retry` frame: what failed (the HTTP status, or
+/// the connection error when there was no response), and when and how often
+/// it is retried.
+fn retry_line(data: &serde_json::Map<String, serde_json::Value>) -> String {
+    let error = data.get("error").and_then(|e| e.as_str()).unwrap_or("");
+    let failed = match data.get("error_status").and_then(|s| s.as_u64()) {
+        Some(status) if error.is_empty() => format!("API error (HTTP {status})"),
+        Some(status) => format!("API error (HTTP {status}): {error}"),
+        None if error.is_empty() => "request failed".to_owned(),
+        None => error.to_owned(),
+    };
+    let attempt = data.get("attempt").and_then(|a| a.as_u64());
+    let max = data.get("max_retries").and_then(|m| m.as_u64());
+    let delay = data.get("retry_delay_ms").and_then(|d| d.as_u64());
+    let mut line = format!("{failed}; retrying");
+    if let Some(delay) = delay {
+        line.push_str(&format!(" in {:.1} s", delay as f64 / 1000.0));
+    }
+    if let (Some(attempt), Some(max)) = (attempt, max) {
+        line.push_str(&format!(" (retry {attempt} of {max})"));
+    }
+    line.push('…');
+    line
+}
+
+#[cfg(test)]
+mod retry_line_tests {
+    use super::retry_line;
+    use serde_json::{Map, Value, json};
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn a_connection_failure_says_what_failed_not_null() {
+        let line = retry_line(&object(json!({
+            "attempt": 1, "max_retries": 3, "retry_delay_ms": 1200,
+            "error_status": null,
+            "error": "connection to http://127.0.0.1:9/v1/messages failed: connection refused"
+        })));
+        assert!(!line.contains("null"), "{line}");
+        assert_eq!(
+            line,
+            "connection to http://127.0.0.1:9/v1/messages failed: connection refused; \
+             retrying in 1.2 s (retry 1 of 3)…"
+        );
+    }
+
+    #[test]
+    fn an_http_failure_names_the_status() {
+        let line = retry_line(&object(json!({
+            "attempt": 2, "max_retries": 3, "retry_delay_ms": 500,
+            "error_status": 529, "error": "overloaded_error: Overloaded"
+        })));
+        assert_eq!(
+            line,
+            "API error (HTTP 529): overloaded_error: Overloaded; retrying in 0.5 s (retry 2 of 3)…"
+        );
     }
 }

@@ -15,6 +15,7 @@ use crate::render::Renderer;
 /// Runs `tascer run` and returns the exit code: 0, or 1 when the result is
 /// an error.
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    check_multi_value_flags(&args)?;
     let prompt = read_prompt(args.prompt.clone())?;
     let mut options = options_from_args(&args)?;
     options.provider = provider_from_env()?;
@@ -93,6 +94,56 @@ fn tascer_result_for_startup_failure(error: &str) -> String {
         "uuid": tascer::new_id(),
     })
     .to_string()
+}
+
+/// `--mcp-config`, `--add-dir`, `--allowedTools` and `--disallowedTools`
+/// take several values, so a prompt written after them is taken as one more
+/// value. Catches that before the prompt is looked for on standard input: an
+/// `--mcp-config` value that is neither JSON nor an existing file, or an
+/// `--add-dir` that is not a directory, is refused with what to do instead.
+fn check_multi_value_flags(args: &RunArgs) -> anyhow::Result<()> {
+    const HOW: &str = "this flag takes several values, so a prompt after it is read as one of them: \
+                       put the prompt before the flags, or end the flag's values with `--` \
+                       (tascer run --mcp-config servers.json -- \"prompt\")";
+    let cwd = args.cwd.clone().unwrap_or_default();
+    for value in &args.mcp_config {
+        let json = value.trim_start().starts_with('{');
+        if !json && !cwd.join(value).is_file() {
+            bail!("--mcp-config {value:?} is neither inline JSON nor an existing file; {HOW}");
+        }
+    }
+    for dir in &args.add_dir {
+        if !cwd.join(dir).is_dir() {
+            bail!(
+                "--add-dir {:?} is not a directory; {HOW}",
+                dir.display().to_string()
+            );
+        }
+    }
+    if args.prompt.is_none() {
+        let rules = args.allowed_tools.iter().chain(&args.disallowed_tools);
+        if let Some(value) = rules.clone().find(|v| looks_like_prose(v)) {
+            bail!("{value:?} is not a permission rule (--allowedTools/--disallowedTools); {HOW}");
+        }
+    }
+    Ok(())
+}
+
+/// A value with three or more space-separated words outside parentheses is
+/// prose, not a list of rules like `Read Bash(npm test:*)`.
+fn looks_like_prose(value: &str) -> bool {
+    let mut depth = 0usize;
+    let mut words = 1;
+    for ch in value.trim().chars() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => words += 1,
+            ',' if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    words >= 3
 }
 
 fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {

@@ -242,6 +242,87 @@ async fn unreachable_base_url_says_so() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot reach"), "{stderr}");
     assert!(stderr.contains(&port.to_string()), "{stderr}");
+    // The retry line says what failed, not `API error null`.
+    let retry = stderr
+        .lines()
+        .find(|l| l.contains("retrying"))
+        .unwrap_or_else(|| panic!("no retry line: {stderr}"));
+    assert!(!retry.contains("null"), "{retry}");
+    assert!(retry.contains(&port.to_string()), "{retry}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_taken_by_a_multi_value_flag_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("servers.json"), r#"{"mcpServers": {}}"#).unwrap();
+    // `--mcp-config` takes several values, so the prompt became a second one.
+    let mut cmd = tascer(dir.path(), dir.path());
+    cmd.env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .args(["run", "--mcp-config", "servers.json", "List the files here"])
+        .stdin(std::process::Stdio::null());
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("\"List the files here\" is neither inline JSON nor an existing file"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("put the prompt before the flags"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`--`"), "{stderr}");
+    assert!(!stderr.contains("standard input"), "{stderr}");
+
+    // The same for a rule list.
+    let mut cmd = tascer(dir.path(), dir.path());
+    cmd.env("ANTHROPIC_API_KEY", "k")
+        .args([
+            "run",
+            "--allowedTools",
+            "Read",
+            "fix the failing test please",
+        ])
+        .stdin(std::process::Stdio::null());
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is not a permission rule"), "{stderr}");
+
+    // Both working orders reach the model.
+    let server = MockServer::start(Scenario::new().turn(Turn::text("ok")))
+        .await
+        .unwrap();
+    for args in [
+        &["run", "List the files here", "--mcp-config", "servers.json"][..],
+        &[
+            "run",
+            "--mcp-config",
+            "servers.json",
+            "--",
+            "List the files here",
+        ][..],
+    ] {
+        let mut cmd = tascer(dir.path(), dir.path());
+        cmd.env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", server.url())
+            .args(args)
+            .stdin(std::process::Stdio::null());
+        let out = output(cmd).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+    let prompts: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["messages"][0]["content"].to_string())
+        .collect();
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(
+        prompts.iter().all(|p| p.contains("List the files here")),
+        "{prompts:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -392,7 +392,10 @@ fn export_writes_an_envelope_the_reference_verifier_accepts() {
     }
     let pubkey = KeyPaths::in_home(f.home()).public;
     let out = Command::new("python3")
-        .arg("/work/shared/vectors/dsse/verify_envelope.py")
+        .arg(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tascer-ledger/tests/vectors/dsse/verify_envelope.py"),
+        )
         .arg(&envelope_path)
         .arg(&pubkey)
         .arg("--subject")

@@ -1,4 +1,4 @@
-//! DSSE / in-toto vectors from `shared/vectors/dsse`.
+//! DSSE / in-toto vectors from `tests/vectors/dsse` (see `tests/vectors/README.md`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use tascer_ledger::keys::{load_verifying_key, signing_key_from_seed_hex};
 use tascer_ledger::{Envelope, IN_TOTO_PAYLOAD_TYPE, Statement, jcs, pae, sha256_hex, sslib_keyid};
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors/dsse")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/dsse")
 }
 
 fn read(name: &str) -> String {

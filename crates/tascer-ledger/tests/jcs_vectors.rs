@@ -1,4 +1,4 @@
-//! RFC 8785 vectors from `shared/vectors/jcs`.
+//! RFC 8785 vectors from `tests/vectors/jcs` (see `tests/vectors/README.md`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use tascer_ledger::jcs;
 
 fn vectors() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors/jcs")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/jcs")
 }
 
 #[test]

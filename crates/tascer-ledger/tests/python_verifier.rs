@@ -1,5 +1,5 @@
 //! A third-party verifier (securesystemslib + in-toto-attestation through
-//! `shared/vectors/dsse/verify_envelope.py`) accepts exported envelopes.
+//! `tests/vectors/dsse/verify_envelope.py`) accepts exported envelopes.
 //! Skipped, with a note, where those Python packages are not installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,8 +25,8 @@ fn exported_envelope_passes_verify_envelope_py() {
         );
         return;
     }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/vectors/dsse/verify_envelope.py");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/dsse/verify_envelope.py");
     let home = tempfile::tempdir().unwrap();
     let (key, paths) = generate_keypair(home.path(), false).unwrap();
     let ledger = Ledger::open_in_home(home.path(), Some(key)).unwrap();

@@ -165,7 +165,8 @@ impl ModelClient {
             let delay = retry_after.unwrap_or_else(|| {
                 retry::jittered_backoff(attempt, config.initial_backoff, config.max_backoff)
             });
-            tracing::warn!(attempt, delay_ms = delay.as_millis() as u64, error = %error, "retrying model request");
+            // Surfaced to users as a `system/api_retry` message; the log keeps it at info.
+            tracing::info!(attempt, delay_ms = delay.as_millis() as u64, error = %error, "retrying model request");
             emit(ModelEvent::Retry {
                 attempt,
                 max_retries: config.max_retries,
