@@ -21,6 +21,7 @@
 //! ```
 
 mod agent;
+mod call_context;
 mod client;
 mod compact;
 mod context_cache;
@@ -31,7 +32,6 @@ mod pipeline;
 mod proof;
 mod query;
 mod session;
-mod session_guard;
 mod setup;
 mod system_prompt;
 mod task_tool;
