@@ -49,6 +49,9 @@ pub enum Command {
     Export(ExportArgs),
     /// MCP: serve Tascer's tools to MCP clients, or list the configured MCP servers.
     Mcp(crate::mcp_cmds::McpArgs),
+    /// Answer one Claude Code hook event (JSON on standard input) with
+    /// Tascer's governance, and record it in the session's ledger.
+    Hook,
 }
 
 /// `tascer keys …`

@@ -3,6 +3,7 @@
 mod args;
 mod asker;
 mod demo;
+mod hook;
 mod ledger_cmds;
 mod mcp_check;
 mod mcp_cmds;
@@ -22,6 +23,10 @@ use crate::args::{Cli, Command, KeysCommand, SessionsCommand};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
+    if matches!(cli.command, Some(Command::Hook)) {
+        // A new process per Claude Code tool call: keep its start-up lean.
+        return hook::main();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -49,6 +54,8 @@ fn main() -> ExitCode {
             Some(Command::Report(args)) => ledger_cmds::report(&args),
             Some(Command::Export(args)) => ledger_cmds::export(&args),
             Some(Command::Mcp(args)) => mcp_cmds::run(args).await,
+            // Answered above, before the multi-threaded runtime starts.
+            Some(Command::Hook) => Ok(ExitCode::FAILURE),
             None => run::run(cli.run).await,
         }
     });

@@ -46,6 +46,7 @@ pub struct Admission {
     hooks: Option<HookRunner>,
     asker: Option<Arc<dyn Asker>>,
     answers_questions: bool,
+    defer_asks: bool,
     gates: GateRunner,
     validation: ValidationConfig,
     secrets: Vec<String>,
@@ -181,6 +182,7 @@ impl Admission {
             hooks: None,
             asker: None,
             answers_questions: false,
+            defer_asks: false,
             gates: GateRunner::new(crate::gates::GateRegistry::new()),
             // No gates until [`gates`](Self::gates) configures them.
             validation: ValidationConfig {
@@ -208,6 +210,16 @@ impl Admission {
     /// itself is the human interaction, so its "ask" is settled by it.
     pub fn answers_questions(mut self, yes: bool) -> Self {
         self.answers_questions = yes;
+        self
+    }
+
+    /// Leaves a call still at "ask" (after `PermissionRequest` hooks) to
+    /// the caller instead of asking or denying it: the pre-gates still run
+    /// (a failing one refuses the call), then the verdict is a refusal
+    /// whose decision's behavior is [`Behavior::Ask`]. For a host
+    /// that asks its user itself (Claude Code, through `tascer hook`).
+    pub fn defer_asks(mut self, yes: bool) -> Self {
+        self.defer_asks = yes;
         self
     }
 
@@ -314,7 +326,7 @@ impl Admission {
                 .on_permission_request(&common, &call_now, decision, &mut hooks)
                 .await;
         }
-        if decision.behavior == Behavior::Ask {
+        if decision.behavior == Behavior::Ask && !self.defer_asks {
             if self.asker.is_some() {
                 self.notify(
                     &common,
@@ -325,7 +337,8 @@ impl Admission {
             }
             decision = self.resolve_ask(&call_now, decision).await;
         }
-        if decision.behavior != Behavior::Allow {
+        let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
+        if decision.behavior != Behavior::Allow && !deferred {
             let stop = decision
                 .interrupt
                 .then(|| StopRun::Permission(decision.reason.clone()));
@@ -357,6 +370,13 @@ impl Admission {
                     .message
                     .unwrap_or_else(|| "Blocked by a validation gate".into()),
                 RefusedBy::Gate,
+                None,
+            ))
+        } else if deferred {
+            // The host asks its user; the gates have had their say.
+            Err(refused(
+                decision.reason.clone(),
+                RefusedBy::Permission,
                 None,
             ))
         } else {

@@ -22,6 +22,7 @@
 
 mod agent;
 mod call_context;
+pub mod claude_hook;
 mod client;
 mod compact;
 mod context_cache;

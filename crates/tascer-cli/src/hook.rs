@@ -1,0 +1,36 @@
+//! `tascer hook`: Claude Code's command-hook protocol, answered by
+//! [`tascer::claude_hook::answer`] (docs/claude-code.md).
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+/// Reads the event from standard input, answers it, and exits with the
+/// code Claude Code expects (0, 1 or 2).
+pub fn main() -> ExitCode {
+    let mut stdin = String::new();
+    if let Err(err) = std::io::stdin().read_to_string(&mut stdin) {
+        eprintln!("tascer hook: cannot read the hook input from standard input: {err}");
+        return ExitCode::from(1);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("tascer hook: cannot start the async runtime: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let home = tascer::tascer_home();
+    let reply = runtime.block_on(tascer::claude_hook::answer(&stdin, &home));
+    if !reply.stdout.is_empty() {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", reply.stdout);
+        let _ = out.flush();
+    }
+    if !reply.stderr.is_empty() {
+        eprintln!("{}", reply.stderr);
+    }
+    ExitCode::from(reply.exit_code)
+}

@@ -1,0 +1,193 @@
+//! `tascer hook`: Claude Code's command-hook protocol, answered by the
+//! built binary with Tascer's settings, and recorded in a ledger session
+//! per Claude Code session that `tascer verify` checks.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use common::{ledger_rows, report_json, tascer};
+
+const SESSION: &str = "5f0c2a1e-cc00-4d7e-9a51-0123456789ab";
+
+/// Runs `tascer hook` with `event` on standard input.
+fn hook(home: &Path, cwd: &Path, event: &Value) -> Output {
+    let mut cmd: Command = tascer(home, cwd);
+    cmd.arg("hook")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn event(cwd: &Path, name: &str, mode: &str, extra: Value) -> Value {
+    let mut v = json!({
+        "hook_event_name": name,
+        "session_id": SESSION,
+        "transcript_path": "/home/u/.claude/projects/x/session.jsonl",
+        "cwd": cwd.display().to_string(),
+        "permission_mode": mode,
+    });
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    v
+}
+
+fn bash(cwd: &Path, mode: &str, id: &str, command: &str) -> Value {
+    event(
+        cwd,
+        "PreToolUse",
+        mode,
+        json!({"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": id}),
+    )
+}
+
+fn stdout_json(out: &Output) -> Option<Value> {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let text = text.trim();
+    (!text.is_empty()).then(|| serde_json::from_str(text).unwrap())
+}
+
+#[test]
+fn deny_rules_hold_in_every_mode_and_the_session_verifies() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join(".tascer")).unwrap();
+    std::fs::write(
+        work.path().join(".tascer/settings.json"),
+        json!({"permissions": {"deny": ["Bash(rm:*)"], "ask": ["Bash(git push:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let keys = tascer(home.path(), work.path())
+        .args(["keys", "generate"])
+        .output()
+        .unwrap();
+    assert!(keys.status.success(), "{keys:?}");
+
+    let start = event(
+        work.path(),
+        "SessionStart",
+        "default",
+        json!({"source": "startup"}),
+    );
+    assert_eq!(
+        hook(home.path(), work.path(), &start).status.code(),
+        Some(0)
+    );
+
+    // A denied command, in bypassPermissions too: deny with Tascer's reason.
+    for (i, mode) in ["default", "acceptEdits", "bypassPermissions"]
+        .iter()
+        .enumerate()
+    {
+        let out = hook(
+            home.path(),
+            work.path(),
+            &bash(work.path(), mode, &format!("toolu_rm{i}"), "rm -rf build"),
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let answer = stdout_json(&out).expect("a decision");
+        let specific = &answer["hookSpecificOutput"];
+        assert_eq!(specific["hookEventName"], "PreToolUse");
+        assert_eq!(specific["permissionDecision"], "deny", "{mode}: {answer}");
+        let reason = specific["permissionDecisionReason"].as_str().unwrap();
+        assert!(reason.contains("Bash(rm:*)"), "{reason}");
+    }
+
+    // An explicit Tascer ask rule is asked; a command only the mode would
+    // ask about is left to Claude Code (no decision).
+    let out = hook(
+        home.path(),
+        work.path(),
+        &bash(work.path(), "default", "toolu_push", "git push origin main"),
+    );
+    let answer = stdout_json(&out).expect("a decision");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "ask");
+    let out = hook(
+        home.path(),
+        work.path(),
+        &bash(work.path(), "default", "toolu_ls", "ls"),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout_json(&out), None, "{out:?}");
+
+    // The benign call runs; PostToolUse closes its record with the result.
+    let post = event(
+        work.path(),
+        "PostToolUse",
+        "default",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_ls",
+               "tool_response": {"stdout": "README.md\n", "stderr": "", "interrupted": false}}),
+    );
+    let out = hook(home.path(), work.path(), &post);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let end = event(
+        work.path(),
+        "SessionEnd",
+        "default",
+        json!({"reason": "prompt_input_exit"}),
+    );
+    assert_eq!(hook(home.path(), work.path(), &end).status.code(), Some(0));
+
+    // One ledger session for the Claude Code session, signed, verified.
+    let verify = tascer(home.path(), work.path())
+        .args(["verify", SESSION])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&verify.stdout);
+    assert!(verify.status.success(), "{text}{verify:?}");
+    assert!(!text.contains("UNSIGNED"), "{text}");
+    let rows = ledger_rows(home.path(), SESSION);
+    assert_eq!(rows.first().unwrap().kind, "session_start");
+    assert_eq!(rows.last().unwrap().kind, "session_end");
+    let report = report_json(home.path(), work.path(), SESSION);
+    let calls = report["tools"].as_array().unwrap();
+    let status = |id: &str| {
+        calls
+            .iter()
+            .find(|c| c["record"]["tool_use_id"] == id)
+            .map(|c| c["record"]["status"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("no record of {id}: {report}"))
+    };
+    assert_eq!(status("toolu_rm2"), "blocked");
+    assert_eq!(status("toolu_ls"), "validated");
+}
+
+#[test]
+fn bad_input_is_a_clear_non_blocking_error() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut cmd = tascer(home.path(), work.path());
+    cmd.arg("hook").stdin(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"not json").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not JSON"), "{stderr}");
+
+    // A PreToolUse Tascer cannot decide is refused (fail closed).
+    let out = hook(
+        home.path(),
+        work.path(),
+        &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash"}),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no session_id"),
+        "{out:?}"
+    );
+}
