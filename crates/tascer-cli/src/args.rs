@@ -52,6 +52,24 @@ pub enum Command {
     /// Answer one Claude Code hook event (JSON on standard input) with
     /// Tascer's governance, and record it in the session's ledger.
     Hook,
+    /// Put `tascer hook` and `tascer mcp serve` into another tool's settings.
+    Install(InstallArgs),
+    /// Take out what `tascer install` put in.
+    Uninstall(InstallArgs),
+}
+
+/// Arguments of `tascer install` / `tascer uninstall`.
+#[derive(Debug, Clone, Args)]
+pub struct InstallArgs {
+    /// The tool: `claude-code`.
+    #[arg(value_parser = ["claude-code"])]
+    pub tool: String,
+    /// This project's `.claude/settings.json` and `.mcp.json` (the default).
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// The user's `~/.claude/settings.json` and `~/.claude.json`.
+    #[arg(long)]
+    pub user: bool,
 }
 
 /// `tascer keys …`

@@ -4,6 +4,7 @@ mod args;
 mod asker;
 mod demo;
 mod hook;
+mod install;
 mod ledger_cmds;
 mod mcp_check;
 mod mcp_cmds;
@@ -56,6 +57,8 @@ fn main() -> ExitCode {
             Some(Command::Mcp(args)) => mcp_cmds::run(args).await,
             // Answered above, before the multi-threaded runtime starts.
             Some(Command::Hook) => Ok(ExitCode::FAILURE),
+            Some(Command::Install(args)) => install::install(args.user),
+            Some(Command::Uninstall(args)) => install::uninstall(args.user),
             None => run::run(cli.run).await,
         }
     });

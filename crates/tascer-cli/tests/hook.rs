@@ -191,3 +191,58 @@ fn bad_input_is_a_clear_non_blocking_error() {
         "{out:?}"
     );
 }
+
+#[test]
+fn install_keeps_other_hooks_is_idempotent_and_uninstall_restores_the_bytes() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let settings = work.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    // The user's own file, with their formatting and their own hook.
+    let original = "{\n  \"model\": \"opus\",\n  \"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}]}\n}\n";
+    std::fs::write(&settings, original).unwrap();
+    let install = |args: &[&str]| {
+        let out = tascer(home.path(), work.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+
+    install(&["install", "claude-code", "--project"]);
+    let first = std::fs::read_to_string(&settings).unwrap();
+    let value: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(value["model"], "opus");
+    let pre = value["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "the user's hook stays: {value}");
+    assert_eq!(pre[0]["hooks"][0]["command"], "./mine.sh");
+    let ours = pre[1]["hooks"][0]["command"].as_str().unwrap();
+    assert!(ours.ends_with(" hook"), "{ours}");
+    for event in [
+        "PostToolUse",
+        "SessionStart",
+        "SessionEnd",
+        "Stop",
+        "UserPromptSubmit",
+    ] {
+        assert!(value["hooks"][event].is_array(), "{event}: {value}");
+    }
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(work.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(mcp["mcpServers"]["tascer"]["args"], json!(["mcp", "serve"]));
+
+    // Idempotent.
+    let again = install(&["install", "claude-code"]);
+    assert!(again.contains("already set up"), "{again}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), first);
+
+    // Uninstall gives back exactly what was there.
+    install(&["uninstall", "claude-code"]);
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
+    assert!(
+        !work.path().join(".mcp.json").exists(),
+        "install created it"
+    );
+}
