@@ -112,8 +112,12 @@ pub fn uninstall(user: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads a JSON object file; `None` when it does not exist.
-fn read_object(file: &Path) -> anyhow::Result<(Option<Vec<u8>>, Map<String, Value>)> {
+/// A JSON object file as read: its bytes (`None` when it does not exist)
+/// and its object.
+type ObjectFile = (Option<Vec<u8>>, Map<String, Value>);
+
+/// Reads a JSON object file.
+fn read_object(file: &Path) -> anyhow::Result<ObjectFile> {
     let bytes = match std::fs::read(file) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, Map::new())),
