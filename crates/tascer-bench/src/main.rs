@@ -6,6 +6,7 @@
 mod cli;
 mod gates;
 mod guard;
+mod hook;
 mod ledger;
 mod loop_bench;
 mod repo;
@@ -20,6 +21,7 @@ const GROUPS: &[(&str, &str)] = &[
     ("guard", "permission decisions and PreToolUse hooks"),
     ("ledger", "ledger append, verify, context capture"),
     ("gates", "default pre+post gates of an Edit call"),
+    ("hook", "tascer hook per invocation, tascer run cold start"),
 ];
 
 fn usage() -> String {
@@ -56,6 +58,7 @@ async fn main() -> anyhow::Result<()> {
             "guard" => guard::run().await?,
             "ledger" => ledger::run().await?,
             "gates" => gates::run().await?,
+            "hook" => hook::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

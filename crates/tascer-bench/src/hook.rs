@@ -1,0 +1,180 @@
+//! `tascer hook` per invocation (a new process per Claude Code event) and
+//! `tascer run` cold start against the mock, each against the start-up of
+//! the same binary (`tascer --version`) measured in the same run.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tascer_testkit::{MockServer, Scenario, Turn};
+
+use crate::stats::{Stats, Table, ms_since};
+
+const RUNS: usize = 50;
+
+/// The release `tascer` binary next to this executable, if built.
+fn tascer_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.join("tascer")).filter(|p| p.exists())
+}
+
+/// Runs `program args` with `stdin`, returning the wall time in ms.
+fn timed(
+    program: &Path,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, &str)],
+    cwd: &Path,
+) -> anyhow::Result<f64> {
+    let start = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    if let Some(mut input) = child.stdin.take() {
+        input.write_all(stdin.as_bytes())?;
+    }
+    let status = child.wait()?;
+    anyhow::ensure!(
+        status.success(),
+        "{} {args:?} failed: {status}",
+        program.display()
+    );
+    Ok(ms_since(start))
+}
+
+fn pre_tool_use(cwd: &Path, id: usize, command: &str) -> String {
+    event(
+        cwd,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": format!("toolu_{id}")}),
+    )
+}
+
+fn event(cwd: &Path, name: &str, extra: Value) -> String {
+    let mut v = json!({
+        "hook_event_name": name,
+        "session_id": "bench-session",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": cwd.display().to_string(),
+        "permission_mode": "default",
+    });
+    for (k, x) in extra.as_object().into_iter().flatten() {
+        v[k] = x.clone();
+    }
+    v.to_string()
+}
+
+/// Runs the group and prints its table.
+pub async fn run() -> anyhow::Result<()> {
+    let Some(tascer) = tascer_binary() else {
+        println!("\n(no release `tascer` binary next to the bench; run scripts/bench)");
+        return Ok(());
+    };
+    let home = tempfile::tempdir()?;
+    let work = tempfile::tempdir()?;
+    std::fs::create_dir_all(work.path().join(".tascer"))?;
+    std::fs::write(
+        work.path().join(".tascer/settings.json"),
+        json!({"permissions": {"deny": ["Bash(rm:*)", "Bash(curl:*)", "Bash(git push:*)"]}})
+            .to_string(),
+    )?;
+    let home_text = home.path().display().to_string();
+    let env = [("TASCER_HOME", home_text.as_str())];
+    let cwd = work.path();
+    Command::new(&tascer)
+        .args(["keys", "generate"])
+        .envs(env)
+        .stdout(Stdio::null())
+        .status()?;
+
+    let mut baseline = Vec::new();
+    let mut allowed = Vec::new();
+    let mut denied = Vec::new();
+    let mut post = Vec::new();
+    for i in 0..RUNS {
+        baseline.push(timed(&tascer, &["--version"], "", &env, cwd)?);
+        allowed.push(timed(
+            &tascer,
+            &["hook"],
+            &pre_tool_use(cwd, i, "ls -la"),
+            &env,
+            cwd,
+        )?);
+        let response = json!({"tool_name": "Bash", "tool_input": {"command": "ls -la"},
+            "tool_use_id": format!("toolu_{i}"), "tool_response": {"stdout": "a\nb\n", "stderr": "", "interrupted": false}});
+        post.push(timed(
+            &tascer,
+            &["hook"],
+            &event(cwd, "PostToolUse", response),
+            &env,
+            cwd,
+        )?);
+        denied.push(timed(
+            &tascer,
+            &["hook"],
+            &pre_tool_use(cwd, RUNS + i, "rm -rf build"),
+            &env,
+            cwd,
+        )?);
+    }
+
+    // `tascer run` cold start: one reply from the mock, exec to exit.
+    let server = MockServer::start(Scenario::new().turn(Turn::text("done"))).await?;
+    let url = server.url();
+    let run_env = [
+        ("TASCER_HOME", home_text.as_str()),
+        ("ANTHROPIC_API_KEY", "bench"),
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+    ];
+    let mut run = Vec::new();
+    for _ in 0..20 {
+        run.push(timed(
+            &tascer,
+            &["run", "--output-format", "json", "hello"],
+            "",
+            &run_env,
+            cwd,
+        )?);
+    }
+
+    let base = Stats::of(baseline);
+    let mut table = Table::new(
+        format!(
+            "`tascer hook` per invocation and `tascer run` cold start ({})",
+            tascer.display()
+        ),
+        "× `--version`",
+    );
+    table.row("`tascer --version` (baseline: process start)", &base, None);
+    for (name, samples) in [
+        (
+            "`tascer hook` PreToolUse, allowed (admission + 2 ledger entries)",
+            allowed,
+        ),
+        (
+            "`tascer hook` PreToolUse, denied by a rule (+ closed record)",
+            denied,
+        ),
+        (
+            "`tascer hook` PostToolUse (post-gates + closed record)",
+            post,
+        ),
+        ("`tascer run` one reply from the mock, exec to exit", run),
+    ] {
+        let s = Stats::of(samples);
+        let ratio = s.median / base.median;
+        table.row(name, &s, Some(ratio));
+    }
+    table.note(format!(
+        "{RUNS} runs each (20 for `tascer run`), interleaved; signed ledger in a temp home"
+    ));
+    table.print();
+    Ok(())
+}
