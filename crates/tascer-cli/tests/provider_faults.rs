@@ -10,6 +10,7 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use common::{json_lines, ledger_rows, tascer, texts};
 use serde_json::{Value, json};
@@ -257,4 +258,146 @@ fn error_event_in_stream_is_retried_anthropic() {
 #[test]
 fn error_chunk_in_stream_is_retried_openai() {
     fault_mid_stream(Wire::OpenAi, Fault::stream_error());
+}
+
+/// The last non-empty line of a run's stderr.
+fn last_line(out: &std::process::Output) -> String {
+    let (_, stderr) = texts(out);
+    stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn request_timeout_is_in_the_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tascer(dir.path(), dir.path())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let (stdout, _) = texts(&out);
+    assert!(stdout.contains("--request-timeout <SECONDS>"), "{stdout}");
+    assert!(stdout.contains("TASCER_REQUEST_TIMEOUT"), "{stdout}");
+
+    let out = tascer(dir.path(), dir.path())
+        .args(["run", "--request-timeout", "0", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(texts(&out).1.contains("out of range"), "{:?}", texts(&out));
+}
+
+/// A server that accepts connections and never answers: with
+/// `--request-timeout 0.5` and one retry, the run ends after about a
+/// second with the timeout as its last stderr line.
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let home = tempfile::tempdir().unwrap();
+    // Bound and listening, never accepting: the kernel completes the
+    // handshake and takes the request, nobody answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let started = Instant::now();
+    let out = tascer(home.path(), home.path())
+        .env("ANTHROPIC_API_KEY", "test")
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("TASCER_MAX_RETRIES", "1")
+        .args(["run", "--request-timeout", "0.5", "hello"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{:?}", texts(&out));
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+    let last = last_line(&out);
+    assert!(
+        last.starts_with(
+            "error: gave up after 2 attempts: anthropic request timed out: no response for 0.5s; "
+        ),
+        "{last}"
+    );
+    assert!(last.contains("--request-timeout"), "{last}");
+    drop(listener);
+}
+
+/// Headers and a few events, then silence, over both wires, timeout from
+/// the environment: the stall is retried and the retry's answer is used;
+/// when every attempt stalls the run stops with the timeout.
+#[test]
+fn a_stream_that_stalls_is_retried_then_times_out() {
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let home = tempfile::tempdir().unwrap();
+        let scenario =
+            Scenario::new().turn(Turn::text("after the stall").with_fault(Fault::stall_after(3)));
+        let server = MockServer::start_blocking(scenario).unwrap();
+        let out = run(wire, &server, home.path(), home.path(), "json", &["hello"])
+            .env("TASCER_REQUEST_TIMEOUT", "0.5")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{wire:?}: {:?}", texts(&out));
+        let result = &json_lines(&out.stdout)[0];
+        assert_eq!(result["result"], "after the stall", "{wire:?}");
+        assert_eq!(server.requests().len(), 2, "{wire:?}");
+
+        let scenario =
+            Scenario::new().turn(Turn::text("never").with_fault(Fault::stall_after(3).times(99)));
+        let server = MockServer::start_blocking(scenario).unwrap();
+        let out = run(wire, &server, home.path(), home.path(), "json", &["hello"])
+            .env("TASCER_REQUEST_TIMEOUT", "0.5")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{wire:?}: {:?}", texts(&out));
+        let last = last_line(&out);
+        assert!(
+            last.contains("request timed out: no stream event after 3 events for 0.5s"),
+            "{wire:?}: {last}"
+        );
+        assert_eq!(server.requests().len(), 3, "{wire:?}: 1 + 2 retries");
+    }
+}
+
+/// Retries run out: in every output format the run exits 1 and its last
+/// stderr line is the one sentence naming the provider, the status, what
+/// was wrong and what to try; json formats keep the error in the result.
+#[test]
+fn persistent_failure_ends_with_one_sentence_on_stderr_in_every_format() {
+    let expected = "error: gave up after 3 attempts: anthropic API error (HTTP 529, \
+                    overloaded_error): mock: overloaded; the provider is failing or \
+                    overloaded: try again later, or name a --fallback-model";
+    for format in ["text", "json", "stream-json"] {
+        let home = tempfile::tempdir().unwrap();
+        let scenario =
+            Scenario::new().turn(Turn::text("never").with_fault(Fault::overloaded().times(99)));
+        let server = MockServer::start_blocking(scenario).unwrap();
+        let out = run(
+            Wire::Anthropic,
+            &server,
+            home.path(),
+            home.path(),
+            format,
+            &["hello"],
+        )
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}: {:?}", texts(&out));
+        assert_eq!(last_line(&out), expected, "{format}");
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(stderr.matches(expected).count(), 1, "{format}: {stderr}");
+        if format != "text" {
+            let frames = json_lines(&out.stdout);
+            let result = frames.last().unwrap();
+            assert_eq!(result["type"], "result", "{format}");
+            assert_eq!(result["is_error"], true);
+            assert_eq!(result["api_error_status"], 529);
+            assert!(
+                result["result"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("API Error: anthropic API error (HTTP 529"),
+                "{format}: {stdout}"
+            );
+        }
+    }
 }
