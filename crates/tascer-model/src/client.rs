@@ -70,9 +70,18 @@ impl ModelClient {
             )));
         }
         let headers = build_headers(&config)?;
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT.min(config.request_timeout))
-            .user_agent(concat!("tascer/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("tascer/", env!("CARGO_PKG_VERSION")));
+        if url.scheme() == "http" {
+            // A plain-HTTP endpoint (a local server) needs no TLS roots:
+            // loading the system's (~300 files on Linux) cost more than
+            // the rest of a short run's start-up. An https endpoint keeps
+            // the platform verifier and the system's roots, so
+            // company-installed CAs keep working.
+            http = http.tls_certs_only(Vec::<reqwest::Certificate>::new());
+        }
+        let http = http
             .build()
             .map_err(|e| ModelError::InvalidConfig(format!("HTTP client: {e}")))?;
         Ok(ModelClient {
@@ -339,6 +348,15 @@ mod tests {
             ModelClient::new(c),
             Err(ModelError::InvalidConfig(_))
         ));
+    }
+
+    #[test]
+    fn builds_for_http_and_https() {
+        for base in ["http://127.0.0.1:1", "https://api.anthropic.com"] {
+            let mut c = ProviderConfig::anthropic();
+            c.base_url = base.into();
+            assert!(ModelClient::new(c).is_ok(), "{base}");
+        }
     }
 
     #[test]
