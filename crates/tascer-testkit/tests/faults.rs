@@ -283,10 +283,11 @@ async fn read_until_quiet(
         .post(format!("{}{path}", server.url()))
         .json(body)
         .send();
-    let Ok(resp) = tokio::time::timeout(quiet, send).await else {
-        return (None, String::new(), "silent");
+    let resp = match tokio::time::timeout(quiet, send).await {
+        Err(_) => return (None, String::new(), "silent"),
+        Ok(Err(_)) => return (None, String::new(), "error"),
+        Ok(Ok(resp)) => resp,
     };
-    let resp = resp.unwrap();
     let status = resp.status().as_u16();
     let mut stream = resp.bytes_stream();
     let mut text = String::new();
