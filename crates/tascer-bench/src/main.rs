@@ -16,7 +16,10 @@ mod stats;
 /// Benchmark groups, in the order `all` runs them.
 const GROUPS: &[(&str, &str)] = &[
     ("loop", "agent loop overhead per tool call, mock model"),
-    ("cli", "tascer --version and tascer demo wall time"),
+    (
+        "cli",
+        "tascer --version, a one-reply tascer run and tascer demo wall time",
+    ),
     ("grep", "Grep and Glob tools vs ripgrep"),
     ("guard", "permission decisions and PreToolUse hooks"),
     ("ledger", "ledger append, verify, context capture"),

@@ -255,6 +255,25 @@ pub struct RunArgs {
     /// Use only the servers of --mcp-config (ignore .mcp.json and settings files).
     #[arg(long)]
     pub strict_mcp_config: bool,
+    /// Longest wait for the model provider: for the response to a request,
+    /// and between two events of a streamed answer (default 600). A timeout
+    /// is retried like a server error. Connecting waits at most 10 s.
+    #[arg(long, value_name = "SECONDS", env = "TASCER_REQUEST_TIMEOUT", value_parser = parse_seconds)]
+    pub request_timeout: Option<std::time::Duration>,
+}
+
+/// A positive number of seconds (fractions allowed), as a duration.
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 || secs > 86_400.0 {
+        return Err(format!(
+            "{text:?} is out of range: give more than 0 and at most 86400 seconds"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 /// Arguments of `tascer demo`.

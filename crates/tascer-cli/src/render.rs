@@ -98,6 +98,13 @@ impl Renderer {
                 self.start_spinner();
             }
             Message::System(system) if system.subtype == "api_retry" => {
+                if self.streamed_text {
+                    // The failed attempt's partial text stays on screen;
+                    // the retry's answer starts on a fresh line.
+                    writeln!(out)?;
+                    out.flush()?;
+                    self.streamed_text = false;
+                }
                 drop(out);
                 self.stop_spinner();
                 eprintln!("{}", self.dim(&format!("  ↻ {}", retry_line(&system.data))));
@@ -156,7 +163,7 @@ impl Renderer {
             Message::Result(result) => {
                 drop(out);
                 self.stop_spinner();
-                eprintln!("{}", closing_line(result));
+                eprintln!("{}", run_closing_line(result));
             }
         }
         Ok(())
@@ -165,8 +172,6 @@ impl Renderer {
 
 /// The one-line summary of a finished turn.
 pub fn closing_line(result: &ResultMessage) -> String {
-    let tokens = result.usage.total_tokens();
-    let secs = result.duration_ms as f64 / 1000.0;
     let status = if result.is_error {
         let why = result
             .errors
@@ -178,6 +183,24 @@ pub fn closing_line(result: &ResultMessage) -> String {
     } else {
         "✓ done".to_string()
     };
+    with_totals(&status, result)
+}
+
+/// The closing line of `tascer run` in text mode: like [`closing_line`],
+/// except that an API error is only named, because the error itself comes
+/// after it as the run's last stderr line.
+fn run_closing_line(result: &ResultMessage) -> String {
+    if result.is_error && result.terminal_reason == "api_error" {
+        with_totals("✗ stopped by an API error", result)
+    } else {
+        closing_line(result)
+    }
+}
+
+/// `status` followed by the run's turns, tokens, cost, time and session.
+fn with_totals(status: &str, result: &ResultMessage) -> String {
+    let tokens = result.usage.total_tokens();
+    let secs = result.duration_ms as f64 / 1000.0;
     format!(
         "{status} · {} turn{} · {tokens} tokens · ${:.4} · {secs:.1}s · session {}",
         result.num_turns,

@@ -18,7 +18,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     check_multi_value_flags(&args)?;
     let prompt = read_prompt(args.prompt.clone())?;
     let mut options = options_from_args(&args)?;
-    options.provider = provider_from_env()?;
+    options.provider = provider_from_env(args.request_timeout)?;
     if args.output_format == OutputFormat::Text
         && std::io::stderr().is_terminal()
         && std::fs::File::open("/dev/tty").is_ok()
@@ -60,7 +60,9 @@ pub async fn run_with_options(
     let mut renderer = Renderer::new(format);
     let mut stream = client.receive_response();
     let mut is_error = false;
+    let mut failure = FailureLine::default();
     while let Some(message) = stream.next().await {
+        failure.observe(&message);
         if let Message::Result(result) = &message {
             is_error = result.is_error;
         }
@@ -68,11 +70,52 @@ pub async fn run_with_options(
     }
     renderer.finish();
     client.disconnect().await;
+    if let Some(line) = failure.line() {
+        // The last line on stderr in every output format: scripts that only
+        // read the result frame keep it, people and logs see it too.
+        eprintln!("{line}");
+    }
     Ok(if is_error {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The closing stderr line of a run that the model provider ended: one
+/// sentence saying how often it was tried, what failed (provider, status,
+/// what was wrong) and what to try.
+#[derive(Default)]
+struct FailureLine {
+    /// `api_retry` frames since the last assistant message.
+    retries: u32,
+    /// The error of an `api_error` result.
+    error: Option<String>,
+}
+
+impl FailureLine {
+    fn observe(&mut self, message: &Message) {
+        match message {
+            Message::System(system) if system.subtype == "api_retry" => self.retries += 1,
+            Message::Assistant(_) => self.retries = 0,
+            Message::Result(result) if result.is_error && result.terminal_reason == "api_error" => {
+                self.error = result
+                    .errors
+                    .first()
+                    .cloned()
+                    .or_else(|| result.result.clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn line(&self) -> Option<String> {
+        let error = self.error.as_ref()?;
+        Some(match self.retries {
+            0 => format!("error: {error}"),
+            n => format!("error: gave up after {} attempts: {error}", n + 1),
+        })
+    }
 }
 
 fn tascer_result_for_startup_failure(error: &str) -> String {
@@ -165,21 +208,27 @@ fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {
 }
 
 /// The provider from the environment, with the CLI's own knobs applied:
-/// `TASCER_MAX_RETRIES` (retries after the first attempt) and
+/// `TASCER_MAX_RETRIES` (retries after the first attempt),
 /// `TASCER_PRICES` (a JSON price table, inline or as a file path, merged
-/// over the defaults). `None` when neither is set: the library then reads
-/// the provider variables itself.
-fn provider_from_env() -> anyhow::Result<Option<tascer::ProviderConfig>> {
+/// over the defaults) and `--request-timeout` / `TASCER_REQUEST_TIMEOUT`.
+/// `None` when none is set: the library then reads the provider variables
+/// itself.
+fn provider_from_env(
+    request_timeout: Option<std::time::Duration>,
+) -> anyhow::Result<Option<tascer::ProviderConfig>> {
     let retries = std::env::var("TASCER_MAX_RETRIES")
         .ok()
         .filter(|v| !v.is_empty());
     let prices = std::env::var("TASCER_PRICES")
         .ok()
         .filter(|v| !v.is_empty());
-    if retries.is_none() && prices.is_none() {
+    if retries.is_none() && prices.is_none() && request_timeout.is_none() {
         return Ok(None);
     }
     let mut provider = tascer::ProviderConfig::from_env()?;
+    if let Some(timeout) = request_timeout {
+        provider.request_timeout = timeout;
+    }
     if let Some(n) = retries {
         provider.max_retries = n
             .parse()

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use tascer_core::{ContentBlock, Usage};
 
-use crate::error::{ModelError, status_for_error_kind};
+use crate::error::{ModelError, embedded_error_status, status_for_error_kind};
 use crate::types::{ModelRequest, Parsed, parse_stop_reason};
 
 /// Provider name used in errors.
@@ -90,9 +90,16 @@ pub(crate) fn error_event(value: &Value, http_status: u16) -> ModelError {
         .and_then(Value::as_str)
         .unwrap_or("(no message)")
         .to_string();
+    // An error inside a successful response (an SSE `error` event) stands
+    // for the status its type names; an unknown type is a server failure.
+    let status = if (200..300).contains(&http_status) {
+        embedded_error_status(&kind, None)
+    } else {
+        status_for_error_kind(&kind, http_status)
+    };
     ModelError::Api {
         provider: NAME,
-        status: status_for_error_kind(&kind, http_status),
+        status,
         kind,
         message,
     }

@@ -70,9 +70,18 @@ impl ModelClient {
             )));
         }
         let headers = build_headers(&config)?;
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT.min(config.request_timeout))
-            .user_agent(concat!("tascer/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("tascer/", env!("CARGO_PKG_VERSION")));
+        if url.scheme() == "http" {
+            // A plain-HTTP endpoint (a local server) needs no TLS roots:
+            // loading the system's (~300 files on Linux) cost more than
+            // the rest of a short run's start-up. An https endpoint keeps
+            // the platform verifier and the system's roots, so
+            // company-installed CAs keep working.
+            http = http.tls_certs_only(Vec::<reqwest::Certificate>::new());
+        }
+        let http = http
             .build()
             .map_err(|e| ModelError::InvalidConfig(format!("HTTP client: {e}")))?;
         Ok(ModelClient {
@@ -101,8 +110,11 @@ impl ModelClient {
     }
 
     /// Sends one request, retrying rate limits, overloads, server errors,
-    /// unreachable endpoints and timeouts. `events` receives stream, retry
-    /// and fallback events as they happen. When `cancel` fires the HTTP
+    /// unreachable endpoints, timeouts and broken or damaged streams (see
+    /// [`ModelError::is_retryable`]). `events` receives stream, retry and
+    /// fallback events as they happen: the stream events of a failed
+    /// attempt have already been sent when its retry is announced, and the
+    /// next attempt starts again with `message_start`. When `cancel` fires the HTTP
     /// request is dropped and [`ModelError::Cancelled`] returned.
     pub async fn send(
         &self,
@@ -129,15 +141,7 @@ impl ModelClient {
             let outcome = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ModelError::Cancelled),
-                result = tokio::time::timeout(
-                    config.request_timeout,
-                    self.attempt(request, &model, events),
-                ) => result.unwrap_or_else(|_| {
-                    Err(Failure::from(ModelError::Timeout {
-                        provider: self.provider_name(),
-                        after: config.request_timeout,
-                    }))
-                }),
+                result = self.attempt(request, &model, events) => result,
             };
             api_duration += started.elapsed();
             let Failure { error, retry_after } = match outcome {
@@ -218,13 +222,21 @@ impl ModelClient {
             }
             ProviderKind::OpenAi => openai::request_body(request, model),
         };
-        let response = inner
+        let idle = inner.config.request_timeout;
+        let timeout = |waiting: &str| ModelError::Timeout {
+            provider,
+            after: idle,
+            waiting: waiting.to_string(),
+        };
+        let send = inner
             .http
             .post(&inner.endpoint)
             .headers(inner.headers.clone())
             .json(&body)
-            .send()
+            .send();
+        let response = tokio::time::timeout(idle, send)
             .await
+            .map_err(|_| timeout("no response"))?
             .map_err(|e| ModelError::Unreachable {
                 provider,
                 url: inner.endpoint.clone(),
@@ -233,7 +245,10 @@ impl ModelClient {
         let status = response.status().as_u16();
         if !response.status().is_success() {
             let retry_after = retry::retry_after(response.headers());
-            let text = response.text().await.unwrap_or_default();
+            let text = tokio::time::timeout(idle, response.text())
+                .await
+                .map_err(|_| timeout("no error body"))?
+                .unwrap_or_default();
             return Err(Failure {
                 error: api_error_from_body(provider, status, &text),
                 retry_after,
@@ -241,16 +256,17 @@ impl ModelClient {
         }
         let parsed = match (inner.config.kind, request.stream) {
             (ProviderKind::Anthropic, true) => {
-                sse::read_stream(response, AnthropicAssembler::new(status), provider, events).await
+                let assembler = AnthropicAssembler::new(status);
+                sse::read_stream(response, assembler, provider, events, idle).await
             }
             (ProviderKind::OpenAi, true) => {
                 let assembler = OpenAiAssembler::new(status, model);
-                sse::read_stream(response, assembler, provider, events).await
+                sse::read_stream(response, assembler, provider, events, idle).await
             }
             (kind, false) => {
-                let text = response
-                    .text()
+                let text = tokio::time::timeout(idle, response.text())
                     .await
+                    .map_err(|_| timeout("no complete response body"))?
                     .map_err(|e| ModelError::MalformedResponse {
                         provider,
                         status,
@@ -332,6 +348,15 @@ mod tests {
             ModelClient::new(c),
             Err(ModelError::InvalidConfig(_))
         ));
+    }
+
+    #[test]
+    fn builds_for_http_and_https() {
+        for base in ["http://127.0.0.1:1", "https://api.anthropic.com"] {
+            let mut c = ProviderConfig::anthropic();
+            c.base_url = base.into();
+            assert!(ModelClient::new(c).is_ok(), "{base}");
+        }
     }
 
     #[test]

@@ -50,7 +50,10 @@ pub struct ProviderConfig {
     pub initial_backoff: Duration,
     /// Backoff cap (default 20 s).
     pub max_backoff: Duration,
-    /// Limit on one whole attempt, stream included (default 600 s).
+    /// Longest wait for the provider: for the response to a request, and
+    /// between two events of a streamed answer (default 600 s). The
+    /// connect timeout is the smaller of this and 10 s. A long answer that
+    /// keeps streaming is never cut off.
     pub request_timeout: Duration,
     /// Model to switch to after repeated overloads.
     pub fallback_model: Option<String>,

@@ -66,13 +66,16 @@ pub enum ModelError {
         /// What was wrong.
         detail: String,
     },
-    /// The whole request took longer than the configured timeout.
-    #[error("{provider} request timed out after {}s", after.as_secs_f64())]
+    /// The provider sent nothing for longer than the configured timeout:
+    /// no response to the request, or no stream event for that long.
+    #[error("{provider} request timed out: {waiting} for {}s", after.as_secs_f64())]
     Timeout {
         /// `anthropic` or `openai`.
         provider: &'static str,
         /// The timeout that expired.
         after: Duration,
+        /// What was awaited, e.g. `no response` or `no stream event after 6 events`.
+        waiting: String,
     },
     /// The caller cancelled the request.
     #[error("model request cancelled")]
@@ -94,15 +97,87 @@ impl ModelError {
         }
     }
 
-    /// Whether trying again may help: rate limits, overloads, server errors,
-    /// unreachable endpoints and timeouts.
+    /// Whether trying again may help: rate limits, overloads, server errors
+    /// (also when reported inside a stream), unreachable endpoints,
+    /// timeouts, and streams that broke off or arrived damaged. A streamed
+    /// answer is only used once it is complete, so nothing of a failed
+    /// attempt has been acted on and a retry cannot duplicate anything.
     pub fn is_retryable(&self) -> bool {
         match self {
             ModelError::Api { status, .. } => is_retryable_status(*status),
-            ModelError::Unreachable { .. } | ModelError::Timeout { .. } => true,
+            ModelError::Unreachable { .. }
+            | ModelError::Timeout { .. }
+            | ModelError::TruncatedStream { .. }
+            | ModelError::MalformedStream { .. } => true,
             _ => false,
         }
     }
+
+    /// What the user can try when this error ends a run, as one sentence
+    /// without a final period; `None` for cancellation.
+    pub fn advice(&self) -> Option<&'static str> {
+        Some(match self {
+            ModelError::MissingApiKey { .. } => "set one of those variables and run again",
+            ModelError::Unreachable { .. } => {
+                "check that the server is running and that ANTHROPIC_BASE_URL / OPENAI_BASE_URL point at it"
+            }
+            ModelError::Api { status, .. } => match status {
+                401 | 403 => {
+                    "check the API key (ANTHROPIC_API_KEY / OPENAI_API_KEY) and its permissions"
+                }
+                404 => "check the model name (--model) and the base URL",
+                408 | 500..=599 => {
+                    "the provider is failing or overloaded: try again later, or name a --fallback-model"
+                }
+                429 => {
+                    "the rate limit or quota is used up: wait and try again, or raise TASCER_MAX_RETRIES"
+                }
+                _ => {
+                    "the provider refused the request: check the model name, max tokens and the message above"
+                }
+            },
+            ModelError::MalformedStream { .. }
+            | ModelError::TruncatedStream { .. }
+            | ModelError::MalformedResponse { .. } => {
+                "the connection or a proxy between you and the provider damaged the answer: try again, or check the base URL"
+            }
+            ModelError::Timeout { .. } => {
+                "try again later, or allow a slower provider with --request-timeout SECONDS (TASCER_REQUEST_TIMEOUT)"
+            }
+            ModelError::InvalidConfig(_) => "fix the configuration named above",
+            ModelError::Cancelled => return None,
+        })
+    }
+}
+
+/// The HTTP status an error reported inside a successful (HTTP 200)
+/// response stands for: from a numeric `code` (vLLM and others send the
+/// HTTP status there), else from the error's type or code (Anthropic and
+/// OpenAI spellings), else 500 — the provider failed while answering.
+pub(crate) fn embedded_error_status(kind: &str, code: Option<&Value>) -> u16 {
+    if let Some(status) = code
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok())
+        .filter(|c| (400..=599).contains(c))
+    {
+        return status;
+    }
+    let code = code.and_then(Value::as_str).unwrap_or_default();
+    for name in [kind, code] {
+        let status = match name {
+            "invalid_api_key" => 401,
+            "model_not_found" => 404,
+            "context_length_exceeded" => 400,
+            "rate_limit_exceeded" | "insufficient_quota" => 429,
+            "overloaded" => 529,
+            "server_error" => 500,
+            other => status_for_error_kind(other, 0),
+        };
+        if status != 0 {
+            return status;
+        }
+    }
+    500
 }
 
 /// HTTP statuses worth retrying.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use tascer_core::ContentBlock;
 
-use crate::error::{ModelError, api_error_from_body};
+use crate::error::{ModelError, api_error_from_body, embedded_error_status};
 use crate::openai::{NAME, parse_arguments, reasoning_text, stop_reason, usage_from};
 use crate::sse::StreamAssembler;
 use crate::types::Parsed;
@@ -61,6 +61,17 @@ impl OpenAiAssembler {
             status: self.status,
             detail,
         }
+    }
+
+    /// A chunk carrying an `error` object: an API error with the status
+    /// the error stands for (the stream itself said HTTP 200).
+    fn error_chunk(&self, chunk: &Value, data: &str) -> ModelError {
+        let mut error = api_error_from_body(NAME, self.status, data);
+        if let ModelError::Api { status, kind, .. } = &mut error {
+            let code = chunk.get("error").and_then(|e| e.get("code"));
+            *status = embedded_error_status(kind, code);
+        }
+        error
     }
 
     /// Closes the open block (validating tool arguments).
@@ -235,7 +246,7 @@ impl StreamAssembler for OpenAiAssembler {
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| self.malformed(format!("chunk {} is not valid JSON: {e}", self.chunks)))?;
         if chunk.get("error").is_some_and(|e| !e.is_null()) {
-            return Err(api_error_from_body(NAME, self.status, data));
+            return Err(self.error_chunk(&chunk, data));
         }
         self.start(&chunk, &mut out);
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {

@@ -1,5 +1,7 @@
 //! Reading a server-sent-event response through a provider's assembler.
 
+use std::time::Duration;
+
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::StreamExt;
 use serde_json::Value;
@@ -20,17 +22,27 @@ pub(crate) trait StreamAssembler {
 }
 
 /// Reads `response` to its end (or its final event) through `assembler`,
-/// forwarding events to `events`.
+/// forwarding events to `events`. Waiting longer than `idle` for the next
+/// event is a [`ModelError::Timeout`].
 pub(crate) async fn read_stream<A: StreamAssembler>(
     response: reqwest::Response,
     mut assembler: A,
     provider: &'static str,
     events: Option<&UnboundedSender<ModelEvent>>,
+    idle: Duration,
 ) -> Result<Parsed, ModelError> {
     let status = response.status().as_u16();
     let mut stream = response.bytes_stream().eventsource();
     let mut count = 0usize;
-    while let Some(item) = stream.next().await {
+    loop {
+        let Ok(next) = tokio::time::timeout(idle, stream.next()).await else {
+            return Err(ModelError::Timeout {
+                provider,
+                after: idle,
+                waiting: format!("no stream event after {count} events"),
+            });
+        };
+        let Some(item) = next else { break };
         match item {
             Ok(event) => {
                 count += 1;

@@ -129,38 +129,131 @@ async fn overloads_without_fallback_exhaust_retries() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// Sends a streamed request over both wires against `turn` (a scenario
+/// turn as JSON) with `max_retries`; returns (wire, result, events, requests
+/// the server saw).
+async fn both_wires(
+    turn: serde_json::Value,
+    max_retries: u32,
+) -> Vec<(
+    &'static str,
+    Result<tascer_model::ModelResponse, ModelError>,
+    Vec<ModelEvent>,
+    usize,
+)> {
+    let mut out = Vec::new();
+    for wire in ["anthropic", "openai"] {
+        let server = common::mock(json!({"turns": [turn.clone()]})).await;
+        let mut config = if wire == "anthropic" {
+            common::anthropic(&server.url())
+        } else {
+            common::openai(&server.openai_base_url())
+        };
+        config.max_retries = max_retries;
+        let (result, events) = common::send(config, &common::request("m", true)).await;
+        out.push((wire, result, events, server.requests().len()));
+    }
+    out
+}
+
+/// Each fault inside a 200 stream, once: retried, and the answer is the
+/// second attempt's, whole.
 #[tokio::test]
-async fn truncated_stream_is_a_typed_error() {
-    let fault =
-        json!({"turns": [{"text": "hello world", "faults": [{"kind": "truncated_stream"}]}]});
-    let server = common::mock(fault.clone()).await;
-    let (result, _) = common::send(
-        common::anthropic(&server.url()),
-        &common::request("m", true),
+async fn faults_inside_a_stream_are_retried_both_wires() {
+    let faults = [
+        json!({"kind": "truncated_stream"}),
+        json!({"kind": "malformed_delta"}),
+        json!({"kind": "close_after", "events": 4}),
+        json!({"kind": "stream_error"}),
+    ];
+    for fault in faults {
+        let turn = json!({"text": "hello world, complete", "faults": [fault.clone()]});
+        for (wire, result, events, requests) in both_wires(turn, 2).await {
+            let response = result.unwrap_or_else(|e| panic!("{wire} {fault}: {e}"));
+            assert_eq!(response.attempts, 2, "{wire} {fault}");
+            assert_eq!(requests, 2, "{wire} {fault}");
+            assert_eq!(
+                response.content,
+                vec![tascer_core::ContentBlock::Text {
+                    text: "hello world, complete".into()
+                }],
+                "{wire} {fault}"
+            );
+            let retries = retries(&events);
+            assert_eq!(retries.len(), 1, "{wire} {fault}: {events:?}");
+            assert_eq!(retries[0].0, 1);
+            // The failed attempt's events were forwarded before the retry;
+            // the retry starts again with message_start.
+            let retry_at = events
+                .iter()
+                .position(|e| matches!(e, ModelEvent::Retry { .. }))
+                .unwrap();
+            let starts = |events: &[ModelEvent]| {
+                events
+                    .iter()
+                    .filter(|e| matches!(e, ModelEvent::Stream(v) if v["type"] == "message_start"))
+                    .count()
+            };
+            assert_eq!(starts(&events[retry_at..]), 1, "{wire} {fault}");
+        }
+    }
+}
+
+/// When the stream faults persist, retries run out and the last fault is
+/// reported as a typed error naming the provider and what was wrong.
+#[tokio::test]
+async fn persistent_stream_faults_exhaust_retries_with_a_typed_error() {
+    let cases = [
+        (
+            json!({"kind": "truncated_stream", "times": 9}),
+            "ended early",
+        ),
+        (
+            json!({"kind": "malformed_delta", "times": 9}),
+            "not valid JSON",
+        ),
+        (
+            json!({"kind": "close_after", "events": 3, "times": 9}),
+            "connection failed after 3 events",
+        ),
+        (
+            json!({"kind": "stream_error", "times": 9}),
+            "mock: internal error in the stream",
+        ),
+    ];
+    for (fault, says) in cases {
+        let turn = json!({"text": "never", "faults": [fault.clone()]});
+        for (wire, result, events, requests) in both_wires(turn, 1).await {
+            let err = result.unwrap_err();
+            let text = err.to_string();
+            assert!(text.starts_with(wire), "{wire} {fault}: {text}");
+            assert!(text.contains(says), "{wire} {fault}: {text}");
+            assert!(err.is_retryable(), "{wire} {fault}: {err:?}");
+            assert!(err.advice().is_some());
+            assert_eq!(requests, 2, "{wire} {fault}");
+            assert_eq!(retries(&events).len(), 1, "{wire} {fault}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn stream_error_stands_for_a_server_error() {
+    let turn = json!({"text": "x", "faults": [{"kind": "stream_error"}]});
+    for (wire, result, _, _) in both_wires(turn, 0).await {
+        let err = result.unwrap_err();
+        assert!(
+            matches!(err, ModelError::Api { status: 500, .. }),
+            "{wire}: {err:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn truncated_non_streamed_body_is_a_typed_error() {
+    let server = common::mock(
+        json!({"turns": [{"text": "hello world", "faults": [{"kind": "truncated_stream"}]}]}),
     )
     .await;
-    let err = result.unwrap_err();
-    assert!(matches!(err, ModelError::TruncatedStream { .. }), "{err:?}");
-    assert!(
-        err.to_string().starts_with("anthropic stream (HTTP 200)"),
-        "{err}"
-    );
-    assert_eq!(server.requests().len(), 1, "not retried");
-
-    let server = common::mock(fault.clone()).await;
-    let (result, _) = common::send(
-        common::openai(&server.openai_base_url()),
-        &common::request("m", true),
-    )
-    .await;
-    let err = result.unwrap_err();
-    assert!(matches!(err, ModelError::TruncatedStream { .. }), "{err:?}");
-    assert!(
-        err.to_string().starts_with("openai stream (HTTP 200)"),
-        "{err}"
-    );
-
-    let server = common::mock(fault).await;
     let (result, _) = common::send(
         common::anthropic(&server.url()),
         &common::request("m", false),
@@ -174,37 +267,78 @@ async fn truncated_stream_is_a_typed_error() {
 }
 
 #[tokio::test]
-async fn malformed_delta_is_a_typed_error() {
+async fn malformed_delta_names_the_event() {
     let fault = json!({"turns": [{"text": "hello", "faults": [{"kind": "malformed_delta"}]}]});
-    let server = common::mock(fault.clone()).await;
-    let (result, _) = common::send(
-        common::anthropic(&server.url()),
-        &common::request("m", true),
-    )
-    .await;
-    let err = result.unwrap_err();
-    assert!(
-        matches!(err, ModelError::MalformedStream { status: 200, .. }),
-        "{err:?}"
-    );
-    let text = err.to_string();
+    let server = common::mock(fault).await;
+    let mut config = common::anthropic(&server.url());
+    config.max_retries = 0;
+    let (result, _) = common::send(config, &common::request("m", true)).await;
+    let text = result.unwrap_err().to_string();
     assert!(
         text.starts_with(
             "anthropic stream (HTTP 200): event 4 (content_block_delta) is not valid JSON"
         ),
         "{text}"
     );
-    assert_eq!(server.requests().len(), 1, "not retried");
+}
 
-    let server = common::mock(fault).await;
-    let (result, _) = common::send(
-        common::openai(&server.openai_base_url()),
-        &common::request("m", true),
-    )
-    .await;
-    let err = result.unwrap_err();
-    assert!(matches!(err, ModelError::MalformedStream { .. }), "{err:?}");
-    assert!(err.to_string().contains("not valid JSON"), "{err}");
+/// A server that never answers, and one that stalls after a few events:
+/// each attempt ends after the idle timeout, is retried, and when retries
+/// run out the error says what was awaited.
+#[tokio::test]
+async fn hanging_and_stalling_servers_time_out_and_are_retried() {
+    for (fault, waiting) in [
+        (json!({"kind": "hang", "times": 9}), "no response"),
+        (
+            json!({"kind": "stall_after", "events": 3, "times": 9}),
+            "no stream event after 3 events",
+        ),
+    ] {
+        let turn = json!({"text": "never", "faults": [fault.clone()]});
+        for wire in ["anthropic", "openai"] {
+            let server = common::mock(json!({"turns": [turn.clone()]})).await;
+            let mut config = if wire == "anthropic" {
+                common::anthropic(&server.url())
+            } else {
+                common::openai(&server.openai_base_url())
+            };
+            config.max_retries = 1;
+            config.request_timeout = Duration::from_millis(300);
+            let started = Instant::now();
+            let (result, events) = common::send(config, &common::request("m", true)).await;
+            let err = result.unwrap_err();
+            assert!(
+                matches!(err, ModelError::Timeout { .. }),
+                "{wire} {fault}: {err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!("{wire} request timed out: {waiting} for 0.3s"),
+            );
+            assert_eq!(server.requests().len(), 2, "{wire} {fault}");
+            assert_eq!(retries(&events).len(), 1);
+            assert!(started.elapsed() < Duration::from_secs(5));
+        }
+    }
+    // A stall once: the retry succeeds.
+    let turn = json!({"text": "after a stall", "faults": [{"kind": "stall_after", "events": 2}]});
+    let server = common::mock(json!({"turns": [turn]})).await;
+    let mut config = common::openai(&server.openai_base_url());
+    config.request_timeout = Duration::from_millis(300);
+    let (result, _) = common::send(config, &common::request("m", true)).await;
+    assert_eq!(result.unwrap().attempts, 2);
+}
+
+/// The timeout is between events, not for the whole answer: a stream whose
+/// events keep coming is never cut off.
+#[tokio::test]
+async fn a_slow_but_steady_answer_is_not_cut_off() {
+    let server = common::mock(json!({"turns": [{"text": "slow start", "latency_ms": 200}]})).await;
+    let mut config = common::anthropic(&server.url());
+    config.request_timeout = Duration::from_millis(350);
+    config.max_retries = 0;
+    let (result, _) = common::send(config, &common::request("m", true)).await;
+    assert_eq!(result.unwrap().attempts, 1);
 }
 
 #[tokio::test]
@@ -245,7 +379,7 @@ async fn unreachable_base_url() {
 }
 
 #[tokio::test]
-async fn whole_request_timeout() {
+async fn slow_first_response_times_out() {
     let server = common::mock(json!({"turns": [{"text": "slow", "latency_ms": 3000}]})).await;
     let mut config = common::openai(&server.openai_base_url());
     config.request_timeout = Duration::from_millis(200);

@@ -3,7 +3,7 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::http;
+use crate::http::{self, StreamEnd};
 use crate::reply::{Reply, split_chunks};
 use crate::scenario::FaultKind;
 
@@ -20,7 +20,7 @@ pub(crate) fn respond(reply: &Reply, stream: bool) -> Response {
 }
 
 /// A fault as a response; `reply` is the answer the fault interrupts.
-pub(crate) fn fault(kind: &FaultKind, reply: &Reply, stream: bool) -> Response {
+pub(crate) async fn fault(kind: &FaultKind, reply: &Reply, stream: bool) -> Response {
     match kind {
         FaultKind::RateLimit { retry_after_s } => error(
             429,
@@ -56,7 +56,34 @@ pub(crate) fn fault(kind: &FaultKind, reply: &Reply, stream: bool) -> Response {
             http::sse(frames)
         }
         FaultKind::MalformedDelta => http::malformed_json(),
+        FaultKind::CloseAfter { events } if stream => {
+            http::sse_then(partial_frames(reply, *events), StreamEnd::Abort)
+        }
+        FaultKind::CloseAfter { .. } => http::truncated_json(&message(reply)),
+        FaultKind::StreamError if stream => {
+            let mut frames = partial_frames(reply, 3);
+            frames.push(frame(&(
+                "error",
+                json!({"type": "error",
+                       "error": {"type": "api_error", "message": "mock: internal error in the stream"}}),
+            )));
+            http::sse(frames)
+        }
+        FaultKind::StreamError => error(500, "api_error", "mock: internal server error", None),
+        FaultKind::StallAfter { events } if stream => {
+            http::sse_then(partial_frames(reply, *events), StreamEnd::Stall)
+        }
+        FaultKind::Hang | FaultKind::StallAfter { .. } => http::never().await,
     }
+}
+
+/// The first `n` frames of the answer's stream, never its final
+/// `message_stop`.
+fn partial_frames(reply: &Reply, n: u32) -> Vec<String> {
+    let events = events(reply);
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    let n = n.min(events.len().saturating_sub(1));
+    events.iter().take(n).map(frame).collect()
 }
 
 /// An Anthropic error response.

@@ -1,10 +1,9 @@
 //! Small helpers building HTTP responses.
 
-use std::convert::Infallible;
-
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
+use futures::StreamExt;
 use serde_json::Value;
 
 /// A response with the given status, content type and body.
@@ -33,12 +32,52 @@ pub(crate) fn error(status: u16, value: &Value, retry_after_s: Option<u64>) -> R
 
 /// A `text/event-stream` response sending each frame as its own chunk.
 pub(crate) fn sse(frames: Vec<String>) -> Response {
-    let stream = futures::stream::iter(
+    sse_then(frames, StreamEnd::Finish)
+}
+
+/// Never answers: the request stays accepted and unanswered until the
+/// client gives up (the connection's task is dropped then).
+pub(crate) async fn never() -> Response {
+    std::future::pending().await
+}
+
+/// How a scripted event stream ends after its frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamEnd {
+    /// The body ends normally (the chunked body is terminated).
+    Finish,
+    /// The connection is aborted: the client sees a transport error.
+    Abort,
+    /// Nothing more is sent; the connection stays open.
+    Stall,
+}
+
+/// A `text/event-stream` response sending `frames`, then ending as `end` says.
+pub(crate) fn sse_then(frames: Vec<String>, end: StreamEnd) -> Response {
+    let frames = futures::stream::iter(
         frames
             .into_iter()
-            .map(|f| Ok::<_, Infallible>(bytes::Bytes::from(f))),
+            .map(|f| Ok::<_, std::io::Error>(bytes::Bytes::from(f))),
     );
-    let mut resp = raw(200, "text/event-stream", Body::from_stream(stream));
+    let tail = futures::stream::once(async move {
+        match end {
+            StreamEnd::Stall => std::future::pending().await,
+            StreamEnd::Abort | StreamEnd::Finish => {
+                // Let the frames reach the client first, as they would from
+                // a provider that drops the connection mid-answer.
+                tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "mock: connection dropped",
+                ))
+            }
+        }
+    });
+    let body = match end {
+        StreamEnd::Finish => Body::from_stream(frames),
+        StreamEnd::Abort | StreamEnd::Stall => Body::from_stream(frames.chain(tail)),
+    };
+    let mut resp = raw(200, "text/event-stream", body);
     resp.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     resp

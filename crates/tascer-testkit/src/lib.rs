@@ -4,8 +4,9 @@
 //! and OpenAI Chat Completions (`POST /v1/chat/completions`), streaming and
 //! not, and plays a [`Scenario`]: the request whose history holds *n*
 //! assistant messages gets turn *n*. Turns can inject [`Fault`]s (rate
-//! limits, 5xx, overload, truncated or malformed streams) before their normal
-//! answer. Every request is recorded ([`MockServer::requests`], or
+//! limits, 5xx, overload, truncated or malformed streams, dropped
+//! connections, errors inside a stream, requests never answered, streams
+//! that go silent) before their normal answer. Every request is recorded ([`MockServer::requests`], or
 //! `GET /_mock/requests`), and [`check_tool_pairing`] checks the tool
 //! call/result invariant of a recorded body.
 //!

@@ -3,7 +3,7 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use crate::http;
+use crate::http::{self, StreamEnd};
 use crate::reply::{Reply, split_chunks, unix_now};
 use crate::scenario::FaultKind;
 
@@ -31,7 +31,7 @@ pub(crate) fn respond(reply: &Reply, stream: bool, include_usage: bool) -> Respo
 }
 
 /// A fault as a response; `reply` is the answer the fault interrupts.
-pub(crate) fn fault(kind: &FaultKind, reply: &Reply, stream: bool) -> Response {
+pub(crate) async fn fault(kind: &FaultKind, reply: &Reply, stream: bool) -> Response {
     match kind {
         FaultKind::RateLimit { retry_after_s } => error(
             429,
@@ -78,7 +78,39 @@ pub(crate) fn fault(kind: &FaultKind, reply: &Reply, stream: bool) -> Response {
             http::sse(frames)
         }
         FaultKind::MalformedDelta => http::malformed_json(),
+        FaultKind::CloseAfter { events } if stream => {
+            http::sse_then(partial_frames(reply, *events), StreamEnd::Abort)
+        }
+        FaultKind::CloseAfter { .. } => http::truncated_json(&completion(reply)),
+        FaultKind::StreamError if stream => {
+            let mut frames = partial_frames(reply, 2);
+            frames.push(frame(&json!({"error": {
+                "message": "mock: internal error in the stream",
+                "type": "server_error", "param": null, "code": null,
+            }})));
+            http::sse(frames)
+        }
+        FaultKind::StreamError => error(
+            500,
+            "server_error",
+            None,
+            "mock: internal server error",
+            None,
+        ),
+        FaultKind::StallAfter { events } if stream => {
+            http::sse_then(partial_frames(reply, *events), StreamEnd::Stall)
+        }
+        FaultKind::Hang | FaultKind::StallAfter { .. } => http::never().await,
     }
+}
+
+/// The first `n` chunks of the answer's stream, never the one with the
+/// `finish_reason`, never `[DONE]`.
+fn partial_frames(reply: &Reply, n: u32) -> Vec<String> {
+    let all = chunks(reply, false);
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    let n = n.min(all.len().saturating_sub(1));
+    all.iter().take(n).map(frame).collect()
 }
 
 /// An OpenAI error response.

@@ -343,6 +343,27 @@ pub enum FaultKind {
     /// Streaming: a delta whose data is not valid JSON, then the end.
     /// Non-streaming: an invalid JSON body.
     MalformedDelta,
+    /// Streaming: the first `events` events of the answer (never its final
+    /// one), then the connection is aborted (no end of the chunked body),
+    /// as when a proxy or the provider drops it. Non-streaming: the JSON
+    /// body cut in half.
+    CloseAfter {
+        /// Events sent before the connection drops.
+        events: u32,
+    },
+    /// Streaming: a few events, then an error inside the stream (an
+    /// Anthropic `event: error` with `api_error`, an OpenAI chunk with an
+    /// `error` object of type `server_error`), then the end. Non-streaming:
+    /// HTTP 500.
+    StreamError,
+    /// The request is accepted and never answered (no status, no headers).
+    Hang,
+    /// Streaming: the headers and the first `events` events, then nothing
+    /// more while the connection stays open. Non-streaming: like `Hang`.
+    StallAfter {
+        /// Events sent before the stream goes silent.
+        events: u32,
+    },
 }
 
 /// A fault, repeated `times` attempts, optionally only for one model.
@@ -392,6 +413,26 @@ impl Fault {
         Self::of(FaultKind::MalformedDelta)
     }
 
+    /// A stream that drops its connection after `events` events.
+    pub fn close_after(events: u32) -> Self {
+        Self::of(FaultKind::CloseAfter { events })
+    }
+
+    /// A stream carrying an error event (or error chunk).
+    pub fn stream_error() -> Self {
+        Self::of(FaultKind::StreamError)
+    }
+
+    /// A request that is never answered.
+    pub fn hang() -> Self {
+        Self::of(FaultKind::Hang)
+    }
+
+    /// A stream that goes silent after `events` events.
+    pub fn stall_after(events: u32) -> Self {
+        Self::of(FaultKind::StallAfter { events })
+    }
+
     /// Repeats the fault for `n` successive attempts.
     pub fn times(mut self, n: u32) -> Self {
         self.times = n.max(1);
@@ -418,6 +459,10 @@ enum RawKind {
     Overloaded,
     TruncatedStream,
     MalformedDelta,
+    CloseAfter,
+    StreamError,
+    Hang,
+    StallAfter,
 }
 
 /// The JSON shape of a fault.
@@ -429,6 +474,8 @@ struct RawFault {
     retry_after_s: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    events: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     times: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -444,6 +491,12 @@ impl TryFrom<RawFault> for Fault {
         }
         if raw.status.is_some() && !matches!(raw.kind, RawKind::ServerError) {
             return Err("fault field `status` is only valid for kind `server_error`".into());
+        }
+        if raw.events.is_some() && !matches!(raw.kind, RawKind::CloseAfter | RawKind::StallAfter) {
+            return Err(
+                "fault field `events` is only valid for kinds `close_after` and `stall_after`"
+                    .into(),
+            );
         }
         let kind = match raw.kind {
             RawKind::RateLimit => FaultKind::RateLimit {
@@ -461,6 +514,14 @@ impl TryFrom<RawFault> for Fault {
             RawKind::Overloaded => FaultKind::Overloaded,
             RawKind::TruncatedStream => FaultKind::TruncatedStream,
             RawKind::MalformedDelta => FaultKind::MalformedDelta,
+            RawKind::CloseAfter => FaultKind::CloseAfter {
+                events: raw.events.unwrap_or(3),
+            },
+            RawKind::StreamError => FaultKind::StreamError,
+            RawKind::Hang => FaultKind::Hang,
+            RawKind::StallAfter => FaultKind::StallAfter {
+                events: raw.events.unwrap_or(3),
+            },
         };
         let times = raw.times.unwrap_or(1);
         if times == 0 {
@@ -476,19 +537,24 @@ impl TryFrom<RawFault> for Fault {
 
 impl From<Fault> for RawFault {
     fn from(f: Fault) -> Self {
-        let (kind, retry_after_s, status) = match f.kind {
+        let (kind, retry_after_s, status, events) = match f.kind {
             FaultKind::RateLimit { retry_after_s } => {
-                (RawKind::RateLimit, Some(retry_after_s), None)
+                (RawKind::RateLimit, Some(retry_after_s), None, None)
             }
-            FaultKind::ServerError { status } => (RawKind::ServerError, None, Some(status)),
-            FaultKind::Overloaded => (RawKind::Overloaded, None, None),
-            FaultKind::TruncatedStream => (RawKind::TruncatedStream, None, None),
-            FaultKind::MalformedDelta => (RawKind::MalformedDelta, None, None),
+            FaultKind::ServerError { status } => (RawKind::ServerError, None, Some(status), None),
+            FaultKind::Overloaded => (RawKind::Overloaded, None, None, None),
+            FaultKind::TruncatedStream => (RawKind::TruncatedStream, None, None, None),
+            FaultKind::MalformedDelta => (RawKind::MalformedDelta, None, None, None),
+            FaultKind::CloseAfter { events } => (RawKind::CloseAfter, None, None, Some(events)),
+            FaultKind::StreamError => (RawKind::StreamError, None, None, None),
+            FaultKind::Hang => (RawKind::Hang, None, None, None),
+            FaultKind::StallAfter { events } => (RawKind::StallAfter, None, None, Some(events)),
         };
         RawFault {
             kind,
             retry_after_s,
             status,
+            events,
             times: (f.times != 1).then_some(f.times),
             model: f.model,
         }

@@ -134,8 +134,8 @@ async fn handle(
         && let Some(fault) = shared.take_fault(info.conversation_key, info.turn_index, turn, &model)
     {
         return match wire {
-            Wire::Anthropic => anthropic::fault(&fault, &reply, info.stream),
-            Wire::OpenAi => openai::fault(&fault, &reply, info.stream),
+            Wire::Anthropic => anthropic::fault(&fault, &reply, info.stream).await,
+            Wire::OpenAi => openai::fault(&fault, &reply, info.stream).await,
         };
     }
     if let Some(turn) = turn

@@ -268,3 +268,128 @@ async fn truncated_empty_turn_has_no_terminal_event() {
             .all(|(e, _)| !matches!(e.as_deref(), Some("message_delta" | "message_stop")))
     );
 }
+
+/// Streams the response of a POST; returns the status and the body bytes
+/// read until the body ends, fails, or nothing arrives for `quiet`, and how
+/// it ended: "end", "error" or "silent".
+async fn read_until_quiet(
+    server: &MockServer,
+    path: &str,
+    body: &Value,
+    quiet: std::time::Duration,
+) -> (Option<u16>, String, &'static str) {
+    use futures::StreamExt;
+    let send = reqwest::Client::new()
+        .post(format!("{}{path}", server.url()))
+        .json(body)
+        .send();
+    let resp = match tokio::time::timeout(quiet, send).await {
+        Err(_) => return (None, String::new(), "silent"),
+        Ok(Err(_)) => return (None, String::new(), "error"),
+        Ok(Ok(resp)) => resp,
+    };
+    let status = resp.status().as_u16();
+    let mut stream = resp.bytes_stream();
+    let mut text = String::new();
+    loop {
+        match tokio::time::timeout(quiet, stream.next()).await {
+            Err(_) => return (Some(status), text, "silent"),
+            Ok(None) => return (Some(status), text, "end"),
+            Ok(Some(Err(_))) => return (Some(status), text, "error"),
+            Ok(Some(Ok(bytes))) => text.push_str(&String::from_utf8_lossy(&bytes)),
+        }
+    }
+}
+
+#[tokio::test]
+async fn close_after_drops_the_connection_after_n_events_both_wires() {
+    let quiet = std::time::Duration::from_secs(3);
+    let scenario = Scenario::new().turn(
+        Turn::text("a long enough answer")
+            .with_tool("Read", json!({"file_path": "a.txt"}))
+            .with_fault(Fault::close_after(5)),
+    );
+    let server = MockServer::start(scenario).await.unwrap();
+    let (status, text, end) = read_until_quiet(
+        &server,
+        "/v1/messages",
+        &anthropic_body(user("hi"), true),
+        quiet,
+    )
+    .await;
+    assert_eq!((status, end), (Some(200), "error"));
+    let events = parse_sse(&text);
+    assert_eq!(events.len(), 5, "{text}");
+    assert!(events.iter().all(|(_, d)| is_json(d)));
+    let (status, text, end) = read_until_quiet(
+        &server,
+        "/v1/chat/completions",
+        &openai_body(user("hi"), true),
+        quiet,
+    )
+    .await;
+    assert_eq!((status, end), (Some(200), "error"));
+    let events = parse_sse(&text);
+    assert_eq!(events.len(), 5, "{text}");
+    assert!(events.iter().all(|(_, d)| is_json(d) && d != "[DONE]"));
+    // The fault was served once for this conversation: the whole answer now.
+    let (_, text, end) = read_until_quiet(
+        &server,
+        "/v1/messages",
+        &anthropic_body(user("hi"), true),
+        quiet,
+    )
+    .await;
+    assert_eq!(end, "end");
+    assemble_anthropic(&parse_sse(&text));
+}
+
+#[tokio::test]
+async fn stream_error_event_and_chunk() {
+    let scenario = Scenario::new().turn(Turn::text("some text").with_fault(Fault::stream_error()));
+    let server = MockServer::start(scenario).await.unwrap();
+    let (status, _, text) = post(&server, "/v1/messages", &anthropic_body(user("hi"), true)).await;
+    assert_eq!(status, 200);
+    let events = parse_sse(&text);
+    let (name, data) = events.last().unwrap();
+    assert_eq!(name.as_deref(), Some("error"));
+    let v: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(v["type"], "error");
+    assert_eq!(v["error"]["type"], "api_error");
+    assert_eq!(events[0].0.as_deref(), Some("message_start"));
+
+    let scenario = Scenario::new().turn(Turn::text("some text").with_fault(Fault::stream_error()));
+    let server = MockServer::start(scenario).await.unwrap();
+    let (status, _, text) = post(
+        &server,
+        "/v1/chat/completions",
+        &openai_body(user("hi"), true),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let events = parse_sse(&text);
+    let v: Value = serde_json::from_str(&events.last().unwrap().1).unwrap();
+    assert_eq!(v["error"]["type"], "server_error");
+    assert!(events.iter().all(|(_, d)| d != "[DONE]"));
+}
+
+#[tokio::test]
+async fn hang_and_stall_after_send_nothing_more() {
+    let quiet = std::time::Duration::from_millis(400);
+    let scenario = Scenario::new().turn(
+        Turn::text("a long enough answer")
+            .with_fault(Fault::hang())
+            .with_fault(Fault::stall_after(3)),
+    );
+    let server = MockServer::start(scenario).await.unwrap();
+    let body = openai_body(user("hi"), true);
+    let (status, _, end) = read_until_quiet(&server, "/v1/chat/completions", &body, quiet).await;
+    assert_eq!((status, end), (None, "silent"), "no status, no headers");
+    let (status, text, end) = read_until_quiet(&server, "/v1/chat/completions", &body, quiet).await;
+    assert_eq!((status, end), (Some(200), "silent"));
+    assert_eq!(parse_sse(&text).len(), 3, "{text}");
+    let (_, text, end) = read_until_quiet(&server, "/v1/chat/completions", &body, quiet).await;
+    assert_eq!(end, "end");
+    assert!(text.contains("[DONE]"));
+    assert_eq!(server.requests().len(), 3);
+}

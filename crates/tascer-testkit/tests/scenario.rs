@@ -22,7 +22,11 @@ fn parses_the_documented_format() {
                 {"kind": "server_error", "status": 502},
                 {"kind": "overloaded", "times": 3, "model": "primary-model"},
                 {"kind": "truncated_stream"},
-                {"kind": "malformed_delta"}
+                {"kind": "malformed_delta"},
+                {"kind": "close_after", "events": 6},
+                {"kind": "stream_error"},
+                {"kind": "hang"},
+                {"kind": "stall_after", "events": 2}
               ]
             },
             {"tool_calls": [{"name": "Bash", "input": {"command": "ls"}}]}
@@ -44,6 +48,10 @@ fn parses_the_documented_format() {
     );
     assert_eq!(t.faults[3], Fault::truncated_stream());
     assert_eq!(t.faults[4], Fault::malformed_delta());
+    assert_eq!(t.faults[5], Fault::close_after(6));
+    assert_eq!(t.faults[6], Fault::stream_error());
+    assert_eq!(t.faults[7], Fault::hang());
+    assert_eq!(t.faults[8], Fault::stall_after(2));
     assert_eq!(s.turns[1].effective_stop_reason(), "tool_use");
     assert_eq!(t.effective_stop_reason(), "end_turn");
 }
@@ -58,6 +66,10 @@ fn builders_round_trip_through_json() {
                 .with_tool("Read", json!({"file_path": "x"}))
                 .with_fault(Fault::rate_limit(3))
                 .with_fault(Fault::server_error(503).times(2))
+                .with_fault(Fault::close_after(4))
+                .with_fault(Fault::stall_after(1).times(2))
+                .with_fault(Fault::stream_error())
+                .with_fault(Fault::hang())
                 .with_latency_ms(10),
         )
         .turn(Turn::tool("Bash", json!({"command": "ls"})))
@@ -80,6 +92,11 @@ fn errors_name_the_problem() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("5xx"), "{err}");
+
+    let err =
+        Scenario::from_json(r#"{"turns": [{"faults": [{"kind": "stream_error", "events": 2}]}]}"#)
+            .unwrap_err();
+    assert!(err.to_string().contains("`events`"), "{err}");
 
     let err = Scenario::from_json(r#"{"turns": [{"tool_calls": [{"name": ""}]}]}"#).unwrap_err();
     assert!(err.to_string().contains("name"), "{err}");

@@ -25,6 +25,7 @@ mod edit;
 mod error;
 mod glob;
 mod grep;
+mod lazy_client;
 mod multi_edit;
 mod notebook;
 mod read;

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
 use crate::error::ToolError;
+use crate::lazy_client::LazyClient;
 use crate::state::ToolState;
 use crate::util::{blocking, finish, input_schema, parse_input, truncate_chars};
 
@@ -70,7 +71,7 @@ pub(crate) struct WebFetchInput {
 pub struct WebFetchTool {
     state: ToolState,
     config: WebFetchConfig,
-    client: Result<reqwest::Client, String>,
+    client: LazyClient,
 }
 
 impl std::fmt::Debug for WebFetchTool {
@@ -90,12 +91,13 @@ impl WebFetchTool {
 
     /// A `WebFetch` tool with custom limits.
     pub fn with_config(state: ToolState, config: WebFetchConfig) -> Self {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::limited(config.max_redirects))
-            .timeout(config.timeout)
-            .user_agent(concat!("tascer/", env!("CARGO_PKG_VERSION"), " (WebFetch)"))
-            .build()
-            .map_err(|e| format!("Cannot build the HTTP client: {e}"));
+        let (max_redirects, timeout) = (config.max_redirects, config.timeout);
+        let client = LazyClient::new(move || {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::limited(max_redirects))
+                .timeout(timeout)
+                .user_agent(concat!("tascer/", env!("CARGO_PKG_VERSION"), " (WebFetch)"))
+        });
         WebFetchTool {
             state,
             config,
@@ -279,7 +281,7 @@ impl WebFetchTool {
     async fn run(&self, input: Value) -> Result<ToolOutput, ToolError> {
         let input: WebFetchInput = parse_input(NAME, input)?;
         let url = prepare_url(&input.url)?;
-        let client = self.client.as_ref().map_err(ToolError::msg)?;
+        let client = self.client.get().map_err(ToolError::msg)?;
         let started = Instant::now();
 
         let mut resp = client

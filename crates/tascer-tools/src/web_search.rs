@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
 use crate::error::ToolError;
+use crate::lazy_client::LazyClient;
 use crate::state::ToolState;
 use crate::util::{finish, input_schema, parse_input};
 
@@ -55,7 +56,7 @@ pub struct BraveSearch {
     api_key: String,
     base_url: String,
     count: u32,
-    client: Result<reqwest::Client, String>,
+    client: LazyClient,
 }
 
 impl BraveSearch {
@@ -72,10 +73,7 @@ impl BraveSearch {
             api_key: api_key.into(),
             base_url: Self::DEFAULT_BASE_URL.into(),
             count: 10,
-            client: reqwest::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .build()
-                .map_err(|e| format!("Cannot build the HTTP client: {e}")),
+            client: LazyClient::new(|| reqwest::Client::builder().timeout(Duration::from_secs(30))),
         }
     }
 
@@ -123,7 +121,7 @@ impl BraveSearch {
             [("q", Self::query_text(request).as_str()), ("count", &count)],
         )
         .map_err(|e| format!("Invalid Brave Search URL {endpoint}: {e}"))?;
-        let client = self.client.as_ref().map_err(String::clone)?;
+        let client = self.client.get()?;
         let resp = client
             .get(url)
             .header(reqwest::header::ACCEPT, "application/json")

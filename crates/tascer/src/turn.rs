@@ -311,7 +311,11 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
             result.is_error = true;
             result.api_error_status = err.status();
             result.result = Some(format!("API Error: {err}"));
-            result.errors.push(err.to_string());
+            // What failed and what to try, in one sentence.
+            result.errors.push(match err.advice() {
+                Some(advice) => format!("{err}; {advice}"),
+                None => err.to_string(),
+            });
             result.terminal_reason = "api_error".into();
         }
     }

@@ -142,9 +142,10 @@ async fn a_second_prompt_in_the_same_client_carries_the_history() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn truncated_stream_ends_with_a_clear_api_error() {
+async fn a_stream_truncated_on_every_attempt_ends_with_a_clear_api_error() {
     let env = Env::new();
-    let scenario = Scenario::new().turn(Turn::text("cut").with_fault(Fault::truncated_stream()));
+    let scenario =
+        Scenario::new().turn(Turn::text("cut").with_fault(Fault::truncated_stream().times(10)));
     let server = MockServer::start(scenario).await.unwrap();
     let messages = collect("x", anthropic_options(&server, &env)).await;
     let result = result_of(&messages);
@@ -155,9 +156,10 @@ async fn truncated_stream_ends_with_a_clear_api_error() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn malformed_delta_over_openai_ends_with_a_clear_api_error() {
+async fn malformed_deltas_over_openai_end_with_a_clear_api_error() {
     let env = Env::new();
-    let scenario = Scenario::new().turn(Turn::text("bad").with_fault(Fault::malformed_delta()));
+    let scenario =
+        Scenario::new().turn(Turn::text("bad").with_fault(Fault::malformed_delta().times(10)));
     let server = MockServer::start(scenario).await.unwrap();
     let messages = collect("x", openai_options(&server, &env)).await;
     let result = result_of(&messages);
