@@ -25,7 +25,7 @@ fn time_command(program: &Path, args: &[&str], runs: usize) -> Option<Vec<f64>> 
 }
 
 /// The release `tascer` binary next to this executable, if built.
-fn tascer_binary() -> Option<PathBuf> {
+pub(crate) fn tascer_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     Some(exe.parent()?.join("tascer")).filter(|p| p.exists())
 }

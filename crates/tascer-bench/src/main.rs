@@ -4,6 +4,7 @@
 //! `scripts/bench grep` (see [`GROUPS`]).
 
 mod cli;
+mod concurrency;
 mod gates;
 mod guard;
 mod ledger;
@@ -20,12 +21,16 @@ const GROUPS: &[(&str, &str)] = &[
     ("guard", "permission decisions and PreToolUse hooks"),
     ("ledger", "ledger append, verify, context capture"),
     ("gates", "default pre+post gates of an Edit call"),
+    (
+        "concurrency",
+        "sessions/s of 20 and 50 tascer run processes on one home",
+    ),
 ];
 
 fn usage() -> String {
     let mut s = String::from("usage: tascer-bench [all | GROUP...]\ngroups:\n");
     for (name, what) in GROUPS {
-        s.push_str(&format!("  {name:<7} {what}\n"));
+        s.push_str(&format!("  {name:<11} {what}\n"));
     }
     s
 }
@@ -56,6 +61,7 @@ async fn main() -> anyhow::Result<()> {
             "guard" => guard::run().await?,
             "ledger" => ledger::run().await?,
             "gates" => gates::run().await?,
+            "concurrency" => concurrency::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

@@ -43,6 +43,21 @@ impl Ledger {
         })
     }
 
+    /// The ledger tables in an open database (the session store's
+    /// [`Db`](tascer_store::Db), so both write through one connection),
+    /// with evidence and key as for [`open`](Self::open).
+    pub fn with_db(
+        db: std::sync::Arc<tascer_store::Db>,
+        evidence_root: impl Into<PathBuf>,
+        signing_key: Option<SigningKey>,
+    ) -> Result<Self> {
+        Ok(Ledger {
+            store: LedgerStore::with_db(db)?,
+            evidence_root: evidence_root.into(),
+            key: signing_key,
+        })
+    }
+
     /// Opens `<home>/tascer.db` with evidence under `<home>/evidence`.
     pub fn open_in_home(home: impl AsRef<Path>, signing_key: Option<SigningKey>) -> Result<Self> {
         let home = home.as_ref();

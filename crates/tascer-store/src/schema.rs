@@ -1,13 +1,9 @@
-//! The SQLite schema and connection settings.
+//! The session store's SQLite schema (connection settings: [`crate::db`]).
 
 use rusqlite::Connection;
 
-/// Creates the tables if they are missing and sets WAL mode.
-pub(crate) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+/// Creates the tables if they are missing.
+pub(crate) fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS sessions (
             id             TEXT PRIMARY KEY,

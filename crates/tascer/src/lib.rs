@@ -36,6 +36,7 @@ mod setup;
 mod system_prompt;
 mod task_tool;
 mod turn;
+mod write_failure;
 
 pub use client::{Client, Interrupter};
 pub use error::Error;

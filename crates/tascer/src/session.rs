@@ -13,6 +13,7 @@ use crate::governance::Governance;
 use crate::options::{Options, SystemPrompt};
 use crate::proof::Proof;
 use crate::system_prompt::default_system_prompt;
+use crate::write_failure::WriteFailure;
 use tascer_guard::hooks::{HookRunner, SessionStartSource};
 use tascer_mcp::{McpManager, McpOptions};
 
@@ -152,18 +153,22 @@ impl Session {
             Some(key) => Some(key.clone()),
             None => tascer_ledger::load_home_signing_key(&home)?,
         };
-        let ledger = Arc::new(tascer_ledger::Ledger::open(
-            store.path(),
+        // One connection for the session store and the ledger: their
+        // writes queue inside this process instead of competing for the
+        // file lock with each other.
+        let ledger = Arc::new(tascer_ledger::Ledger::with_db(
+            Arc::clone(store.db()),
             home.join("evidence"),
             signing_key,
         )?);
-        let proof = Proof::new(ledger, id.clone());
+        let failure = WriteFailure::default();
+        let proof = Proof::new(ledger, id.clone(), failure.clone());
         proof.start(
             &model,
             &options_digest_value(&options, &model),
             &system_prompt,
             serde_json::json!({"cwd": cwd_text, "tascer_version": crate::VERSION}),
-        );
+        )?;
         let shared_cwd = Arc::new(Mutex::new(cwd.clone()));
         let env = LoopEnv {
             session_id: id.clone(),
@@ -180,6 +185,7 @@ impl Session {
             sink: Arc::new(Mutex::new(None)),
             pending_totals: Arc::default(),
             proof,
+            failure,
         };
         let governance = Arc::new(Governance::new(
             Some(HookRunner::new(parts.hooks)),
