@@ -11,6 +11,9 @@ pub enum LedgerError {
     /// (contention that outlasted every retry, disk full, …).
     #[error(transparent)]
     Db(#[from] tascer_store::DbError),
+    /// The session store could not be read.
+    #[error(transparent)]
+    Store(#[from] tascer_store::StoreError),
     /// A query failed.
     #[error("ledger query failed: {0}")]
     Sqlite(#[from] rusqlite::Error),

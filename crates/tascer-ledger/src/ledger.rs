@@ -230,19 +230,29 @@ impl Ledger {
     }
 
     /// Verifies a session; without `trusted_key`, the ledger's own key (if
-    /// any) is trusted.
+    /// any) is trusted. When the chain is intact and the database holds the
+    /// session's stored summary, that summary is cross-checked against the
+    /// chain ([`check_summary`](crate::check_summary)).
     pub fn verify(
         &self,
         session_id: &str,
         trusted_key: Option<&VerifyingKey>,
     ) -> Result<VerifyReport> {
         let own = self.verifying_key();
-        verify_session(
+        let mut report = verify_session(
             &self.store,
             session_id,
             &self.evidence(session_id),
             trusted_key.or(own.as_ref()),
-        )
+        )?;
+        if report.first_broken.is_none()
+            && let Some(summary) = tascer_store::session_summary(self.store.db(), session_id)?
+        {
+            let entries = self.store.entries(session_id)?;
+            report.summary_mismatches = crate::check_summary(&entries, &summary);
+            report.ok &= report.summary_mismatches.is_empty();
+        }
+        Ok(report)
     }
 
     /// The data of a session report.

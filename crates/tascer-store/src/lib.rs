@@ -10,8 +10,10 @@ mod error;
 mod history;
 mod schema;
 mod store;
+mod summary;
 
 pub use db::{Contention, Db, DbError};
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
 pub use store::{NewSession, SessionInfo, SessionStore, Totals};
+pub use summary::{SessionSummary, session_summary};

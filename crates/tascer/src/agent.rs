@@ -275,9 +275,12 @@ impl Agent {
         let _ = forwarder.await;
         if let Ok(r) = &response {
             self.env.add_usage(&r.model, &r.usage);
-            self.env
-                .proof
-                .model_response(&r.model, &r.content, &r.usage);
+            self.env.proof.model_response(
+                &r.model,
+                &r.content,
+                &r.usage,
+                self.parent_tool_use_id.as_deref(),
+            );
         }
         response
     }

@@ -194,9 +194,16 @@ impl Proof {
     }
 
     /// Stages a model response: digest of its content (kept as evidence),
-    /// usage and model. It is written with the first entry of what the
-    /// response leads to (a tool call or the turn's end).
-    pub fn model_response(&self, model: &str, content: &[ContentBlock], usage: &Usage) {
+    /// usage, model, and the Task call it belongs to for a subagent. It is
+    /// written with the first entry of what the response leads to (a tool
+    /// call or the turn's end).
+    pub fn model_response(
+        &self,
+        model: &str,
+        content: &[ContentBlock],
+        usage: &Usage,
+        parent_tool_use_id: Option<&str>,
+    ) {
         let value = serde_json::to_value(content).unwrap_or(Value::Null);
         let bytes = tascer_ledger::jcs::canonicalize(&value)
             .unwrap_or_else(|_| value.to_string().into_bytes());
@@ -206,6 +213,7 @@ impl Proof {
             usage: *usage,
             model: model.to_string(),
             evidence: vec![evidence],
+            parent_tool_use_id: parent_tool_use_id.map(str::to_string),
         };
         match payload.to_payload() {
             Ok(p) => self.stage(EntryKind::ModelResponse, p),
@@ -320,7 +328,7 @@ mod tests {
         let ledger = ledger(&dir);
         let proof = Proof::new(Arc::clone(&ledger), "s".into(), WriteFailure::default());
         proof.start("m", &json!({}), "system", json!({})).unwrap();
-        proof.model_response("m", &[ContentBlock::text("hi")], &Usage::default());
+        proof.model_response("m", &[ContentBlock::text("hi")], &Usage::default(), None);
         let record = proof.open_tool("t1", "Noop", &json!({}), json!({"cwd": "/w"}));
         proof.permission(&json!({"decision": "allow", "tool_use_id": "t1"}));
         assert_eq!(
@@ -354,7 +362,7 @@ mod tests {
         let proof = Proof::new(Arc::clone(&ledger), "s".into(), WriteFailure::default());
         proof.start("m", &json!({}), "system", json!({})).unwrap();
         let clone = proof.clone();
-        proof.model_response("m", &[ContentBlock::text("bye")], &Usage::default());
+        proof.model_response("m", &[ContentBlock::text("bye")], &Usage::default(), None);
         drop(proof);
         assert_eq!(kinds(&ledger, "s").len(), 1, "a clone still holds it");
         drop(clone);

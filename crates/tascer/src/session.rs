@@ -17,6 +17,21 @@ use crate::write_failure::WriteFailure;
 use tascer_guard::hooks::{HookRunner, SessionStartSource};
 use tascer_mcp::{McpManager, McpOptions};
 
+/// The home's signing key, created on first use with a one-line notice.
+fn home_signing_key(home: &std::path::Path) -> Result<tascer_ledger::SigningKey, Error> {
+    let (key, created) = tascer_ledger::load_or_create_home_signing_key(home)?;
+    if let Some(paths) = created {
+        tracing::warn!(
+            "created the ledger signing key {} (mode 0600; public key {}): sessions are signed \
+             by default, set {}=off to turn signing off",
+            paths.private.display(),
+            paths.public.display(),
+            crate::options::SIGNING_ENV
+        );
+    }
+    Ok(key)
+}
+
 /// Default Anthropic model when none is configured.
 const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// Default model for OpenAI-compatible servers when none is configured.
@@ -151,7 +166,8 @@ impl Session {
 
         let signing_key = match &options.signing_key {
             Some(key) => Some(key.clone()),
-            None => tascer_ledger::load_home_signing_key(&home)?,
+            None if crate::options::signing_on(&options) => Some(home_signing_key(&home)?),
+            None => None,
         };
         // One connection for the session store and the ledger: their
         // writes queue inside this process instead of competing for the
