@@ -104,7 +104,13 @@ impl Server {
             let mut guard = lock(&self.ledger);
             if guard.is_none() {
                 std::fs::create_dir_all(&self.home)?;
-                let key = tascer_ledger::keys::load_home_signing_key(&self.home)?;
+                // Signed by default, like every session (TASCER_SIGNING=off
+                // turns it off).
+                let key = if tascer::signing_from_env() {
+                    Some(tascer_ledger::load_or_create_home_signing_key(&self.home)?.0)
+                } else {
+                    None
+                };
                 let ledger = Ledger::open_in_home(&self.home, key)?;
                 ledger.start_session(
                     &self.ledger_session,

@@ -159,13 +159,17 @@ pub const SIGNING_ENV: &str = "TASCER_SIGNING";
 
 /// Whether sessions with these options are signed with the home's key.
 pub(crate) fn signing_on(options: &Options) -> bool {
-    options.signing.unwrap_or_else(|| {
-        !std::env::var(SIGNING_ENV).is_ok_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "off" | "0" | "false" | "no"
-            )
-        })
+    options.signing.unwrap_or_else(signing_from_env)
+}
+
+/// Whether [`SIGNING_ENV`] leaves signing on (it is on unless the variable
+/// is `off`, `0`, `false` or `no`).
+pub fn signing_from_env() -> bool {
+    !std::env::var(SIGNING_ENV).is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "off" | "0" | "false" | "no"
+        )
     })
 }
 
