@@ -36,11 +36,8 @@ impl Ledger {
         evidence_root: impl Into<PathBuf>,
         signing_key: Option<SigningKey>,
     ) -> Result<Self> {
-        Ok(Ledger {
-            store: LedgerStore::open(db_path)?,
-            evidence_root: evidence_root.into(),
-            key: signing_key,
-        })
+        let db = tascer_store::Db::open(db_path)?;
+        Ledger::with_db(std::sync::Arc::new(db), evidence_root, signing_key)
     }
 
     /// The ledger tables in an open database (the session store's
