@@ -89,6 +89,17 @@ CREATE TABLE IF NOT EXISTS ledger_evidence (
 );
 ";
 
+/// The tables [`SCHEMA`] creates.
+const TABLES: &[&str] = &[
+    "ledger_entries",
+    "ledger_heads",
+    "tool_calls",
+    "permission_decisions",
+    "hook_executions",
+    "metrics",
+    "ledger_evidence",
+];
+
 /// A ledger row as stored, before any check: verification reads these so
 /// that a corrupt row is reported, not a load error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +155,7 @@ impl LedgerStore {
     /// The ledger tables in an open database (shared with the session
     /// store, say); creates them if they are missing.
     pub fn with_db(db: Arc<Db>) -> Result<Self> {
-        db.write(|tx| tx.execute_batch(SCHEMA).map_err(LedgerError::from))?;
+        db.ensure_schema(TABLES, SCHEMA)?;
         Ok(LedgerStore { db })
     }
 

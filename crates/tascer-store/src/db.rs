@@ -216,6 +216,32 @@ impl Db {
         f(&self.conn())
     }
 
+    /// Creates missing tables: runs `schema` (idempotent DDL) in a write
+    /// transaction unless every one of `tables` exists already, so opening
+    /// a prepared database takes no write lock.
+    pub fn ensure_schema(&self, tables: &[&str], schema: &str) -> Result<(), DbError> {
+        let wrapped = |source| DbError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let present = self
+            .read(|conn| -> rusqlite::Result<usize> {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                )?;
+                let mut n = 0;
+                for table in tables {
+                    n += usize::from(stmt.exists([table])?);
+                }
+                Ok(n)
+            })
+            .map_err(wrapped)?;
+        if present == tables.len() {
+            return Ok(());
+        }
+        self.write(|tx| tx.execute_batch(schema).map_err(wrapped))
+    }
+
     /// Runs `f` in a write transaction (`BEGIN IMMEDIATE`) and commits it.
     ///
     /// When the write lock cannot be had (or the commit finds the database

@@ -1,11 +1,10 @@
 //! The session store's SQLite schema (connection settings: [`crate::db`]).
 
-use rusqlite::Connection;
+/// The tables [`SCHEMA`] creates.
+pub(crate) const TABLES: &[&str] = &["sessions", "messages"];
 
 /// Creates the tables if they are missing.
-pub(crate) fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS sessions (
+pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sessions (
             id             TEXT PRIMARY KEY,
             cwd            TEXT NOT NULL,
             model          TEXT NOT NULL,
@@ -26,6 +25,4 @@ pub(crate) fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
             data       TEXT NOT NULL,
             created_at TEXT NOT NULL,
             PRIMARY KEY (session_id, seq)
-        );",
-    )
-}
+        );";

@@ -87,7 +87,7 @@ impl SessionStore {
     /// The store over an open database (shared with the ledger, say);
     /// creates its tables if they are missing.
     pub fn with_db(db: Arc<Db>) -> Result<Self, StoreError> {
-        db.write(|tx| schema::create_tables(tx).map_err(StoreError::from))?;
+        db.ensure_schema(schema::TABLES, schema::SCHEMA)?;
         Ok(SessionStore { db })
     }
 
