@@ -38,7 +38,7 @@ fn time_command_with(
 }
 
 /// The release `tascer` binary next to this executable, if built.
-fn tascer_binary() -> Option<PathBuf> {
+pub(crate) fn tascer_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     Some(exe.parent()?.join("tascer")).filter(|p| p.exists())
 }

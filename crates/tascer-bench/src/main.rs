@@ -4,6 +4,7 @@
 //! `scripts/bench grep` (see [`GROUPS`]).
 
 mod cli;
+mod concurrency;
 mod gates;
 mod guard;
 mod hook;
@@ -25,12 +26,16 @@ const GROUPS: &[(&str, &str)] = &[
     ("ledger", "ledger append, verify, context capture"),
     ("gates", "default pre+post gates of an Edit call"),
     ("hook", "tascer hook per invocation, tascer run cold start"),
+    (
+        "concurrency",
+        "sessions/s of 20 and 50 tascer run processes on one home",
+    ),
 ];
 
 fn usage() -> String {
     let mut s = String::from("usage: tascer-bench [all | GROUP...]\ngroups:\n");
     for (name, what) in GROUPS {
-        s.push_str(&format!("  {name:<7} {what}\n"));
+        s.push_str(&format!("  {name:<11} {what}\n"));
     }
     s
 }
@@ -62,6 +67,7 @@ async fn main() -> anyhow::Result<()> {
             "ledger" => ledger::run().await?,
             "gates" => gates::run().await?,
             "hook" => hook::run().await?,
+            "concurrency" => concurrency::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

@@ -106,6 +106,17 @@ fn verify_lines(report: &VerifyReport, signer: Option<&str>, key_given: bool) ->
         ));
         return lines;
     }
+    if !report.summary_mismatches.is_empty() {
+        lines.push(format!(
+            "✗ {id}: the chain is intact ({} entries) but the stored session summary disagrees \
+             with it",
+            report.entries_checked
+        ));
+        for m in &report.summary_mismatches {
+            lines.push(format!("    {m}"));
+        }
+        return lines;
+    }
     let n = report.entries_checked;
     let status = if report.signed {
         format!("signed by {}", signer.unwrap_or("(unknown key)"))

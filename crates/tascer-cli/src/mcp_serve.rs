@@ -89,14 +89,28 @@ impl Server {
     }
 
     /// Appends a `gate_result` entry for `gate` to this server's ledger
-    /// session (opened on first use). Failures are logged, not returned:
-    /// recording must not turn a passing check into an error.
-    fn record(&self, gate: &str, passed: bool, message: &str, duration_ms: u64, details: Value) {
+    /// session (opened on first use). A failure is returned as the text to
+    /// give the caller: a gate that is not on record must not look passed
+    /// (see [`Self::recorded`]).
+    fn record(
+        &self,
+        gate: &str,
+        passed: bool,
+        message: &str,
+        duration_ms: u64,
+        details: Value,
+    ) -> Result<(), String> {
         let result = (|| -> anyhow::Result<()> {
             let mut guard = lock(&self.ledger);
             if guard.is_none() {
                 std::fs::create_dir_all(&self.home)?;
-                let key = tascer_ledger::keys::load_home_signing_key(&self.home)?;
+                // Signed by default, like every session (TASCER_SIGNING=off
+                // turns it off).
+                let key = if tascer::signing_from_env() {
+                    Some(tascer_ledger::load_or_create_home_signing_key(&self.home)?.0)
+                } else {
+                    None
+                };
                 let ledger = Ledger::open_in_home(&self.home, key)?;
                 ledger.start_session(
                     &self.ledger_session,
@@ -129,8 +143,24 @@ impl Server {
             }
             Ok(())
         })();
-        if let Err(err) = result {
-            tracing::warn!("cannot record {gate} in the ledger: {err:#}");
+        result.map_err(|err| {
+            let text = format!(
+                "{gate} could not be recorded in the ledger in {}: {err:#}",
+                self.home.display()
+            );
+            tracing::error!("{text}");
+            text
+        })
+    }
+
+    /// `result`, or an error result saying the call is not on record when
+    /// `recorded` failed.
+    fn recorded(result: ServeToolResult, recorded: Result<(), String>) -> ServeToolResult {
+        match recorded {
+            Ok(()) => result,
+            Err(text) => ServeToolResult::error(format!(
+                "{text}. The call's outcome is not on record; treat it as not done."
+            )),
         }
     }
 
@@ -197,8 +227,8 @@ impl Server {
         } else {
             format!("failed: {}", failed.join(", "))
         };
-        self.record("mcp.check", passed, &message, duration_ms, recorded);
-        ServeToolResult::structured(text, data, false)
+        let on_record = self.record("mcp.check", passed, &message, duration_ms, recorded);
+        Self::recorded(ServeToolResult::structured(text, data, false), on_record)
     }
 
     async fn confirm(&self, args: Map<String, Value>) -> ServeToolResult {
@@ -223,18 +253,24 @@ impl Server {
             "repo": repo.display().to_string(),
             "tree_digest": digest,
         });
-        self.record(
+        let on_record = self.record(
             "mcp.confirm",
             confirmed,
             &reasons.join("; "),
             duration_ms,
             data.clone(),
         );
+        if on_record.is_err() {
+            // A confirmation that is not on record does not allow a commit.
+            if let Some(state) = lock(&self.repos).get_mut(&repo) {
+                state.confirm = None;
+            }
+        }
         let mut text = verdict.to_owned();
         for r in &reasons {
             text.push_str(&format!("\n- {r}"));
         }
-        ServeToolResult::structured(text, data, false)
+        Self::recorded(ServeToolResult::structured(text, data, false), on_record)
     }
 
     /// The confirm decision: `(verdict, reasons, reviewer, digest)`.
@@ -369,7 +405,8 @@ impl Server {
             Some(_) => None,
         };
         if let Some(reason) = refusal {
-            self.record(
+            // Already an error result; a recording failure is logged.
+            let _ = self.record(
                 "mcp.commit",
                 false,
                 reason,
@@ -392,7 +429,8 @@ impl Server {
         let commit = match mcp_git::commit_all(&repo, &message).await {
             Ok(c) => c,
             Err(e) => {
-                self.record(
+                // Already an error result; a recording failure is logged.
+                let _ = self.record(
                     "mcp.commit",
                     false,
                     &format!("{e:#}"),
@@ -413,8 +451,11 @@ impl Server {
             "repo": repo.display().to_string(),
             "tree_digest": digest,
         });
-        self.record("mcp.commit", true, &message, 0, data.clone());
-        ServeToolResult::structured(format!("committed {commit}: {message}"), data, false)
+        let on_record = self.record("mcp.commit", true, &message, 0, data.clone());
+        Self::recorded(
+            ServeToolResult::structured(format!("committed {commit}: {message}"), data, false),
+            on_record,
+        )
     }
 
     /// A commit message from the reviewer model (none without a model, or
@@ -460,9 +501,12 @@ impl Server {
             "output": output,
             "repo": repo.display().to_string(),
         });
-        self.record("mcp.push", out.ok(), &output, duration_ms, data.clone());
+        let on_record = self.record("mcp.push", out.ok(), &output, duration_ms, data.clone());
         let text = format!("git {} exited {}\n{output}", git_args.join(" "), out.code);
-        ServeToolResult::structured(text, data, !out.ok())
+        Self::recorded(
+            ServeToolResult::structured(text, data, !out.ok()),
+            on_record,
+        )
     }
 
     async fn validate_intent(&self, args: Map<String, Value>) -> ServeToolResult {

@@ -97,13 +97,9 @@ fn kill_verify_resume(signed: bool) -> (String, String) {
     let ws = root.path().join("ws");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&ws).unwrap();
-    if signed {
-        let out = tascer(&home, &ws)
-            .args(["keys", "generate"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{:?}", texts(&out));
-    }
+    // Signed by default (the key is created on first use); the unsigned
+    // case turns signing off.
+    let signing = if signed { "on" } else { "off" };
     let server = MockServer::start_blocking(scenario()).unwrap();
     let session = tascer::new_id();
 
@@ -111,6 +107,7 @@ fn kill_verify_resume(signed: bool) -> (String, String) {
     let pid_file = ws.join("sleep.pid");
     let mut run = Running {
         child: run_cmd(&home, &ws, &server.url(), "go", &["--session-id", &session])
+            .env("TASCER_SIGNING", signing)
             .stdin(Stdio::null())
             .stdout(log("run.stdout"))
             .stderr(log("run.stderr"))
@@ -199,6 +196,7 @@ fn kill_verify_resume(signed: bool) -> (String, String) {
         "continue",
         &["--resume", &session],
     )
+    .env("TASCER_SIGNING", signing)
     .output()
     .unwrap();
     let (stdout, stderr) = texts(&out);

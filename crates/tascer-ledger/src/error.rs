@@ -7,14 +7,13 @@ use crate::jcs::JcsError;
 /// What can go wrong in the ledger.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
-    /// The database could not be opened or prepared.
-    #[error("cannot open ledger database {path}: {source}")]
-    Open {
-        /// The database path.
-        path: PathBuf,
-        /// The SQLite error.
-        source: rusqlite::Error,
-    },
+    /// The database could not be opened, or a write could not be made
+    /// (contention that outlasted every retry, disk full, …).
+    #[error(transparent)]
+    Db(#[from] tascer_store::DbError),
+    /// The session store could not be read.
+    #[error(transparent)]
+    Store(#[from] tascer_store::StoreError),
     /// A query failed.
     #[error("ledger query failed: {0}")]
     Sqlite(#[from] rusqlite::Error),

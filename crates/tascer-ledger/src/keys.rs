@@ -107,22 +107,76 @@ pub fn write_keypair(key: &SigningKey, paths: &KeyPaths) -> Result<()> {
     if let Some(dir) = paths.private.parent() {
         std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
     }
-    let pem = key
-        .to_pkcs8_pem(LineEnding::LF)
+    write_private(&paths.private, private_pem(key, &paths.private)?.as_bytes())?;
+    std::fs::write(&paths.public, public_pem(key, &paths.public)?)
+        .map_err(io_err("cannot write", &paths.public))?;
+    Ok(())
+}
+
+fn private_pem(
+    key: &SigningKey,
+    path: &Path,
+) -> Result<ed25519_dalek::pkcs8::spki::der::zeroize::Zeroizing<String>> {
+    key.to_pkcs8_pem(LineEnding::LF)
         .map_err(|e| LedgerError::Key {
-            path: paths.private.clone(),
+            path: path.to_path_buf(),
             detail: e.to_string(),
-        })?;
-    write_private(&paths.private, pem.as_bytes())?;
-    let public = key
-        .verifying_key()
+        })
+}
+
+fn public_pem(key: &SigningKey, path: &Path) -> Result<String> {
+    key.verifying_key()
         .to_public_key_pem(LineEnding::LF)
         .map_err(|e| LedgerError::Key {
-            path: paths.public.clone(),
+            path: path.to_path_buf(),
             detail: e.to_string(),
-        })?;
-    std::fs::write(&paths.public, public).map_err(io_err("cannot write", &paths.public))?;
-    Ok(())
+        })
+}
+
+/// Loads the private key of a Tascer home, creating the key pair when the
+/// home has none (signing by default). Returns the key and, when it was
+/// created by this call, the paths of the new files.
+///
+/// Safe when several processes start on a new home at once: the new
+/// private key is written (mode 0600) to a temporary file and published
+/// with a hard link, which fails when another process published first;
+/// the process that lost the race loads the winner's key, so all of them
+/// sign with the same key.
+pub fn load_or_create_home_signing_key(
+    home: impl AsRef<Path>,
+) -> Result<(SigningKey, Option<KeyPaths>)> {
+    let paths = KeyPaths::in_home(home);
+    if paths.private.exists() {
+        return Ok((load_signing_key(&paths.private)?, None));
+    }
+    let dir = paths
+        .private
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    std::fs::create_dir_all(&dir).map_err(io_err("cannot create", &dir))?;
+    let key = random_signing_key()?;
+    let unique = format!(
+        "{}.{}",
+        std::process::id(),
+        hex::encode(&key.to_bytes()[..4])
+    );
+    let tmp_private = dir.join(format!(".{PRIVATE_KEY_FILE}.{unique}.tmp"));
+    write_private(&tmp_private, private_pem(&key, &paths.private)?.as_bytes())?;
+    let published = std::fs::hard_link(&tmp_private, &paths.private);
+    let _ = std::fs::remove_file(&tmp_private);
+    match published {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Ok((load_signing_key(&paths.private)?, None));
+        }
+        Err(e) => return Err(io_err("cannot write", &paths.private)(e)),
+    }
+    let tmp_public = dir.join(format!(".{PUBLIC_KEY_FILE}.{unique}.tmp"));
+    std::fs::write(&tmp_public, public_pem(&key, &paths.public)?)
+        .map_err(io_err("cannot write", &tmp_public))?;
+    std::fs::rename(&tmp_public, &paths.public).map_err(io_err("cannot write", &paths.public))?;
+    Ok((key, Some(paths)))
 }
 
 #[cfg(unix)]

@@ -36,8 +36,20 @@ impl Ledger {
         evidence_root: impl Into<PathBuf>,
         signing_key: Option<SigningKey>,
     ) -> Result<Self> {
+        let db = tascer_store::Db::open(db_path)?;
+        Ledger::with_db(std::sync::Arc::new(db), evidence_root, signing_key)
+    }
+
+    /// The ledger tables in an open database (the session store's
+    /// [`Db`](tascer_store::Db), so both write through one connection),
+    /// with evidence and key as for [`open`](Self::open).
+    pub fn with_db(
+        db: std::sync::Arc<tascer_store::Db>,
+        evidence_root: impl Into<PathBuf>,
+        signing_key: Option<SigningKey>,
+    ) -> Result<Self> {
         Ok(Ledger {
-            store: LedgerStore::open(db_path)?,
+            store: LedgerStore::with_db(db)?,
             evidence_root: evidence_root.into(),
             key: signing_key,
         })
@@ -215,19 +227,29 @@ impl Ledger {
     }
 
     /// Verifies a session; without `trusted_key`, the ledger's own key (if
-    /// any) is trusted.
+    /// any) is trusted. When the chain is intact and the database holds the
+    /// session's stored summary, that summary is cross-checked against the
+    /// chain ([`check_summary`](crate::check_summary)).
     pub fn verify(
         &self,
         session_id: &str,
         trusted_key: Option<&VerifyingKey>,
     ) -> Result<VerifyReport> {
         let own = self.verifying_key();
-        verify_session(
+        let mut report = verify_session(
             &self.store,
             session_id,
             &self.evidence(session_id),
             trusted_key.or(own.as_ref()),
-        )
+        )?;
+        if report.first_broken.is_none()
+            && let Some(summary) = tascer_store::session_summary(self.store.db(), session_id)?
+        {
+            let entries = self.store.entries(session_id)?;
+            report.summary_mismatches = crate::check_summary(&entries, &summary);
+            report.ok &= report.summary_mismatches.is_empty();
+        }
+        Ok(report)
     }
 
     /// The data of a session report.

@@ -30,6 +30,7 @@ pub mod record;
 pub mod report;
 pub mod sign;
 pub mod store;
+pub mod summary;
 pub mod verify;
 mod worktree_watch;
 
@@ -45,8 +46,8 @@ pub use error::{LedgerError, Result};
 pub use evidence::{Evidence, EvidenceStore, INLINE_EVIDENCE_LIMIT, SessionEvidence};
 pub use intoto::{SESSION_PREDICATE_TYPE, STATEMENT_V1, Statement, Subject};
 pub use keys::{
-    KeyPaths, generate_keypair, key_id, load_home_signing_key, load_signing_key,
-    load_verifying_key, sslib_keyid,
+    KeyPaths, generate_keypair, key_id, load_home_signing_key, load_or_create_home_signing_key,
+    load_signing_key, load_verifying_key, sslib_keyid,
 };
 pub use ledger::{Ledger, export_attestation};
 pub use payload::{ModelResponse, SessionEnd, SessionStart};
@@ -54,4 +55,5 @@ pub use record::{GateOutcome, ToolRecord, ToolStatus};
 pub use report::{ReportData, ReportTool};
 pub use sign::{SignedHead, head_message};
 pub use store::LedgerStore;
+pub use summary::{SummaryMismatch, check_summary};
 pub use verify::{VerifyReport, verify_session};

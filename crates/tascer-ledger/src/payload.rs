@@ -41,6 +41,10 @@ pub struct ModelResponse {
     /// Evidence files holding the content, if stored (`sha256:<hex>`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
+    /// Set for a subagent's model call: the `tool_use` id of the Task call
+    /// that runs it (main-loop calls leave it out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_tool_use_id: Option<String>,
 }
 
 /// Payload of [`EntryKind::SessionEnd`](crate::EntryKind::SessionEnd).

@@ -1,24 +1,27 @@
 //! The SQLite ledger store.
 //!
 //! The ledger lives in the same database file as the session store
-//! (`$TASCER_HOME/tascer.db`) but in its own tables, written through its
-//! own connection. `ledger_entries` and `ledger_heads` are the record;
+//! (`$TASCER_HOME/tascer.db`) but in its own tables, written through the
+//! store's write path ([`tascer_store::Db::write`]: `BEGIN IMMEDIATE`,
+//! busy timeout, retries with backoff), over the same connection when the
+//! two are opened on one [`Db`]. `ledger_entries` and `ledger_heads` are the record;
 //! `tool_calls`, `permission_decisions`, `hook_executions` and `metrics`
 //! are projections for queries, rebuilt from entries as they are appended
 //! and never trusted by verification. `ledger_evidence` holds small
 //! evidence blobs by digest (see [`crate::evidence`]); like evidence files,
 //! they are checked against their digest, never trusted.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::path::Path;
+use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
+use tascer_store::Db;
 
 use crate::digest::GENESIS_PREV_HASH;
 use crate::entry::{EntryKind, LedgerEntry, now_ts};
-use crate::error::{LedgerError, Result, io_err};
+use crate::error::{LedgerError, Result};
 use crate::jcs;
 use crate::record::ToolRecord;
 use crate::sign::SignedHead;
@@ -86,6 +89,17 @@ CREATE TABLE IF NOT EXISTS ledger_evidence (
 );
 ";
 
+/// The tables [`SCHEMA`] creates.
+const TABLES: &[&str] = &[
+    "ledger_entries",
+    "ledger_heads",
+    "tool_calls",
+    "permission_decisions",
+    "hook_executions",
+    "metrics",
+    "ledger_evidence",
+];
+
 /// A ledger row as stored, before any check: verification reads these so
 /// that a corrupt row is reported, not a load error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,43 +139,34 @@ impl RawEntry {
     }
 }
 
-/// The ledger tables in one SQLite file, behind one connection.
+/// The ledger tables in one SQLite file, behind one [`Db`] handle.
 #[derive(Debug)]
 pub struct LedgerStore {
-    conn: Mutex<Connection>,
-    path: PathBuf,
+    db: Arc<Db>,
 }
 
 impl LedgerStore {
     /// Opens (creating if needed) the database at `path` and its ledger
-    /// tables, in WAL mode.
+    /// tables, in WAL mode, with its own connection.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref().to_path_buf();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
-        }
-        let open_err = |source| LedgerError::Open {
-            path: path.clone(),
-            source,
-        };
-        let conn = Connection::open(&path).map_err(open_err)?;
-        prepare(&conn).map_err(open_err)?;
-        Ok(LedgerStore {
-            conn: Mutex::new(conn),
-            path,
-        })
+        Self::with_db(Arc::new(Db::open(path)?))
+    }
+
+    /// The ledger tables in an open database (shared with the session
+    /// store, say); creates them if they are missing.
+    pub fn with_db(db: Arc<Db>) -> Result<Self> {
+        db.ensure_schema(TABLES, SCHEMA)?;
+        Ok(LedgerStore { db })
     }
 
     /// Where the database file is.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.db.path()
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        match self.conn.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+    /// The database handle.
+    pub fn db(&self) -> &Arc<Db> {
+        &self.db
     }
 
     /// Appends one entry to a session's chain, in one transaction that also
@@ -204,81 +209,71 @@ impl LedgerStore {
             .iter()
             .map(|(_, payload)| jcs::canonical_string(payload))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        for (digest, bytes) in blobs {
-            insert_blob(&tx, session_id, digest, bytes)?;
-        }
-        let last: Option<(i64, String)> = tx
-            .prepare_cached(
-                "SELECT seq, hash FROM ledger_entries WHERE session_id = ?1
-                 ORDER BY seq DESC LIMIT 1",
-            )?
-            .query_row(params![session_id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
-        let (mut seq, mut prev_hash) = match last {
-            Some((seq, hash)) => (u64::try_from(seq).unwrap_or(0) + 1, hash),
-            None => (1, GENESIS_PREV_HASH.to_string()),
-        };
-        let mut appended = Vec::with_capacity(entries.len());
-        for ((kind, payload), payload_text) in entries.into_iter().zip(texts) {
-            let entry = LedgerEntry::with_canonical_payload(
-                seq,
-                session_id,
-                now_ts(),
-                kind,
-                payload,
-                &payload_text,
-                prev_hash,
-            )?;
-            tx.prepare_cached(
-                "INSERT INTO ledger_entries (session_id, seq, ts, kind, payload, prev_hash, hash)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
-                session_id,
-                i64::try_from(seq).unwrap_or(i64::MAX),
-                entry.ts,
-                kind.as_str(),
-                payload_text,
-                entry.prev_hash,
-                entry.hash
-            ])?;
-            project(&tx, &entry, &payload_text)?;
-            prev_hash = entry.hash.clone();
-            seq += 1;
-            appended.push(entry);
-        }
-        if let Some(last) = appended.last() {
-            let head = match key {
-                Some(key) => SignedHead::sign(session_id, last.seq, &last.hash, key)?,
-                None => SignedHead::unsigned(session_id, last.seq, &last.hash),
+        self.db.write(|tx| {
+            for (digest, bytes) in blobs {
+                insert_blob(tx, session_id, digest, bytes)?;
+            }
+            let last: Option<(i64, String)> = tx
+                .prepare_cached(
+                    "SELECT seq, hash FROM ledger_entries WHERE session_id = ?1
+                     ORDER BY seq DESC LIMIT 1",
+                )?
+                .query_row(params![session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?;
+            let (mut seq, mut prev_hash) = match last {
+                Some((seq, hash)) => (u64::try_from(seq).unwrap_or(0) + 1, hash),
+                None => (1, GENESIS_PREV_HASH.to_string()),
             };
-            write_head(&tx, &head)?;
-        }
-        tx.commit()?;
-        Ok(appended)
+            let mut appended = Vec::with_capacity(entries.len());
+            for ((kind, payload), payload_text) in entries.iter().zip(&texts) {
+                let entry = LedgerEntry::with_canonical_payload(
+                    seq,
+                    session_id,
+                    now_ts(),
+                    *kind,
+                    payload.clone(),
+                    payload_text,
+                    prev_hash,
+                )?;
+                tx.prepare_cached(
+                    "INSERT INTO ledger_entries (session_id, seq, ts, kind, payload, prev_hash, hash)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute(params![
+                    session_id,
+                    i64::try_from(seq).unwrap_or(i64::MAX),
+                    entry.ts,
+                    kind.as_str(),
+                    payload_text,
+                    entry.prev_hash,
+                    entry.hash
+                ])?;
+                project(tx, &entry, payload_text)?;
+                prev_hash = entry.hash.clone();
+                seq += 1;
+                appended.push(entry);
+            }
+            if let Some(last) = appended.last() {
+                let head = match key {
+                    Some(key) => SignedHead::sign(session_id, last.seq, &last.hash, key)?,
+                    None => SignedHead::unsigned(session_id, last.seq, &last.hash),
+                };
+                write_head(tx, &head)?;
+            }
+            Ok(appended)
+        })
     }
 
     /// Every stored row of a session, ordered by `seq`, unchecked.
     pub fn raw_entries(&self, session_id: &str) -> Result<Vec<RawEntry>> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT seq, session_id, ts, kind, payload, prev_hash, hash
-             FROM ledger_entries WHERE session_id = ?1 ORDER BY seq",
-        )?;
-        let rows = stmt.query_map(params![session_id], |r| {
-            Ok(RawEntry {
-                seq: r.get(0)?,
-                session_id: r.get(1)?,
-                ts: r.get(2)?,
-                kind: r.get(3)?,
-                payload: r.get(4)?,
-                prev_hash: r.get(5)?,
-                hash: r.get(6)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        self.db.read(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT seq, session_id, ts, kind, payload, prev_hash, hash
+                 FROM ledger_entries WHERE session_id = ?1 ORDER BY seq",
+            )?;
+            let rows = stmt.query_map(params![session_id], raw_from_row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
     }
 
     /// Every entry of a session, ordered by `seq` (not verified; see
@@ -298,26 +293,15 @@ impl LedgerStore {
 
     /// The last entry of a session, if any.
     pub fn last_entry(&self, session_id: &str) -> Result<Option<LedgerEntry>> {
-        let raw = {
-            let conn = self.conn();
+        let raw = self.db.read(|conn| {
             conn.query_row(
                 "SELECT seq, session_id, ts, kind, payload, prev_hash, hash
                  FROM ledger_entries WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1",
                 params![session_id],
-                |r| {
-                    Ok(RawEntry {
-                        seq: r.get(0)?,
-                        session_id: r.get(1)?,
-                        ts: r.get(2)?,
-                        kind: r.get(3)?,
-                        payload: r.get(4)?,
-                        prev_hash: r.get(5)?,
-                        hash: r.get(6)?,
-                    })
-                },
+                raw_from_row,
             )
-            .optional()?
-        };
+            .optional()
+        })?;
         raw.map(|raw| {
             raw.parse().map_err(|detail| LedgerError::Corrupt {
                 session_id: session_id.to_string(),
@@ -330,9 +314,8 @@ impl LedgerStore {
 
     /// The stored head of a session, if any.
     pub fn head(&self, session_id: &str) -> Result<Option<SignedHead>> {
-        let conn = self.conn();
-        Ok(conn
-            .query_row(
+        Ok(self.db.read(|conn| {
+            conn.query_row(
                 "SELECT session_id, seq, hash, signature, key_id, signed_at
                  FROM ledger_heads WHERE session_id = ?1",
                 params![session_id],
@@ -347,42 +330,43 @@ impl LedgerStore {
                     })
                 },
             )
-            .optional()?)
+            .optional()
+        })?)
     }
 
     /// Replaces a session's head (used by checkpoint signing).
     pub fn put_head(&self, head: &SignedHead) -> Result<()> {
-        let conn = self.conn();
-        write_head(&conn, head)?;
-        Ok(())
+        self.db
+            .write(|tx| Ok::<_, LedgerError>(write_head(tx, head)?))
     }
 
     /// Ids of every session with ledger entries, sorted.
     pub fn sessions(&self) -> Result<Vec<String>> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT DISTINCT session_id FROM ledger_entries ORDER BY session_id")?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        Ok(self.db.read(|conn| {
+            let mut stmt =
+                conn.prepare("SELECT DISTINCT session_id FROM ledger_entries ORDER BY session_id")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })?)
     }
 
     /// Stores one evidence blob of a session under `digest`
     /// (`sha256:<hex>`, computed by the caller), in its own transaction.
     /// A blob already stored under that digest is left as it is.
     pub fn put_blob(&self, session_id: &str, digest: &str, bytes: &[u8]) -> Result<()> {
-        insert_blob(&self.conn(), session_id, digest, bytes)?;
-        Ok(())
+        self.db
+            .write(|tx| Ok::<_, LedgerError>(insert_blob(tx, session_id, digest, bytes)?))
     }
 
     /// The evidence blob stored under `digest` for a session, unchecked.
     pub fn blob(&self, session_id: &str, digest: &str) -> Result<Option<Vec<u8>>> {
-        let conn = self.conn();
-        Ok(conn
-            .prepare_cached(
+        Ok(self.db.read(|conn| {
+            conn.prepare_cached(
                 "SELECT bytes FROM ledger_evidence WHERE session_id = ?1 AND digest = ?2",
             )?
             .query_row(params![session_id, digest], |r| r.get(0))
-            .optional()?)
+            .optional()
+        })?)
     }
 
     /// Records a named measurement for a session (not part of the chain).
@@ -394,40 +378,48 @@ impl LedgerStore {
         data: Option<&Value>,
     ) -> Result<()> {
         let data = data.map(jcs::canonical_string).transpose()?;
-        self.conn().execute(
-            "INSERT INTO metrics (session_id, name, value, data, ts) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![session_id, name, value, data, now_ts()],
-        )?;
-        Ok(())
+        let ts = now_ts();
+        self.db.write(|tx| {
+            tx.execute(
+                "INSERT INTO metrics (session_id, name, value, data, ts)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![session_id, name, value, data, ts],
+            )?;
+            Ok::<_, LedgerError>(())
+        })
     }
 
     /// The projected tool calls of a session (latest record of each), in
     /// the order they were opened.
     pub fn tool_calls(&self, session_id: &str) -> Result<Vec<ToolRecord>> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT record FROM tool_calls WHERE session_id = ?1 ORDER BY rowid")?;
-        let rows = stmt.query_map(params![session_id], |r| r.get::<_, String>(0))?;
-        let mut out = Vec::new();
-        for row in rows {
-            out.push(serde_json::from_str(&row?)?);
-        }
-        Ok(out)
+        let rows: Vec<String> = self.db.read(|conn| {
+            let mut stmt =
+                conn.prepare("SELECT record FROM tool_calls WHERE session_id = ?1 ORDER BY rowid")?;
+            let rows = stmt.query_map(params![session_id], |r| r.get::<_, String>(0))?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        rows.iter()
+            .map(|row| Ok(serde_json::from_str(row)?))
+            .collect()
     }
 
     /// Runs `f` with the underlying connection (for tests and tools that
     /// need raw SQL).
     pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
-        f(&self.conn())
+        self.db.read(f)
     }
 }
 
-/// Sets WAL mode and creates the tables.
-fn prepare(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    conn.execute_batch(SCHEMA)
+fn raw_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawEntry> {
+    Ok(RawEntry {
+        seq: r.get(0)?,
+        session_id: r.get(1)?,
+        ts: r.get(2)?,
+        kind: r.get(3)?,
+        payload: r.get(4)?,
+        prev_hash: r.get(5)?,
+        hash: r.get(6)?,
+    })
 }
 
 /// The one entry a single-entry append wrote.

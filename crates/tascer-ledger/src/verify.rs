@@ -27,6 +27,11 @@ pub struct VerifyReport {
     pub signed: bool,
     /// Things that are not failures but limit what was proven.
     pub warnings: Vec<String>,
+    /// Fields of the session's stored summary that disagree with the
+    /// ledger (see [`check_summary`](crate::check_summary)); any makes
+    /// `ok` false.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary_mismatches: Vec<crate::SummaryMismatch>,
 }
 
 /// Every evidence reference in a payload: each `sha256:<hex>` string in an
@@ -94,6 +99,7 @@ pub fn verify_session(
         first_broken: None,
         signed: false,
         warnings: Vec::new(),
+        summary_mismatches: Vec::new(),
     };
     let chain = check_chain(&rows);
     let evidence = SessionEvidence::new(store, session_id, evidence);

@@ -79,3 +79,35 @@ fn missing_and_bad_key_files_are_errors() {
     ));
     assert!(load_signing_key(home.path().join("nope")).is_err());
 }
+
+#[test]
+fn load_or_create_makes_one_key_even_when_many_race_for_it() {
+    let home = tempfile::tempdir().unwrap();
+    let keys: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| tascer_ledger::load_or_create_home_signing_key(home.path()).unwrap())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let created = keys.iter().filter(|(_, paths)| paths.is_some()).count();
+    assert_eq!(created, 1, "exactly one call created the key");
+    let first = keys[0].0.to_bytes();
+    assert!(keys.iter().all(|(k, _)| k.to_bytes() == first));
+    let paths = KeyPaths::in_home(home.path());
+    assert_eq!(load_signing_key(&paths.private).unwrap().to_bytes(), first);
+    assert_eq!(
+        load_verifying_key(&paths.public).unwrap(),
+        keys[0].0.verifying_key()
+    );
+    let (again, created) = tascer_ledger::load_or_create_home_signing_key(home.path()).unwrap();
+    assert!(created.is_none());
+    assert_eq!(again.to_bytes(), first);
+    let leftovers: Vec<_> = std::fs::read_dir(paths.private.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -1,26 +1,12 @@
 //! Store errors.
 
-use std::path::PathBuf;
-
 /// What can go wrong in the session store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database file could not be opened or created.
-    #[error("cannot open session store {path}: {source}")]
-    Open {
-        /// The database path.
-        path: PathBuf,
-        /// The SQLite error.
-        source: rusqlite::Error,
-    },
-    /// The directory for the store could not be created.
-    #[error("cannot create directory {path}: {source}")]
-    CreateDir {
-        /// The directory.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
+    /// The database could not be opened, or a write could not be made
+    /// (contention that outlasted every retry, disk full, …).
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
     /// A query failed.
     #[error("session store query failed: {0}")]
     Sqlite(#[from] rusqlite::Error),

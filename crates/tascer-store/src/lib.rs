@@ -5,11 +5,15 @@
 //! with its full history from another process, continued by working
 //! directory, or forked.
 
+pub mod db;
 mod error;
 mod history;
 mod schema;
 mod store;
+mod summary;
 
+pub use db::{Contention, Db, DbError};
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
 pub use store::{NewSession, SessionInfo, SessionStore, Totals};
+pub use summary::{SessionSummary, session_summary};

@@ -1,15 +1,10 @@
-//! The SQLite schema and connection settings.
+//! The session store's SQLite schema (connection settings: [`crate::db`]).
 
-use rusqlite::Connection;
+/// The tables [`SCHEMA`] creates.
+pub(crate) const TABLES: &[&str] = &["sessions", "messages"];
 
-/// Creates the tables if they are missing and sets WAL mode.
-pub(crate) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS sessions (
+/// Creates the tables if they are missing.
+pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sessions (
             id             TEXT PRIMARY KEY,
             cwd            TEXT NOT NULL,
             model          TEXT NOT NULL,
@@ -30,6 +25,4 @@ pub(crate) fn prepare(conn: &Connection) -> rusqlite::Result<()> {
             data       TEXT NOT NULL,
             created_at TEXT NOT NULL,
             PRIMARY KEY (session_id, seq)
-        );",
-    )
-}
+        );";

@@ -1,12 +1,13 @@
 //! The SQLite-backed session store.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::path::Path;
+use std::sync::Arc;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use tascer_core::{ChatMessage, Message};
 
+use crate::db::Db;
 use crate::error::StoreError;
 use crate::history::history_from_messages;
 use crate::schema;
@@ -64,12 +65,12 @@ pub struct Totals {
 
 /// The embedded session store: one SQLite file in WAL mode.
 ///
-/// Every write is its own transaction, so whatever was written survives a
-/// crash of the process.
+/// Every write is its own transaction through [`Db::write`] (it waits for
+/// and retries contended locks), so whatever was written survives a crash
+/// of the process and no write is lost to another process writing.
 #[derive(Debug)]
 pub struct SessionStore {
-    conn: Mutex<Connection>,
-    path: PathBuf,
+    db: Arc<Db>,
 }
 
 fn now() -> String {
@@ -77,27 +78,17 @@ fn now() -> String {
 }
 
 impl SessionStore {
-    /// Opens (creating if needed) the store at `path`.
+    /// Opens (creating if needed) the store at `path`, with its own
+    /// connection.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref().to_path_buf();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        let conn = Connection::open(&path).map_err(|source| StoreError::Open {
-            path: path.clone(),
-            source,
-        })?;
-        schema::prepare(&conn).map_err(|source| StoreError::Open {
-            path: path.clone(),
-            source,
-        })?;
-        Ok(SessionStore {
-            conn: Mutex::new(conn),
-            path,
-        })
+        Self::with_db(Arc::new(Db::open(path)?))
+    }
+
+    /// The store over an open database (shared with the ledger, say);
+    /// creates its tables if they are missing.
+    pub fn with_db(db: Arc<Db>) -> Result<Self, StoreError> {
+        db.ensure_schema(schema::TABLES, schema::SCHEMA)?;
+        Ok(SessionStore { db })
     }
 
     /// Opens the store file `tascer.db` inside the Tascer home directory.
@@ -107,36 +98,18 @@ impl SessionStore {
 
     /// Where the database file is.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.db.path()
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        match self.conn.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+    /// The database handle, to share with the ledger.
+    pub fn db(&self) -> &Arc<Db> {
+        &self.db
     }
 
     /// Creates a session row.
     pub fn create_session(&self, new: &NewSession<'_>) -> Result<(), StoreError> {
         let ts = now();
-        let conn = self.conn();
-        let exists: Option<String> = conn
-            .query_row(
-                "SELECT id FROM sessions WHERE id = ?1",
-                params![new.id],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if exists.is_some() {
-            return Err(StoreError::AlreadyExists(new.id.to_string()));
-        }
-        conn.execute(
-            "INSERT INTO sessions (id, cwd, model, created_at, updated_at, forked_from)
-             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-            params![new.id, new.cwd, new.model, ts, new.forked_from],
-        )?;
-        Ok(())
+        self.db.write(|tx| insert_session(tx, new, &ts))
     }
 
     /// Appends one message to a session (its own transaction).
@@ -163,34 +136,35 @@ impl SessionStore {
             _ => None,
         };
         let ts = now();
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let seq: i64 = tx
-            .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1")?
-            .query_row(params![session_id], |r| r.get(0))?;
-        tx.prepare_cached(
-            "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?
-        .execute(params![session_id, seq, uuid, kind, data, ts])?;
-        tx.prepare_cached(
-            "UPDATE sessions SET updated_at = ?2,
-                 first_prompt = COALESCE(first_prompt, ?3),
-                 num_turns = COALESCE(?4, num_turns),
-                 total_cost_usd = COALESCE(?5, total_cost_usd),
-                 status = COALESCE(?6, status)
-             WHERE id = ?1",
-        )?
-        .execute(params![
-            session_id,
-            ts,
-            prompt,
-            totals.map(|t| t.num_turns),
-            totals.map(|t| t.total_cost_usd),
-            totals.map(|t| t.status.as_str())
-        ])?;
-        tx.commit()?;
-        Ok(())
+        self.db.write(|tx| {
+            let seq: i64 = tx
+                .prepare_cached(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
+                )?
+                .query_row(params![session_id], |r| r.get(0))?;
+            tx.prepare_cached(
+                "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![session_id, seq, uuid, kind, data, ts])?;
+            tx.prepare_cached(
+                "UPDATE sessions SET updated_at = ?2,
+                     first_prompt = COALESCE(first_prompt, ?3),
+                     num_turns = COALESCE(?4, num_turns),
+                     total_cost_usd = COALESCE(?5, total_cost_usd),
+                     status = COALESCE(?6, status)
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                session_id,
+                ts,
+                prompt,
+                totals.map(|t| t.num_turns),
+                totals.map(|t| t.total_cost_usd),
+                totals.map(|t| t.status.as_str())
+            ])?;
+            Ok(())
+        })
     }
 
     /// Records a session's running totals and status.
@@ -201,58 +175,65 @@ impl SessionStore {
         total_cost_usd: f64,
         status: &str,
     ) -> Result<(), StoreError> {
-        self.conn().prepare_cached("UPDATE sessions SET num_turns = ?2, total_cost_usd = ?3, status = ?4, updated_at = ?5
-             WHERE id = ?1")?.execute(params![session_id, num_turns, total_cost_usd, status, now()],
-        )?;
-        Ok(())
+        let ts = now();
+        self.db.write(|tx| {
+            tx.prepare_cached(
+                "UPDATE sessions SET num_turns = ?2, total_cost_usd = ?3, status = ?4,
+                     updated_at = ?5
+                 WHERE id = ?1",
+            )?
+            .execute(params![session_id, num_turns, total_cost_usd, status, ts])?;
+            Ok(())
+        })
     }
 
     /// One session, if it exists.
     pub fn session(&self, id: &str) -> Result<Option<SessionInfo>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(&format!("{SELECT_INFO} WHERE s.id = ?1"))?;
-        Ok(stmt.query_row(params![id], info_from_row).optional()?)
+        self.db.read(|conn| {
+            let mut stmt = conn.prepare_cached(&format!("{SELECT_INFO} WHERE s.id = ?1"))?;
+            Ok(stmt.query_row(params![id], info_from_row).optional()?)
+        })
     }
 
     /// The most recently updated session that ran in `cwd`.
     pub fn latest_for_cwd(&self, cwd: &str) -> Result<Option<SessionInfo>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(&format!(
-            "{SELECT_INFO} WHERE s.cwd = ?1 ORDER BY s.updated_at DESC, s.rowid DESC LIMIT 1"
-        ))?;
-        Ok(stmt.query_row(params![cwd], info_from_row).optional()?)
+        self.db.read(|conn| {
+            let mut stmt = conn.prepare(&format!(
+                "{SELECT_INFO} WHERE s.cwd = ?1 ORDER BY s.updated_at DESC, s.rowid DESC LIMIT 1"
+            ))?;
+            Ok(stmt.query_row(params![cwd], info_from_row).optional()?)
+        })
     }
 
     /// The most recent sessions, newest first.
     pub fn list(&self, limit: usize) -> Result<Vec<SessionInfo>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(&format!(
-            "{SELECT_INFO} ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?1"
-        ))?;
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = stmt.query_map(params![limit], info_from_row)?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        self.db.read(|conn| {
+            let mut stmt = conn.prepare(&format!(
+                "{SELECT_INFO} ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?1"
+            ))?;
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows = stmt.query_map(params![limit], info_from_row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
     }
 
     /// Every message of a session, in order.
     pub fn messages(&self, session_id: &str) -> Result<Vec<Message>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT seq, data FROM messages WHERE session_id = ?1 ORDER BY seq")?;
-        let rows = stmt.query_map(params![session_id], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        let rows: Vec<(i64, String)> = self.db.read(|conn| {
+            let mut stmt =
+                conn.prepare("SELECT seq, data FROM messages WHERE session_id = ?1 ORDER BY seq")?;
+            let rows = stmt.query_map(params![session_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
         })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, data) = row?;
-            let message = serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
-                session_id: session_id.to_string(),
-                seq,
-                source,
-            })?;
-            out.push(message);
-        }
-        Ok(out)
+        rows.into_iter()
+            .map(|(seq, data)| {
+                serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
+                    session_id: session_id.to_string(),
+                    seq,
+                    source,
+                })
+            })
+            .collect()
     }
 
     /// The conversation to send to the model when resuming a session.
@@ -263,55 +244,82 @@ impl SessionStore {
         Ok(history_from_messages(&self.messages(session_id)?))
     }
 
-    /// Copies a session's messages into a new session `new_id`.
+    /// Copies a session's messages into a new session `new_id`, in one
+    /// transaction.
     pub fn fork(&self, from: &str, new_id: &str) -> Result<SessionInfo, StoreError> {
-        let source = self
-            .session(from)?
-            .ok_or_else(|| StoreError::NotFound(from.to_string()))?;
-        self.create_session(&NewSession {
-            id: new_id,
-            cwd: &source.cwd,
-            model: &source.model,
-            forked_from: Some(from),
-        })?;
         let ts = now();
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        // Frames carry their session id; the fork's copies carry the new one.
-        let rows: Vec<(i64, String, String, String)> = {
-            let mut stmt = tx.prepare(
-                "SELECT seq, uuid, kind, data FROM messages WHERE session_id = ?1 ORDER BY seq",
+        self.db.write(|tx| {
+            let source = tx
+                .prepare_cached(&format!("{SELECT_INFO} WHERE s.id = ?1"))?
+                .query_row(params![from], info_from_row)
+                .optional()?
+                .ok_or_else(|| StoreError::NotFound(from.to_string()))?;
+            insert_session(
+                tx,
+                &NewSession {
+                    id: new_id,
+                    cwd: &source.cwd,
+                    model: &source.model,
+                    forked_from: Some(from),
+                },
+                &ts,
             )?;
-            stmt.query_map(params![from], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })?
-            .collect::<Result<_, _>>()?
-        };
-        for (seq, uuid, kind, data) in rows {
-            let mut value: serde_json::Value =
-                serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
-                    session_id: from.to_string(),
-                    seq,
-                    source,
-                })?;
-            if let Some(obj) = value.as_object_mut() {
-                obj.insert("session_id".into(), new_id.into());
+            // Frames carry their session id; the fork's copies carry the new one.
+            let rows: Vec<(i64, String, String, String)> = {
+                let mut stmt = tx.prepare(
+                    "SELECT seq, uuid, kind, data FROM messages WHERE session_id = ?1 ORDER BY seq",
+                )?;
+                stmt.query_map(params![from], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect::<Result<_, _>>()?
+            };
+            for (seq, uuid, kind, data) in rows {
+                let mut value: serde_json::Value =
+                    serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
+                        session_id: from.to_string(),
+                        seq,
+                        source,
+                    })?;
+                if let Some(obj) = value.as_object_mut() {
+                    obj.insert("session_id".into(), new_id.into());
+                }
+                tx.execute(
+                    "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![new_id, seq, uuid, kind, value.to_string(), ts],
+                )?;
             }
             tx.execute(
-                "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![new_id, seq, uuid, kind, value.to_string(), ts],
+                "UPDATE sessions SET first_prompt = ?2 WHERE id = ?1",
+                params![new_id, source.first_prompt],
             )?;
-        }
-        tx.execute(
-            "UPDATE sessions SET first_prompt = ?2 WHERE id = ?1",
-            params![new_id, source.first_prompt],
-        )?;
-        tx.commit()?;
-        drop(conn);
+            Ok::<_, StoreError>(())
+        })?;
         self.session(new_id)?
             .ok_or_else(|| StoreError::NotFound(new_id.to_string()))
     }
+}
+
+/// Inserts a session row, refusing an id that exists.
+fn insert_session(
+    tx: &rusqlite::Transaction<'_>,
+    new: &NewSession<'_>,
+    ts: &str,
+) -> Result<(), StoreError> {
+    let exists: Option<String> = tx
+        .prepare_cached("SELECT id FROM sessions WHERE id = ?1")?
+        .query_row(params![new.id], |r| r.get(0))
+        .optional()?;
+    if exists.is_some() {
+        return Err(StoreError::AlreadyExists(new.id.to_string()));
+    }
+    tx.prepare_cached(
+        "INSERT INTO sessions (id, cwd, model, created_at, updated_at, forked_from)
+         VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+    )?
+    .execute(params![new.id, new.cwd, new.model, ts, new.forked_from])?;
+    Ok(())
 }
 
 const SELECT_INFO: &str = "SELECT s.id, s.cwd, s.model, s.created_at, s.updated_at, s.forked_from,

@@ -18,6 +18,7 @@ use tascer_store::{SessionStore, Totals};
 
 use crate::governance::{Governance, Halt};
 use crate::proof::Proof;
+use crate::write_failure::WriteFailure;
 
 /// Text of the result when the user interrupts.
 pub(crate) const INTERRUPTED: &str = "Interrupted by user";
@@ -48,6 +49,9 @@ pub(crate) struct LoopEnv {
     pub pending_totals: Arc<Mutex<Option<Totals>>>,
     /// The session's ledger.
     pub proof: Proof,
+    /// The first store or ledger write that failed: once set, nothing more
+    /// is stored and the turn stops.
+    pub failure: WriteFailure,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -59,16 +63,23 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl LoopEnv {
     /// Sends a message to the running turn's consumer and stores it.
-    /// Stream events are sent but not stored. A store failure is logged: the
-    /// run goes on.
+    /// Stream events are sent but not stored. A store failure is recorded
+    /// in [`failure`](Self::failure) and stops the turn; after one, nothing
+    /// more is stored, so the stored history is a prefix of the session
+    /// with no hole in it.
     pub fn emit(&self, message: Message) {
-        if !matches!(message, Message::StreamEvent(_)) {
+        if !matches!(message, Message::StreamEvent(_)) && !self.failure.is_set() {
             let totals = lock(&self.pending_totals).take();
             if let Err(err) =
                 self.store
                     .append_message_with_totals(&self.session_id, &message, totals.as_ref())
             {
-                tracing::error!(session = %self.session_id, "failed to store message: {err}");
+                self.failure.record(
+                    &self.session_id,
+                    &format!("a {} message", message_kind(&message)),
+                    self.store.path(),
+                    &err,
+                );
             }
         }
         if let Some(sink) = lock(&self.sink).as_ref() {
@@ -264,9 +275,12 @@ impl Agent {
         let _ = forwarder.await;
         if let Ok(r) = &response {
             self.env.add_usage(&r.model, &r.usage);
-            self.env
-                .proof
-                .model_response(&r.model, &r.content, &r.usage);
+            self.env.proof.model_response(
+                &r.model,
+                &r.content,
+                &r.usage,
+                self.parent_tool_use_id.as_deref(),
+            );
         }
         response
     }
@@ -343,6 +357,17 @@ impl Agent {
         });
         self.env.emit(Message::User(user));
         (blocks, stop)
+    }
+}
+
+/// The frame type of a message, for error messages.
+fn message_kind(message: &Message) -> &'static str {
+    match message {
+        Message::User(_) => "user",
+        Message::Assistant(_) => "assistant",
+        Message::System(_) => "system",
+        Message::Result(_) => "result",
+        Message::StreamEvent(_) => "stream event",
     }
 }
 

@@ -37,10 +37,13 @@ mod setup;
 mod system_prompt;
 mod task_tool;
 mod turn;
+mod write_failure;
 
 pub use client::{Client, Interrupter};
 pub use error::Error;
-pub use options::{AgentDefinition, DEFAULT_CONTEXT_ENV, Options, SystemPrompt};
+pub use options::{
+    AgentDefinition, DEFAULT_CONTEXT_ENV, Options, SIGNING_ENV, SystemPrompt, signing_from_env,
+};
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::{MessageStream, query};
 pub use system_prompt::default_system_prompt;

@@ -94,8 +94,15 @@ pub struct Options {
     /// and stops.
     pub hooks: Option<HookRegistry>,
     /// Key that signs the ledger head; default: the key pair in the Tascer
-    /// home (`tascer keys generate`), if there is one.
+    /// home (`keys/tascer-ed25519.key`), created on first use unless
+    /// signing is off ([`signing`](Self::signing)).
     pub signing_key: Option<tascer_ledger::SigningKey>,
+    /// Whether sessions are signed. `None` (the default) follows
+    /// [`SIGNING_ENV`]: signed unless it is `off`. `Some(false)` writes an
+    /// unsigned ledger (`tascer verify` warns that a cut-off tail cannot be
+    /// detected); an explicit [`signing_key`](Self::signing_key) always
+    /// signs.
+    pub signing: Option<bool>,
     /// Permission mode; default: the settings' `permissions.defaultMode`,
     /// else `default`.
     pub permission_mode: Option<PermissionMode>,
@@ -143,6 +150,27 @@ pub struct Options {
     /// Answers the model's `AskUserQuestion` calls (a terminal prompt, a
     /// UI). Without one, the tool reports that no one can answer.
     pub user_answerer: Option<Arc<dyn tascer_tools::UserAnswerer>>,
+}
+
+/// Environment variable that turns ledger signing off when it is `off`
+/// (also `0`, `false`, `no`), for sessions whose options leave
+/// [`Options::signing`] unset.
+pub const SIGNING_ENV: &str = "TASCER_SIGNING";
+
+/// Whether sessions with these options are signed with the home's key.
+pub(crate) fn signing_on(options: &Options) -> bool {
+    options.signing.unwrap_or_else(signing_from_env)
+}
+
+/// Whether [`SIGNING_ENV`] leaves signing on (it is on unless the variable
+/// is `off`, `0`, `false` or `no`).
+pub fn signing_from_env() -> bool {
+    !std::env::var(SIGNING_ENV).is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "off" | "0" | "false" | "no"
+        )
+    })
 }
 
 /// Environment variables recorded in tool-call context by default.
@@ -322,6 +350,13 @@ impl Options {
     /// Signs the ledger with this key.
     pub fn signing_key(mut self, key: tascer_ledger::SigningKey) -> Self {
         self.signing_key = Some(key);
+        self
+    }
+
+    /// Turns signing with the home's key on or off (see
+    /// [`Options::signing`](struct@Options)).
+    pub fn signing(mut self, on: bool) -> Self {
+        self.signing = Some(on);
         self
     }
 

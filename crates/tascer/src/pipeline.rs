@@ -108,8 +108,17 @@ impl Agent {
         };
 
         // Everything before the tool runs is committed first: a crash while
-        // it runs leaves the call opened and its permission on record.
-        self.env.proof.flush();
+        // it runs leaves the call opened and its permission on record. A
+        // call that could not be put on record does not run (the turn
+        // stops: see `WriteFailure`).
+        if !self.env.proof.flush() {
+            return (
+                ToolOutput::error(
+                    "Not run: the ledger could not record this call, so the session stopped.",
+                ),
+                None,
+            );
+        }
         let ctx = ToolContext {
             session_id: self.env.session_id.clone(),
             tool_use_id: call.id.clone(),

@@ -4,17 +4,20 @@
 //! digest, system prompt digest, signing key id), each prompt, each model
 //! response (digest + evidence), each tool call (opened before it runs,
 //! closed after with its record), each hook run, and each turn's end.
-//! A ledger failure is logged and never stops the run: the session store
-//! still has every message.
+//! A ledger write that fails (after the database's own waiting and
+//! retries) is recorded in the session's [`WriteFailure`]: no tool runs
+//! after it and the turn stops with an error naming the database.
 
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tascer_core::{ContentBlock, ToolOutput, Usage};
 use tascer_ledger::{
-    EntryKind, Evidence, Ledger, ModelResponse, SessionEnd, SessionStart, ToolRecord, ToolStatus,
-    sha256_hex,
+    EntryKind, Evidence, Ledger, LedgerError, ModelResponse, SessionEnd, SessionStart, ToolRecord,
+    ToolStatus, sha256_hex,
 };
+
+use crate::write_failure::WriteFailure;
 
 /// Outputs up to this size are kept inline in the tool record (besides
 /// their evidence).
@@ -41,6 +44,7 @@ struct Inner {
     ledger: Arc<Ledger>,
     session_id: String,
     staged: Mutex<Staged>,
+    failure: WriteFailure,
 }
 
 /// Entries and evidence not yet written.
@@ -51,21 +55,32 @@ struct Staged {
 }
 
 impl Inner {
-    /// Writes everything staged, then `entry` if given, in one transaction.
-    fn commit(&self, entry: Option<(EntryKind, Value)>) {
+    /// Writes everything staged, then `entry` if given, in one
+    /// transaction. False when the write failed (the failure is recorded).
+    fn commit(&self, entry: Option<(EntryKind, Value)>) -> bool {
         let Staged {
             mut entries,
             evidence,
         } = std::mem::take(&mut *crate::agent::lock(&self.staged));
         entries.extend(entry);
         if entries.is_empty() && evidence.is_empty() {
-            return;
+            return true;
         }
-        if let Err(err) = self
+        let first = entries.first().map(|(kind, _)| *kind);
+        match self
             .ledger
             .append_batch(&self.session_id, entries, &evidence)
         {
-            tracing::error!(session = %self.session_id, "ledger append failed: {err}");
+            Ok(_) => true,
+            Err(err) => {
+                let what = match first {
+                    Some(kind) => format!("the ledger entry {}", kind.as_str()),
+                    None => "ledger evidence".to_string(),
+                };
+                self.failure
+                    .record(&self.session_id, &what, self.ledger.store().path(), &err);
+                false
+            }
         }
     }
 }
@@ -73,7 +88,7 @@ impl Inner {
 impl Drop for Inner {
     /// Nothing staged is lost when the session goes away mid-call.
     fn drop(&mut self) {
-        self.commit(None);
+        let _ = self.commit(None);
     }
 }
 
@@ -89,13 +104,15 @@ fn digest_of(value: &Value) -> String {
 }
 
 impl Proof {
-    /// The ledger of `session_id`.
-    pub fn new(ledger: Arc<Ledger>, session_id: String) -> Self {
+    /// The ledger of `session_id`; failed writes are recorded in
+    /// `failure`.
+    pub fn new(ledger: Arc<Ledger>, session_id: String, failure: WriteFailure) -> Self {
         Proof {
             inner: Arc::new(Inner {
                 ledger,
                 session_id,
                 staged: Mutex::default(),
+                failure,
             }),
         }
     }
@@ -111,7 +128,7 @@ impl Proof {
 
     /// Appends an entry now, after everything staged.
     fn append(&self, kind: EntryKind, payload: Value) {
-        self.inner.commit(Some((kind, payload)));
+        let _ = self.inner.commit(Some((kind, payload)));
     }
 
     /// Stages an entry for the next write.
@@ -121,9 +138,11 @@ impl Proof {
             .push((kind, payload));
     }
 
-    /// Writes every staged entry (and its evidence) now.
-    pub fn flush(&self) {
-        self.inner.commit(None);
+    /// Writes every staged entry (and its evidence) now. False when the
+    /// write failed: the caller must not act as if it were recorded.
+    #[must_use]
+    pub fn flush(&self) -> bool {
+        self.inner.commit(None)
     }
 
     /// Stages bytes as evidence of the next entry written; returns their
@@ -138,15 +157,17 @@ impl Proof {
     }
 
     /// Appends `session_start` unless the chain already has entries (a
-    /// resumed session continues its chain).
-    pub fn start(&self, model: &str, options: &Value, system_prompt: &str, context: Value) {
-        match self.ledger().head(self.session_id()) {
-            Ok(Some(_)) => return,
-            Ok(None) => {}
-            Err(err) => {
-                tracing::error!(session = %self.session_id(), "ledger head read failed: {err}");
-                return;
-            }
+    /// resumed session continues its chain). An error means the session
+    /// must not start.
+    pub fn start(
+        &self,
+        model: &str,
+        options: &Value,
+        system_prompt: &str,
+        context: Value,
+    ) -> Result<(), LedgerError> {
+        if self.ledger().head(self.session_id())?.is_some() {
+            return Ok(());
         }
         let start = SessionStart {
             model: model.to_string(),
@@ -155,9 +176,8 @@ impl Proof {
             signing_key_id: None,
             context,
         };
-        if let Err(err) = self.ledger().start_session(self.session_id(), &start) {
-            tracing::error!(session = %self.session_id(), "ledger start failed: {err}");
-        }
+        self.ledger().start_session(self.session_id(), &start)?;
+        Ok(())
     }
 
     /// Appends a user prompt (its text is kept as evidence).
@@ -174,9 +194,16 @@ impl Proof {
     }
 
     /// Stages a model response: digest of its content (kept as evidence),
-    /// usage and model. It is written with the first entry of what the
-    /// response leads to (a tool call or the turn's end).
-    pub fn model_response(&self, model: &str, content: &[ContentBlock], usage: &Usage) {
+    /// usage, model, and the Task call it belongs to for a subagent. It is
+    /// written with the first entry of what the response leads to (a tool
+    /// call or the turn's end).
+    pub fn model_response(
+        &self,
+        model: &str,
+        content: &[ContentBlock],
+        usage: &Usage,
+        parent_tool_use_id: Option<&str>,
+    ) {
         let value = serde_json::to_value(content).unwrap_or(Value::Null);
         let bytes = tascer_ledger::jcs::canonicalize(&value)
             .unwrap_or_else(|_| value.to_string().into_bytes());
@@ -186,6 +213,7 @@ impl Proof {
             usage: *usage,
             model: model.to_string(),
             evidence: vec![evidence],
+            parent_tool_use_id: parent_tool_use_id.map(str::to_string),
         };
         match payload.to_payload() {
             Ok(p) => self.stage(EntryKind::ModelResponse, p),
@@ -298,9 +326,9 @@ mod tests {
     fn staged_entries_are_written_in_order_by_flush_and_the_next_append() {
         let dir = tempfile::tempdir().unwrap();
         let ledger = ledger(&dir);
-        let proof = Proof::new(Arc::clone(&ledger), "s".into());
-        proof.start("m", &json!({}), "system", json!({}));
-        proof.model_response("m", &[ContentBlock::text("hi")], &Usage::default());
+        let proof = Proof::new(Arc::clone(&ledger), "s".into(), WriteFailure::default());
+        proof.start("m", &json!({}), "system", json!({})).unwrap();
+        proof.model_response("m", &[ContentBlock::text("hi")], &Usage::default(), None);
         let record = proof.open_tool("t1", "Noop", &json!({}), json!({"cwd": "/w"}));
         proof.permission(&json!({"decision": "allow", "tool_use_id": "t1"}));
         assert_eq!(
@@ -308,7 +336,7 @@ mod tests {
             [EntryKind::SessionStart],
             "still staged"
         );
-        proof.flush();
+        assert!(proof.flush());
         assert_eq!(
             kinds(&ledger, "s"),
             [
@@ -331,10 +359,10 @@ mod tests {
     fn what_is_staged_is_written_when_the_session_goes_away() {
         let dir = tempfile::tempdir().unwrap();
         let ledger = ledger(&dir);
-        let proof = Proof::new(Arc::clone(&ledger), "s".into());
-        proof.start("m", &json!({}), "system", json!({}));
+        let proof = Proof::new(Arc::clone(&ledger), "s".into(), WriteFailure::default());
+        proof.start("m", &json!({}), "system", json!({})).unwrap();
         let clone = proof.clone();
-        proof.model_response("m", &[ContentBlock::text("bye")], &Usage::default());
+        proof.model_response("m", &[ContentBlock::text("bye")], &Usage::default(), None);
         drop(proof);
         assert_eq!(kinds(&ledger, "s").len(), 1, "a clone still holds it");
         drop(clone);

@@ -13,8 +13,24 @@ use crate::governance::Governance;
 use crate::options::{Options, SystemPrompt};
 use crate::proof::Proof;
 use crate::system_prompt::default_system_prompt;
+use crate::write_failure::WriteFailure;
 use tascer_guard::hooks::SessionStartSource;
 use tascer_mcp::{McpManager, McpOptions};
+
+/// The home's signing key, created on first use with a one-line notice.
+fn home_signing_key(home: &std::path::Path) -> Result<tascer_ledger::SigningKey, Error> {
+    let (key, created) = tascer_ledger::load_or_create_home_signing_key(home)?;
+    if let Some(paths) = created {
+        tracing::warn!(
+            "created the ledger signing key {} (mode 0600; public key {}): sessions are signed \
+             by default, set {}=off to turn signing off",
+            paths.private.display(),
+            paths.public.display(),
+            crate::options::SIGNING_ENV
+        );
+    }
+    Ok(key)
+}
 
 /// Default Anthropic model when none is configured.
 const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -150,20 +166,25 @@ impl Session {
 
         let signing_key = match &options.signing_key {
             Some(key) => Some(key.clone()),
-            None => tascer_ledger::load_home_signing_key(&home)?,
+            None if crate::options::signing_on(&options) => Some(home_signing_key(&home)?),
+            None => None,
         };
-        let ledger = Arc::new(tascer_ledger::Ledger::open(
-            store.path(),
+        // One connection for the session store and the ledger: their
+        // writes queue inside this process instead of competing for the
+        // file lock with each other.
+        let ledger = Arc::new(tascer_ledger::Ledger::with_db(
+            Arc::clone(store.db()),
             home.join("evidence"),
             signing_key,
         )?);
-        let proof = Proof::new(ledger, id.clone());
+        let failure = WriteFailure::default();
+        let proof = Proof::new(ledger, id.clone(), failure.clone());
         proof.start(
             &model,
             &options_digest_value(&options, &model),
             &system_prompt,
             serde_json::json!({"cwd": cwd_text, "tascer_version": crate::VERSION}),
-        );
+        )?;
         let shared_cwd = Arc::new(Mutex::new(cwd.clone()));
         let env = LoopEnv {
             session_id: id.clone(),
@@ -180,6 +201,7 @@ impl Session {
             sink: Arc::new(Mutex::new(None)),
             pending_totals: Arc::default(),
             proof,
+            failure,
         };
         let governance = Arc::new(Governance::new(
             parts.admission,

@@ -168,6 +168,9 @@ impl TaskTool {
         let mut turns = 0;
         let mut stop_hook_active = false;
         loop {
+            if let Some(failure) = self.env.failure.get() {
+                return ToolOutput::error(format!("The subagent stopped: {failure}"));
+            }
             if ctx.cancel.is_cancelled() {
                 return ToolOutput::error(format!("{INTERRUPTED}: the subagent was stopped"));
             }

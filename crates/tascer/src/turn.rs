@@ -36,8 +36,13 @@ enum Outcome {
     Halted(Halt),
     MaxTurns,
     Budget,
-    Interrupted { during_tools: bool },
+    Interrupted {
+        during_tools: bool,
+    },
     ApiError(ModelError),
+    /// A store or ledger write failed: the session stopped (the message
+    /// names the database).
+    WriteFailed(String),
 }
 
 /// Runs one prompt to its result. Always ends by sending exactly one
@@ -58,6 +63,12 @@ pub(crate) async fn run_turn(
         stop_reason: None,
     };
     let outcome = drive(session, prompt, &cancel, &mut state).await;
+    // A failed write outranks how the turn otherwise ended: the caller
+    // must learn that the stored session is incomplete.
+    let outcome = match session.agent.env.failure.get() {
+        Some(failure) => Outcome::WriteFailed(failure),
+        None => outcome,
+    };
     let result = build_result(session, &state, outcome);
     session.total_turns += state.num_turns;
     let status = if result.is_error { "error" } else { "success" };
@@ -68,7 +79,9 @@ pub(crate) async fn run_turn(
         env.total_cost_usd(),
         status,
     ) {
-        tracing::error!(session = %session.id, "failed to store totals: {err}");
+        // The result frame below says so when this turn went well so far.
+        env.failure
+            .record(&session.id, "the session totals", env.store.path(), &err);
     }
     env.proof.turn_end(
         &result.usage,
@@ -107,6 +120,9 @@ async fn drive(
     let mut stop_hook_active = false;
 
     loop {
+        if let Some(failure) = env.failure.get() {
+            return Outcome::WriteFailed(failure);
+        }
         if cancel.is_cancelled() {
             return Outcome::Interrupted {
                 during_tools: false,
@@ -198,6 +214,10 @@ async fn drive(
             }
         }
 
+        // A response that could not be stored is not acted on.
+        if let Some(failure) = env.failure.get() {
+            return Outcome::WriteFailed(failure);
+        }
         let (blocks, stop) = session.agent.run_tools(&calls, cancel).await;
         session.history.push(ChatMessage {
             role: Role::User,
@@ -317,6 +337,13 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
                 None => err.to_string(),
             });
             result.terminal_reason = "api_error".into();
+        }
+        Outcome::WriteFailed(message) => {
+            result.subtype = ResultSubtype::ErrorDuringExecution;
+            result.is_error = true;
+            result.result = Some(message.clone());
+            result.errors.push(message);
+            result.terminal_reason = "store_error".into();
         }
     }
     result

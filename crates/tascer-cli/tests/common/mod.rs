@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 /// Variables that would point a session at a real provider or service.
-const OUTSIDE_VARS: [&str; 9] = [
+const OUTSIDE_VARS: [&str; 12] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -24,6 +24,9 @@ const OUTSIDE_VARS: [&str; 9] = [
     "TASCER_LOG",
     "BRAVE_SEARCH_API_KEY",
     "BRAVE_SEARCH_BASE_URL",
+    "TASCER_SIGNING",
+    "TASCER_DB_BUSY_TIMEOUT_MS",
+    "TASCER_DB_RETRIES",
 ];
 
 /// A `tascer` command with a clean provider environment, its own home and
