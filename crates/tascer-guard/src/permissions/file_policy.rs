@@ -171,6 +171,25 @@ impl FileAccessPolicy {
                 Behavior::Allow => PolicyVerdict::Abstain,
             };
         }
+        if let Some(twin) =
+            super::hardlinks::protected_twin(canonical, home, roots, &self.sensitive)
+        {
+            let (behavior, verb) = if write {
+                (self.sensitive_write, "writing")
+            } else {
+                (self.sensitive_read, "reading")
+            };
+            let reason = format!(
+                "{verb} {}: it is a hard link to the protected file {}",
+                canonical.display(),
+                twin.display()
+            );
+            return match behavior {
+                Behavior::Deny => PolicyVerdict::Deny { reason },
+                Behavior::Ask => PolicyVerdict::Ask { reason },
+                Behavior::Allow => PolicyVerdict::Abstain,
+            };
+        }
         if self.block_outside && !roots.iter().any(|r| is_within(canonical, r)) {
             return PolicyVerdict::Deny {
                 reason: format!("{} is outside the allowed directories", canonical.display()),

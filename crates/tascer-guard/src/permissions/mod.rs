@@ -18,6 +18,7 @@ mod error;
 mod evaluate;
 mod facts;
 mod file_policy;
+mod hardlinks;
 mod matching;
 mod mcp_policy;
 mod mode;
