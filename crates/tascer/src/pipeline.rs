@@ -98,6 +98,7 @@ impl Agent {
             cwd: Arc::clone(&self.env.shared_cwd),
             env: Arc::clone(&self.env.env),
             cancel: cancel.child_token(),
+            file_access: Some(guard.file_access(&cwd)),
         };
         let tool_started = Instant::now();
         let mut output = match self.tools.iter().find(|t| t.name() == call.name) {

@@ -157,6 +157,12 @@ impl Guard {
         });
     }
 
+    /// The per-file check for files a tool finds itself (Grep, Glob):
+    /// the permission engine decides each one.
+    pub fn file_access(&self, cwd: &std::path::Path) -> Arc<dyn tascer_core::FileAccess> {
+        self.permissions.file_access(cwd)
+    }
+
     /// Records a denial made by a hook, for workaround detection.
     pub fn note_hook_denial(&self, call: &ToolCall, reason: &str) {
         self.permissions.record_denial(call, reason);

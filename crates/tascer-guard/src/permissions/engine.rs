@@ -112,6 +112,7 @@ impl PermissionEngineBuilder {
             return Err(PermissionError::BypassDisabled);
         }
         let mut policies = self.policies;
+        let custom_policies = !policies.is_empty();
         if self.default_policies {
             let mut file = FileAccessPolicy::new();
             if let Some(h) = &self.home {
@@ -138,6 +139,7 @@ impl PermissionEngineBuilder {
             cache_callback: self.cache_callback,
             workaround: self.workaround,
             tracker: Mutex::new(WorkaroundTracker::default()),
+            custom_policies,
         })
     }
 }
@@ -157,6 +159,7 @@ pub struct PermissionEngine {
     cache_callback: bool,
     workaround: WorkaroundConfig,
     tracker: Mutex<WorkaroundTracker>,
+    custom_policies: bool,
 }
 
 impl std::fmt::Debug for PermissionEngine {
@@ -248,6 +251,31 @@ impl PermissionEngine {
                 .map(|d| canonicalize(d, cwd, home)),
         );
         dirs
+    }
+
+    /// True when every file a search finds must be screened (there are
+    /// `Read` deny or ask rules, or policies of the caller's own); else
+    /// only files that could be protected by the built-in policy (a
+    /// sensitive name, a hard link) are.
+    pub(crate) fn screens_every_file(&self) -> bool {
+        let session = self.session_rules();
+        self.custom_policies
+            || [&self.rules, &session].iter().any(|r| {
+                r.list(Behavior::Deny)
+                    .iter()
+                    .chain(r.list(Behavior::Ask))
+                    .any(|rule| rule.applies_to("Read"))
+            })
+    }
+
+    /// The per-file check the loop hands to tools that open files they
+    /// found themselves (Grep over a directory, Glob results): see
+    /// [`SearchAccess`](super::search_access::SearchAccess).
+    pub fn file_access(self: &Arc<Self>, cwd: &Path) -> Arc<dyn tascer_core::FileAccess> {
+        Arc::new(super::search_access::SearchAccess::new(
+            Arc::clone(self),
+            cwd.to_path_buf(),
+        ))
     }
 
     /// Rules, policies and mode only — no cache, callback or workaround
