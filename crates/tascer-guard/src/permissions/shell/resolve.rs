@@ -46,11 +46,23 @@ pub fn resolve_programs(analysis: &mut ShellAnalysis, cwd: &Path, home: Option<&
             path_dirs.push(canonicalize(Path::new(dir), cwd, home));
         }
     }
+    let changes_dir = analysis
+        .commands
+        .iter()
+        .any(|c| matches!(c.base_name(), Some("cd" | "pushd" | "popd")));
     let mut opaque = Vec::new();
     for cmd in &mut analysis.commands {
         let Some(name) = cmd.name().map(str::to_string) else {
             continue;
         };
+        if changes_dir && name.contains('/') && !name.starts_with('/') {
+            opaque.push(OpaqueCode {
+                command: cmd.clone(),
+                what: format!("`{name}` is named relative to a directory changed by `cd`"),
+                code_word: Some(0),
+            });
+            continue;
+        }
         let file = if name.contains('/') {
             Some(canonicalize(Path::new(&name), cwd, home))
         } else {
