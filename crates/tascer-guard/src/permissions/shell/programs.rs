@@ -322,11 +322,6 @@ fn interpreter(name: &str, family: &str, argv: &[ShellWord]) -> Runs {
             format!("`{name}` runs the script file `{}`", argv[i].text),
             Some(i),
         )
-    } else if matches!(family, "tcl" | "java") && argv.len() == 1 {
-        Runs::opaque(
-            format!("`{name}` reads its program from standard input"),
-            None,
-        )
     } else {
         Runs::opaque(
             format!("`{name}` reads its program from standard input"),
