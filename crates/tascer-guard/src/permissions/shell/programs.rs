@@ -222,16 +222,21 @@ fn shell_without_c(name: &str, argv: &[ShellWord]) -> Runs {
         }
         break;
     }
-    if i < argv.len() {
-        Runs::opaque(
-            format!("`{name}` runs the script file `{}`", argv[i].text),
+    script_or_stdin(name, argv, i)
+}
+
+/// A program that runs the script file at `argv[i]`, or reads its program
+/// from standard input when there is none.
+fn script_or_stdin(name: &str, argv: &[ShellWord], i: usize) -> Runs {
+    match argv.get(i) {
+        Some(file) => Runs::opaque(
+            format!("`{name}` runs the script file `{}`", file.text),
             Some(i),
-        )
-    } else {
-        Runs::opaque(
+        ),
+        None => Runs::opaque(
             format!("`{name}` reads its program from standard input"),
             None,
-        )
+        ),
     }
 }
 
@@ -317,17 +322,7 @@ fn interpreter(name: &str, family: &str, argv: &[ShellWord]) -> Runs {
         }
         break;
     }
-    if i < argv.len() {
-        Runs::opaque(
-            format!("`{name}` runs the script file `{}`", argv[i].text),
-            Some(i),
-        )
-    } else {
-        Runs::opaque(
-            format!("`{name}` reads its program from standard input"),
-            None,
-        )
-    }
+    script_or_stdin(name, argv, i)
 }
 
 fn deno(argv: &[ShellWord]) -> Runs {
