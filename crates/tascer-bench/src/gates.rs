@@ -59,6 +59,7 @@ fn tool_context(cwd: &Path) -> ToolContext {
         cwd: Arc::new(Mutex::new(cwd.to_path_buf())),
         env: Arc::new(HashMap::new()),
         cancel: CancellationToken::new(),
+        file_access: None,
     }
 }
 

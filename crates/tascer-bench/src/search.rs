@@ -135,6 +135,7 @@ fn context(root: &Path) -> ToolContext {
         cwd: Arc::new(Mutex::new(root.to_path_buf())),
         env: Arc::new(HashMap::new()),
         cancel: CancellationToken::new(),
+        file_access: None,
     }
 }
 

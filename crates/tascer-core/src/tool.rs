@@ -1,7 +1,7 @@
 //! The [`Tool`] trait: what every tool (built-in, custom, MCP) implements.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -9,6 +9,16 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::content::ToolResultContent;
+
+/// Whether a tool may open a file it found on its own — a file inside a
+/// searched directory, a Glob result — and not only the path it was
+/// called with (which the permission engine already decided). The loop
+/// fills it from the permission engine (`tascer-guard` stays the one place
+/// that decides); tools skip the files it refuses and say how many.
+pub trait FileAccess: Send + Sync + std::fmt::Debug {
+    /// `Err(reason)` when `path` must not be opened or listed.
+    fn may_read(&self, path: &Path) -> Result<(), String>;
+}
 
 /// What a tool gets besides its input.
 #[derive(Debug, Clone)]
@@ -24,6 +34,9 @@ pub struct ToolContext {
     pub env: Arc<HashMap<String, String>>,
     /// Cancelled on interrupt; long-running tools must stop when it fires.
     pub cancel: CancellationToken,
+    /// The per-file check for files a tool finds itself (`None`: every
+    /// file may be opened).
+    pub file_access: Option<Arc<dyn FileAccess>>,
 }
 
 impl ToolContext {
@@ -40,6 +53,15 @@ impl ToolContext {
         match self.cwd.lock() {
             Ok(mut guard) => *guard = dir,
             Err(poisoned) => *poisoned.into_inner() = dir,
+        }
+    }
+
+    /// Whether a file the tool found itself may be opened (see
+    /// [`FileAccess`]).
+    pub fn may_read(&self, path: &Path) -> Result<(), String> {
+        match &self.file_access {
+            Some(check) => check.may_read(path),
+            None => Ok(()),
         }
     }
 

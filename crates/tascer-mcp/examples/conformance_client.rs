@@ -77,6 +77,7 @@ async fn main() -> ExitCode {
         cwd: Arc::new(Mutex::new(std::env::temp_dir())),
         env: Arc::new(HashMap::new()),
         cancel: CancellationToken::new(),
+        file_access: None,
     };
     let output = t.call(input, &ctx).await;
     println!(

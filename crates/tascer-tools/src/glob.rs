@@ -11,7 +11,7 @@ use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tascer_core::{Tool, ToolContext, ToolOutput};
+use tascer_core::{FileAccess, Tool, ToolContext, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
@@ -72,7 +72,8 @@ impl Tool for GlobTool {
                         None => ctx.cwd(),
                     };
                     let cancel = ctx.cancel.clone();
-                    blocking(move || glob(&input.pattern, &root, &cancel)).await
+                    let access = ctx.file_access.clone();
+                    blocking(move || glob(&input.pattern, &root, &cancel, access.as_deref())).await
                 }
                 .await,
             )
@@ -96,7 +97,19 @@ pub(crate) fn sort_by_mtime(paths: &mut [(PathBuf, Option<SystemTime>)]) {
     paths.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 }
 
-fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+/// The note a search adds when the permission policy kept files from it.
+pub(crate) fn withheld_note(n: usize) -> String {
+    let files = if n == 1 { "file" } else { "files" };
+    format!("\n\n[{n} {files} withheld: the permission policy does not allow reading them]")
+}
+
+fn glob(
+    pattern: &str,
+    root: &Path,
+    cancel: &CancellationToken,
+    access: Option<&dyn FileAccess>,
+) -> Result<ToolOutput, ToolError> {
+    let withheld = std::sync::atomic::AtomicUsize::new(0);
     let started = Instant::now();
     let shown_root = root.display();
     if !root.exists() {
@@ -122,7 +135,7 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOu
     let found: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
     let interrupted = AtomicBool::new(false);
     walker(root).build_parallel().run(|| {
-        let (found, interrupted, matcher) = (&found, &interrupted, &matcher);
+        let (found, interrupted, matcher, withheld) = (&found, &interrupted, &matcher, &withheld);
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 interrupted.store(true, Ordering::Relaxed);
@@ -141,7 +154,9 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOu
                 path.strip_prefix(root)
                     .is_ok_and(|rel| matcher.is_match(rel))
             };
-            if matched {
+            if matched && access.is_some_and(|a| a.may_read(path).is_err()) {
+                withheld.fetch_add(1, Ordering::Relaxed);
+            } else if matched {
                 let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
                 let item = (path.to_path_buf(), mtime);
                 match found.lock() {
@@ -164,7 +179,8 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOu
     found.truncate(MAX_RESULTS);
     let filenames: Vec<String> = found.iter().map(|(p, _)| p.display().to_string()).collect();
 
-    let text = if filenames.is_empty() {
+    let withheld = withheld.into_inner();
+    let mut text = if filenames.is_empty() {
         "No files found".to_string()
     } else if truncated {
         format!(
@@ -174,12 +190,16 @@ fn glob(pattern: &str, root: &Path, cancel: &CancellationToken) -> Result<ToolOu
     } else {
         filenames.join("\n")
     };
-    let raw = json!({
+    let mut raw = json!({
         "durationMs": started.elapsed().as_millis() as u64,
         "numFiles": filenames.len(),
         "filenames": filenames,
         "truncated": truncated,
         "totalMatches": total,
     });
+    if withheld > 0 {
+        text.push_str(&withheld_note(withheld));
+        raw["withheldFiles"] = json!(withheld);
+    }
     Ok(ToolOutput::text(text).with_raw(raw))
 }

@@ -17,11 +17,11 @@ use ignore::types::TypesBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tascer_core::{Tool, ToolContext, ToolOutput};
+use tascer_core::{FileAccess, Tool, ToolContext, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
-use crate::glob::{sort_by_mtime, walker};
+use crate::glob::{sort_by_mtime, walker, withheld_note};
 use crate::util::{
     blocking, finish, input_schema, parse_input, plural, resolve_path, truncate_chars,
 };
@@ -148,7 +148,8 @@ impl Tool for GrepTool {
                         None => ctx.cwd(),
                     };
                     let cancel = ctx.cancel.clone();
-                    blocking(move || grep(&input, &root, &cancel)).await
+                    let access = ctx.file_access.clone();
+                    blocking(move || grep(&input, &root, &cancel, access.as_deref())).await
                 }
                 .await,
             )
@@ -324,6 +325,8 @@ struct Collected {
     counts: Vec<(String, u64)>,
     total_matches: u64,
     content_full: bool,
+    /// Files the permission policy did not let the search open.
+    withheld: usize,
 }
 
 /// Searches one file, collecting at most `cap` content lines; `None` when
@@ -429,7 +432,9 @@ fn search_files(
     plan: &SearchPlan,
     walk: ignore::Walk,
     cancel: &CancellationToken,
+    access: Option<&dyn FileAccess>,
 ) -> Result<Collected, ToolError> {
+    let mut withheld = 0;
     let workers = std::thread::available_parallelism()
         .map_or(1, NonZeroUsize::get)
         .clamp(1, 8);
@@ -485,6 +490,10 @@ fn search_files(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
+            if access.is_some_and(|a| a.may_read(entry.path()).is_err()) {
+                withheld += 1;
+                continue;
+            }
             // Files before this one already hold `merged_lines`, so this
             // file never contributes more than the rest.
             let cap = plan.max_lines.saturating_sub(merger.merged_lines());
@@ -504,13 +513,16 @@ fn search_files(
     if interrupted {
         return Err(ToolError::msg("Grep was interrupted."));
     }
-    Ok(merger.out)
+    let mut out = merger.out;
+    out.withheld = withheld;
+    Ok(out)
 }
 
 fn grep(
     input: &GrepInput,
     root: &Path,
     cancel: &CancellationToken,
+    access: Option<&dyn FileAccess>,
 ) -> Result<ToolOutput, ToolError> {
     let mode = input.output_mode.unwrap_or_default();
     if !root.exists() {
@@ -585,7 +597,8 @@ fn grep(
         counts,
         total_matches,
         content_full,
-    } = search_files(&plan, walk.build(), cancel)?;
+        withheld,
+    } = search_files(&plan, walk.build(), cancel, access)?;
 
     let page_note = |cut: bool| {
         if cut || input.offset.is_some_and(|o| o > 0) {
@@ -682,6 +695,11 @@ fn grep(
         }
     };
     let mut raw = raw;
+    let mut text = text;
+    if withheld > 0 {
+        text.push_str(&withheld_note(withheld));
+        raw["withheldFiles"] = json!(withheld);
+    }
     if let Some(l) = input.head_limit {
         raw["appliedLimit"] = json!(l);
     }

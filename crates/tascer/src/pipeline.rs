@@ -125,6 +125,7 @@ impl Agent {
             cwd: Arc::clone(&self.env.shared_cwd),
             env: Arc::clone(&self.env.env),
             cancel: cancel.child_token(),
+            file_access: Some(admission.permissions().file_access(&cwd)),
         };
         let tool_started = Instant::now();
         let output = match self.tools.iter().find(|t| t.name() == call.name) {

@@ -52,8 +52,10 @@ impl CommandPattern {
     }
 
     /// Matches one simple command. With `loose`, a command named by a path
-    /// (`/bin/rm`) is also tried under its base name (`rm`) — used for deny
-    /// and ask rules; allow rules match the name as written.
+    /// (`/bin/rm`) is also tried under its base name (`rm`) and under its
+    /// [aliases](SimpleCommand::aliases) (`nc.openbsd` as `nc`, a symlink
+    /// under its target's name) — used for deny and ask rules; allow rules
+    /// match the name as written.
     pub fn matches(&self, cmd: &SimpleCommand, loose: bool) -> CommandMatch {
         if *self == CommandPattern::Any {
             return CommandMatch::Yes;
@@ -64,15 +66,21 @@ impl CommandPattern {
             .map(|w| (w.literal.then(|| w.text.clone()), w.glob))
             .collect();
         let mut best = self.match_words(&words);
-        if loose
-            && best != CommandMatch::Yes
-            && let Some(Some(first)) = words.first().map(|w| w.0.clone())
-            && first.contains('/')
-        {
+        if !loose || best == CommandMatch::Yes {
+            return best;
+        }
+        let Some(Some(first)) = words.first().map(|w| w.0.clone()) else {
+            return best;
+        };
+        let mut names: Vec<String> = cmd.aliases.clone();
+        if first.contains('/') {
+            names.push(base_name(&first).to_string());
+        }
+        for name in names {
             let mut alt = words.clone();
-            alt[0].0 = Some(base_name(&first).to_string());
+            alt[0].0 = Some(name);
             match self.match_words(&alt) {
-                CommandMatch::Yes => best = CommandMatch::Yes,
+                CommandMatch::Yes => return CommandMatch::Yes,
                 CommandMatch::Maybe => best = CommandMatch::Maybe,
                 CommandMatch::No => {}
             }
@@ -118,8 +126,21 @@ impl CommandPattern {
                 CommandMatch::Yes
             }
             CommandPattern::Glob(pattern) => {
-                if words.iter().any(|w| w.0.is_none()) {
-                    return CommandMatch::Maybe;
+                if let Some(dynamic) = words.iter().position(|w| w.0.is_none()) {
+                    // Only a Maybe when the known words before the first
+                    // run-time one could still start a match.
+                    let known = words[..dynamic]
+                        .iter()
+                        .filter_map(|w| w.0.as_deref())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    let fixed = pattern.split('*').next().unwrap_or("");
+                    let n = known.len().min(fixed.len());
+                    return if known.as_bytes()[..n] == fixed.as_bytes()[..n] {
+                        CommandMatch::Maybe
+                    } else {
+                        CommandMatch::No
+                    };
                 }
                 let joined = words
                     .iter()

@@ -112,6 +112,7 @@ impl PermissionEngineBuilder {
             return Err(PermissionError::BypassDisabled);
         }
         let mut policies = self.policies;
+        let custom_policies = !policies.is_empty();
         if self.default_policies {
             let mut file = FileAccessPolicy::new();
             if let Some(h) = &self.home {
@@ -138,6 +139,7 @@ impl PermissionEngineBuilder {
             cache_callback: self.cache_callback,
             workaround: self.workaround,
             tracker: Mutex::new(WorkaroundTracker::default()),
+            custom_policies,
         })
     }
 }
@@ -157,6 +159,7 @@ pub struct PermissionEngine {
     cache_callback: bool,
     workaround: WorkaroundConfig,
     tracker: Mutex<WorkaroundTracker>,
+    custom_policies: bool,
 }
 
 impl std::fmt::Debug for PermissionEngine {
@@ -250,6 +253,31 @@ impl PermissionEngine {
         dirs
     }
 
+    /// True when every file a search finds must be screened (there are
+    /// `Read` deny or ask rules, or policies of the caller's own); else
+    /// only files that could be protected by the built-in policy (a
+    /// sensitive name, a hard link) are.
+    pub(crate) fn screens_every_file(&self) -> bool {
+        let session = self.session_rules();
+        self.custom_policies
+            || [&self.rules, &session].iter().any(|r| {
+                r.list(Behavior::Deny)
+                    .iter()
+                    .chain(r.list(Behavior::Ask))
+                    .any(|rule| rule.applies_to("Read"))
+            })
+    }
+
+    /// The per-file check the loop hands to tools that open files they
+    /// found themselves (Grep over a directory, Glob results): see
+    /// [`SearchAccess`](super::search_access::SearchAccess).
+    pub fn file_access(self: &Arc<Self>, cwd: &Path) -> Arc<dyn tascer_core::FileAccess> {
+        Arc::new(super::search_access::SearchAccess::new(
+            Arc::clone(self),
+            cwd.to_path_buf(),
+        ))
+    }
+
     /// Rules, policies and mode only — no cache, callback or workaround
     /// detection. Useful for dry runs ("what would happen?").
     pub fn evaluate(&self, call: &ToolCall) -> PermissionDecision {
@@ -281,10 +309,18 @@ impl PermissionEngine {
     }
 
     fn cacheable(&self, call: &ToolCall) -> bool {
-        self.cache.is_some() && self.policies.iter().all(|p| p.cacheable(call)) && {
-            let t = call.tool_name.as_str();
-            !(super::mode::READ_TOOLS.contains(&t) || super::mode::EDIT_TOOLS.contains(&t))
-        }
+        // A command naming a program by path or changing PATH depends on
+        // the filesystem (a symlink made after the first call).
+        let fs_dependent = call
+            .command()
+            .is_some_and(|c| c.contains('/') || c.contains("PATH"));
+        self.cache.is_some()
+            && !fs_dependent
+            && self.policies.iter().all(|p| p.cacheable(call))
+            && {
+                let t = call.tool_name.as_str();
+                !(super::mode::READ_TOOLS.contains(&t) || super::mode::EDIT_TOOLS.contains(&t))
+            }
     }
 
     /// Decides a call: cache → rules, policies and mode → workaround
@@ -325,7 +361,7 @@ impl PermissionEngine {
             }
             None => {
                 let mut d = self.evaluate_with(call, facts());
-                d.alike = alike_keys(call, facts());
+                d.alike = self.alike(call, facts());
                 if let (Some(k), Some(c)) = (&key, &self.cache) {
                     c.put(k.clone(), &d);
                 }
@@ -377,11 +413,7 @@ impl PermissionEngine {
         let Some((key, earlier)) = hit else {
             return false;
         };
-        let message = format!(
-            "this looks like a workaround: {} earlier alike call(s) ({key}) were denied: {}",
-            earlier.len(),
-            earlier.join(" | ")
-        );
+        let message = escalation_message(&key, &earlier);
         match self.workaround.escalation {
             Escalation::Ask => {
                 if d.behavior == Behavior::Deny {
@@ -405,6 +437,34 @@ impl PermissionEngine {
         }
     }
 
+    /// The alike keys of a call, leaving out simple commands an allow
+    /// rule names and no deny or ask rule touches.
+    fn alike(&self, call: &ToolCall, facts: &CallFacts) -> Vec<String> {
+        use super::command_pattern::CommandMatch;
+        use super::rule::RuleSpecifier;
+        let session = self.session_rules();
+        let lists = [&self.rules, &session];
+        let matching = |behavior: Behavior, cmd: &super::shell::SimpleCommand, strict: bool| {
+            lists
+                .iter()
+                .flat_map(|r| r.list(behavior).iter())
+                .filter(|r| r.applies_to("Bash"))
+                .any(|r| match &r.specifier {
+                    RuleSpecifier::Command(p) => {
+                        let m = p.matches(cmd, !strict);
+                        m == CommandMatch::Yes || (!strict && m == CommandMatch::Maybe)
+                    }
+                    _ => false,
+                })
+        };
+        let allowed = |cmd: &super::shell::SimpleCommand| {
+            matching(Behavior::Allow, cmd, true)
+                && !matching(Behavior::Deny, cmd, false)
+                && !matching(Behavior::Ask, cmd, false)
+        };
+        alike_keys(call, facts, &allowed)
+    }
+
     fn record(&self, d: &PermissionDecision, call: &ToolCall) {
         let what = describe(call, &d.reason);
         match self.tracker.lock() {
@@ -417,7 +477,7 @@ impl PermissionEngine {
     /// workaround detection.
     pub fn record_denial(&self, call: &ToolCall, reason: &str) {
         let facts = CallFacts::of(call, self.home.as_deref());
-        let keys = alike_keys(call, &facts);
+        let keys = self.alike(call, &facts);
         let what = describe(call, reason);
         match self.tracker.lock() {
             Ok(mut t) => t.record(&keys, &what),
@@ -513,14 +573,17 @@ impl PermissionEngine {
         } else {
             hints.join(", or ")
         };
+        let short = short_reason(&d.reason);
         d.reason = format!(
             "Permission to use {} was not granted (needs approval and no one can be asked: {}). To allow it: {how}.",
             d.tool, d.reason
         );
         d.behavior = Behavior::Deny;
         d.updated_input = None;
-        if let Ok(mut t) = self.tracker.lock() {
-            t.record(&d.alike, &d.reason);
+        let what = format!("{} ({short})", d.tool);
+        match self.tracker.lock() {
+            Ok(mut t) => t.record(&d.alike, &what),
+            Err(p) => p.into_inner().record(&d.alike, &what),
         }
         d
     }
@@ -603,7 +666,56 @@ fn apply_hook(d: &mut PermissionDecision, hook: &HookPermission) {
     }
 }
 
+/// How many earlier denials an escalation quotes.
+const QUOTED_DENIALS: usize = 3;
+/// Longest quoted command or reason, in characters.
+const QUOTE_CHARS: usize = 160;
+
+/// `text` cut to `max` characters, with `…` when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+/// The first part of a reason, without what an escalation appended,
+/// cut short: what a denial records for workaround detection (so
+/// recorded reasons never quote each other).
+fn short_reason(reason: &str) -> String {
+    let own = reason
+        .split("; this looks like a workaround")
+        .next()
+        .unwrap_or(reason);
+    cut(own, QUOTE_CHARS)
+}
+
+/// The escalation message: how many alike calls were denied and the last
+/// few of them, each cut short (its size is bounded whatever the history).
+fn escalation_message(key: &str, earlier: &[String]) -> String {
+    let quoted = earlier
+        .iter()
+        .rev()
+        .take(QUOTED_DENIALS)
+        .rev()
+        .map(|e| cut(e, 2 * QUOTE_CHARS))
+        .collect::<Vec<_>>();
+    let more = earlier.len().saturating_sub(quoted.len());
+    let more = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    format!(
+        "this looks like a workaround: {} earlier alike call(s) ({}) were denied: {}{more}",
+        earlier.len(),
+        cut(key, QUOTE_CHARS),
+        quoted.join(" | ")
+    )
+}
+
 fn describe(call: &ToolCall, reason: &str) -> String {
+    let reason = short_reason(reason);
     let what = call
         .command()
         .map(str::to_string)
@@ -613,6 +725,7 @@ fn describe(call: &ToolCall, reason: &str) -> String {
                 .find_map(|k| call.input_str(k).map(str::to_string))
         })
         .unwrap_or_default();
+    let what = cut(&what, QUOTE_CHARS);
     if what.is_empty() {
         format!("{} ({reason})", call.tool_name)
     } else {

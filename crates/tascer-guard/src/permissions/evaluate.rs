@@ -3,7 +3,8 @@
 //!
 //! 1. deny rules → deny
 //! 2. policy deny verdicts → deny
-//! 3. ask rules (and deny rules that only *might* match) → ask;
+//! 3. ask rules (and deny rules that only *might* match, and code the
+//!    analysis cannot see while there are Bash deny rules) → ask;
 //!    `AskUserQuestion`/`ExitPlanMode` always ask
 //! 4. policy ask verdicts → ask
 //! 5. the mode: `bypassPermissions` allows; `plan` denies tools that change
@@ -16,13 +17,14 @@
 use std::path::{Path, PathBuf};
 
 use super::call::ToolCall;
+use super::command_pattern::{CommandMatch, CommandPattern};
 use super::decision::{Behavior, DecisionSource, PermissionDecision};
 use super::facts::CallFacts;
 use super::matching::{AllowCheck, allowed_by, first_hit};
 use super::mode::{PermissionMode, ToolClass};
 use super::paths::{canonicalize, is_within};
 use super::policy::{Policy, PolicyVerdict};
-use super::rule::{PermissionRule, PermissionRules};
+use super::rule::{PermissionRule, PermissionRules, RuleSpecifier};
 use super::suggest::suggestions;
 
 /// Everything the static evaluation needs.
@@ -94,6 +96,9 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
             facts,
             &[],
         );
+    }
+    if let Some(d) = opaque_code(&deny, &allow, facts) {
+        return d;
     }
     if let Some(hit) = first_hit(&ask, call, facts) {
         return with_suggestions(
@@ -244,6 +249,82 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
         facts,
         &missing,
     )
+}
+
+/// Most deny rules an opaque-code reason names.
+const NAMED_RULES: usize = 4;
+
+/// Step 3b: code the analysis cannot see (inline interpreter code, a
+/// script file, git configuration that runs commands, …) may match every
+/// Bash deny rule, so it asks — in every mode, `bypassPermissions`
+/// included — unless an allow rule names that command (see
+/// [`names_opaque`]). Only when there are Bash deny rules.
+fn opaque_code(
+    deny: &[PermissionRule],
+    allow: &[PermissionRule],
+    facts: &CallFacts,
+) -> Option<PermissionDecision> {
+    let analysis = facts.shell.as_ref()?;
+    if analysis.opaque.is_empty() {
+        return None;
+    }
+    let bash_denies: Vec<&PermissionRule> = deny
+        .iter()
+        .filter(|r| r.applies_to("Bash") && matches!(r.specifier, RuleSpecifier::Command(_)))
+        .collect();
+    if bash_denies.is_empty() {
+        return None;
+    }
+    let hidden = analysis
+        .opaque
+        .iter()
+        .find(|o| !allow.iter().any(|r| names_opaque(r, o)))?;
+    let mut rules = bash_denies
+        .iter()
+        .take(NAMED_RULES)
+        .map(|r| format!("`{}`", r.raw))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if bash_denies.len() > NAMED_RULES {
+        rules.push_str(&format!(" and {} more", bash_denies.len() - NAMED_RULES));
+    }
+    Some(PermissionDecision::new(
+        Behavior::Ask,
+        DecisionSource::Policy {
+            name: "opaque-code".into(),
+        },
+        format!(
+            "`{}` runs code the permission check cannot see ({}), so it may do what the deny rules {rules} forbid; this holds in every mode. To allow it, add an allow rule naming this exact command",
+            cut_display(&hidden.command.display()),
+            hidden.what
+        ),
+    ))
+}
+
+/// True when `rule` (an allow rule) names the command that runs opaque
+/// code: an exact `Bash(…)` rule matching it, or a prefix rule that
+/// covers the word naming the code (`Bash(python3 -m pytest:*)` names
+/// `python3 -m pytest -q`, `Bash(python3:*)` does not name
+/// `python3 -c …`).
+fn names_opaque(rule: &PermissionRule, opaque: &super::shell::OpaqueCode) -> bool {
+    let RuleSpecifier::Command(pattern) = &rule.specifier else {
+        return false;
+    };
+    if !rule.applies_to("Bash") || pattern.matches(&opaque.command, false) != CommandMatch::Yes {
+        return false;
+    }
+    match pattern {
+        CommandPattern::Exact(_) => true,
+        CommandPattern::Prefix(words) => opaque.code_word.is_some_and(|i| words.len() > i),
+        _ => false,
+    }
+}
+
+fn cut_display(text: &str) -> String {
+    match text.char_indices().nth(120) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
 }
 
 fn with_suggestions(

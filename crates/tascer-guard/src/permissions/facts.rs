@@ -31,7 +31,11 @@ impl CallFacts {
         CallFacts {
             class,
             paths: target_paths(call, home),
-            shell: call.command().map(shell::analyze),
+            shell: call.command().map(|c| {
+                let mut a = shell::analyze(c);
+                shell::resolve_programs(&mut a, &call.cwd, home);
+                a
+            }),
             host: if call.tool_name == "WebFetch" {
                 call.input_str("url").and_then(url_host)
             } else {

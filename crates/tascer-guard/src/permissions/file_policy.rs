@@ -130,6 +130,22 @@ impl FileAccessPolicy {
         roots
     }
 
+    /// The verdict for a read or write of a protected file; `reason` gets
+    /// the verb (`reading`, `writing`).
+    fn sensitive_verdict(&self, write: bool, reason: impl FnOnce(&str) -> String) -> PolicyVerdict {
+        let (behavior, verb) = if write {
+            (self.sensitive_write, "writing")
+        } else {
+            (self.sensitive_read, "reading")
+        };
+        let reason = reason(verb);
+        match behavior {
+            Behavior::Deny => PolicyVerdict::Deny { reason },
+            Behavior::Ask => PolicyVerdict::Ask { reason },
+            Behavior::Allow => PolicyVerdict::Abstain,
+        }
+    }
+
     fn check_path(
         &self,
         lexical: &Path,
@@ -156,20 +172,23 @@ impl FileAccessPolicy {
             .matching(canonical)
             .or_else(|| self.sensitive.matching(lexical));
         if let Some(pattern) = sensitive {
-            let (behavior, verb) = if write {
-                (self.sensitive_write, "writing")
-            } else {
-                (self.sensitive_read, "reading")
-            };
-            let reason = format!(
-                "{verb} {} matches the sensitive pattern `{pattern}`",
-                canonical.display()
-            );
-            return match behavior {
-                Behavior::Deny => PolicyVerdict::Deny { reason },
-                Behavior::Ask => PolicyVerdict::Ask { reason },
-                Behavior::Allow => PolicyVerdict::Abstain,
-            };
+            return self.sensitive_verdict(write, |verb| {
+                format!(
+                    "{verb} {} matches the sensitive pattern `{pattern}`",
+                    canonical.display()
+                )
+            });
+        }
+        if let Some(twin) =
+            super::hardlinks::protected_twin(canonical, home, roots, &self.sensitive)
+        {
+            return self.sensitive_verdict(write, |verb| {
+                format!(
+                    "{verb} {}: it is a hard link to the protected file {}",
+                    canonical.display(),
+                    twin.display()
+                )
+            });
         }
         if self.block_outside && !roots.iter().any(|r| is_within(canonical, r)) {
             return PolicyVerdict::Deny {

@@ -111,13 +111,14 @@ pub(crate) fn allowed_by<'a>(
     if let Some(analysis) = &facts.shell {
         let mut used = Vec::new();
         let mut missing = Vec::new();
-        for cmd in analysis.commands.iter().filter(|c| !is_noop(c)) {
+        for cmd in &analysis.commands {
             let found = applicable.iter().find(|r| match &r.specifier {
                 RuleSpecifier::Command(p) => p.matches(cmd, false) == CommandMatch::Yes,
                 _ => false,
             });
             match found {
                 Some(r) => used.push(*r),
+                None if is_noop(cmd) => {}
                 None => missing.push(cmd.clone()),
             }
         }

@@ -23,6 +23,9 @@ pub const DEFAULT_SENSITIVE: &[&str] = &[
     ".git-credentials",
 ];
 
+/// Template files that hold no secrets although `.env.*` names them.
+pub const NOT_SENSITIVE: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];
+
 /// A set of sensitive patterns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SensitivePatterns {
@@ -58,11 +61,12 @@ impl SensitivePatterns {
             })
             .collect();
         let file = components.last()?;
+        let template = NOT_SENSITIVE.contains(&file.as_str());
         self.patterns
             .iter()
             .find(|p| match p.strip_suffix('/') {
                 Some(dir) => components.iter().any(|c| wildcard_match(dir, c)),
-                None => wildcard_match(p, file),
+                None => !template && wildcard_match(p, file),
             })
             .map(String::as_str)
     }

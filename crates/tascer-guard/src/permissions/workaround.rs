@@ -1,11 +1,11 @@
 //! Workaround detection: repeated denied attempts at the same thing.
 //!
 //! Every denied call is recorded under its *alike keys*:
-//! * `Bash`: `cmd:<name>` for each simple command — plus the sub-command
-//!   for multiplexers such as `git push`, `npm run`, `cargo publish` —
-//!   and `sensitive:<pattern>` for literal arguments naming sensitive files;
-//! * file tools: `dir:<canonical parent directory>` and
-//!   `sensitive:<pattern>`;
+//! * `Bash`: for each simple command no allow rule names, its resolved
+//!   program plus what it acts on (`cmd:git push`, `cmd:rm victim`; see
+//!   [`command_key`]), and `sensitive:<pattern>` for literal arguments
+//!   naming sensitive files;
+//! * file tools: `path:<canonical path>` and `sensitive:<pattern>`;
 //! * `WebFetch`: `web:<host>`; other tools: `tool:<name>`.
 //!
 //! Once a key has collected [`WorkaroundConfig::threshold`] denials, the
@@ -20,6 +20,13 @@ use serde::{Deserialize, Serialize};
 use super::call::ToolCall;
 use super::facts::CallFacts;
 use super::sensitive::SensitivePatterns;
+use super::shell::SimpleCommand;
+
+/// Most distinct alike keys remembered (each holds at most
+/// [`PER_KEY`] short descriptions), so the history stays bounded.
+const MAX_KEYS: usize = 4096;
+/// Most denials remembered per key.
+const PER_KEY: usize = 16;
 
 /// What an escalation does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,27 +95,50 @@ pub(crate) fn is_multiplexer(name: &str) -> bool {
     MULTIPLEXERS.contains(&name)
 }
 
-/// The alike keys of a call.
-pub(crate) fn alike_keys(call: &ToolCall, facts: &CallFacts) -> Vec<String> {
+/// The alike key of one simple command: its program (the resolved name)
+/// and what it acts on — the sub-command for multiplexers (`git push`),
+/// else the first argument that is not an option (`rm victim`; a
+/// run-time value as written, so `echo "$(pwd)"` and `echo $(rm x)` are
+/// not alike).
+pub(crate) fn command_key(cmd: &SimpleCommand) -> String {
+    let Some(name) = cmd.base_name() else {
+        return format!("cmd:{}", cmd.argv.first().map_or("", |w| w.text.as_str()));
+    };
+    let name = cmd.aliases.first().map_or(name, String::as_str);
+    let mut key = format!("cmd:{name}");
+    let target = if is_multiplexer(name) {
+        cmd.argv
+            .get(1)
+            .filter(|w| w.literal && !w.text.starts_with('-'))
+    } else {
+        cmd.argv
+            .iter()
+            .skip(1)
+            .find(|w| !(w.literal && w.text.starts_with('-')))
+    };
+    if let Some(t) = target {
+        key.push(' ');
+        key.push_str(&t.text);
+    }
+    key
+}
+
+/// The alike keys of a call. The program keys of simple commands for
+/// which `allowed` holds (an allow rule names them and no deny or ask rule
+/// does) are left out: they are not what a denial was about, so calls
+/// sharing only those are not alike. Sensitive-file keys are kept.
+pub(crate) fn alike_keys(
+    call: &ToolCall,
+    facts: &CallFacts,
+    allowed: &dyn Fn(&SimpleCommand) -> bool,
+) -> Vec<String> {
     let sensitive = SensitivePatterns::default();
     let mut keys = Vec::new();
     if let Some(analysis) = &facts.shell {
         for cmd in &analysis.commands {
-            let Some(name) = cmd.base_name() else {
-                keys.push("cmd:<dynamic>".to_string());
-                continue;
-            };
-            let mut key = format!("cmd:{name}");
-            if is_multiplexer(name)
-                && let Some(sub) = cmd
-                    .argv
-                    .get(1)
-                    .filter(|w| w.literal && !w.text.starts_with('-'))
-            {
-                key.push(' ');
-                key.push_str(&sub.text);
+            if !allowed(cmd) {
+                keys.push(command_key(cmd));
             }
-            keys.push(key);
             for w in cmd
                 .argv
                 .iter()
@@ -123,12 +153,7 @@ pub(crate) fn alike_keys(call: &ToolCall, facts: &CallFacts) -> Vec<String> {
         }
     } else if !facts.paths.is_empty() {
         for p in &facts.paths {
-            let dir = if p.is_dir {
-                p.canonical.as_path()
-            } else {
-                p.canonical.parent().unwrap_or(&p.canonical)
-            };
-            keys.push(format!("dir:{}", dir.display()));
+            keys.push(format!("path:{}", p.canonical.display()));
             if let Some(pat) = sensitive
                 .matching(&p.canonical)
                 .or_else(|| sensitive.matching(&p.lexical))
@@ -156,10 +181,14 @@ impl WorkaroundTracker {
     /// Records a denial described by `what`.
     pub(crate) fn record(&mut self, keys: &[String], what: &str) {
         for k in keys {
-            let list = self.denials.entry(k.clone()).or_default();
-            if list.len() < 16 {
-                list.push(what.to_string());
+            if self.denials.len() >= MAX_KEYS && !self.denials.contains_key(k) {
+                continue;
             }
+            let list = self.denials.entry(k.clone()).or_default();
+            if list.len() >= PER_KEY {
+                list.remove(0);
+            }
+            list.push(what.to_string());
         }
     }
 

@@ -71,5 +71,6 @@ pub fn ctx() -> ToolContext {
         cwd: Arc::new(Mutex::new(std::env::temp_dir())),
         env: Arc::new(HashMap::new()),
         cancel: CancellationToken::new(),
+        file_access: None,
     }
 }

@@ -27,6 +27,7 @@ pub fn ctx_with_env(cwd: &Path, env: HashMap<String, String>) -> ToolContext {
         cwd: Arc::new(Mutex::new(cwd.to_path_buf())),
         env: Arc::new(env),
         cancel: CancellationToken::new(),
+        file_access: None,
     }
 }
 

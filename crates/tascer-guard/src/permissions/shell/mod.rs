@@ -13,11 +13,15 @@
 //! [`ShellAnalysis::unresolved`]; callers must never allow such a command
 //! without asking.
 
+mod programs;
+mod resolve;
 mod walk;
 mod words;
 mod wrappers;
 
 use serde::Serialize;
+
+pub use resolve::resolve_programs;
 
 /// How deep `bash -c`, `eval`, substitutions and wrappers may nest before
 /// the analysis gives up (and reports the command as unresolved).
@@ -67,9 +71,29 @@ pub struct SimpleCommand {
     /// Wrappers this command was found inside, outermost first
     /// (e.g. `["sudo"]`, `["bash -c"]`).
     pub via: Vec<String>,
+    /// Other names deny and ask rules must see the program under: its
+    /// distribution or versioned names (`nc.openbsd` → `nc`), and — filled
+    /// in by [`resolve_programs`] — the name of the file a symlink or a
+    /// changed `PATH` really runs.
+    pub aliases: Vec<String>,
 }
 
 impl SimpleCommand {
+    /// A command with the aliases of its name.
+    pub fn new(argv: Vec<ShellWord>, writes: Vec<ShellWord>, via: Vec<String>) -> Self {
+        let aliases = argv
+            .first()
+            .filter(|w| w.literal && !w.glob)
+            .map(|w| programs::aliases(&w.text))
+            .unwrap_or_default();
+        SimpleCommand {
+            argv,
+            writes,
+            via,
+            aliases,
+        }
+    }
+
     /// The command name (`argv[0]`) when it is literal.
     pub fn name(&self) -> Option<&str> {
         self.argv
@@ -103,6 +127,22 @@ pub fn base_name(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
+/// Code a command runs that the analysis cannot see: inline interpreter
+/// code, a script or start-up file, a program file in the workspace,
+/// commands stored in git configuration. It may do anything, so it may
+/// match every Bash deny rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OpaqueCode {
+    /// The command that runs it.
+    pub command: SimpleCommand,
+    /// What cannot be seen (`` `python3 -c` runs inline python code ``).
+    pub what: String,
+    /// The argv index of the word naming the code (the `-c` string, the
+    /// script file); an allow rule exempts the command only when it
+    /// names that word. `None`: nothing exempts it but an exact rule.
+    pub code_word: Option<usize>,
+}
+
 /// The result of analysing one command string.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ShellAnalysis {
@@ -117,6 +157,11 @@ pub struct ShellAnalysis {
     /// Names of functions that call themselves two or more times (the
     /// `:(){ :|:& };:` fork-bomb shape).
     pub fork_bombs: Vec<String>,
+    /// Code that runs but cannot be seen (see [`OpaqueCode`]).
+    pub opaque: Vec<OpaqueCode>,
+    /// Values assigned to `PATH` (they decide which program a bare name
+    /// runs; see [`resolve_programs`]).
+    pub path_values: Vec<ShellWord>,
 }
 
 impl ShellAnalysis {

@@ -6,9 +6,10 @@ use brush_parser::ast::{
 };
 use brush_parser::{Parser, ParserOptions};
 
+use super::programs;
 use super::words::{self, Resolved};
 use super::wrappers::{self, Unwrapped};
-use super::{MAX_DEPTH, ShellAnalysis, ShellWord, SimpleCommand, base_name};
+use super::{MAX_DEPTH, OpaqueCode, ShellAnalysis, ShellWord, SimpleCommand, base_name};
 
 /// Longest command string the analyser parses.
 const MAX_SOURCE_LEN: usize = 256 * 1024;
@@ -251,8 +252,12 @@ impl Walker {
             CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
                 let r = words::resolve(&w.value);
                 let word = self.take(r, depth, via);
-                if !in_prefix && let Some(word) = word {
-                    argv.push(word);
+                if let Some(word) = word {
+                    if in_prefix {
+                        self.assignment(&word, depth, via);
+                    } else {
+                        argv.push(word);
+                    }
                 }
             }
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
@@ -270,11 +275,11 @@ impl Walker {
         if !writes.is_empty() {
             // Redirections of a compound command: record them on a
             // synthetic no-op so that dangerous targets are still seen.
-            self.out.commands.push(SimpleCommand {
-                argv: vec![ShellWord::literal(":")],
+            self.push(SimpleCommand::new(
+                vec![ShellWord::literal(":")],
                 writes,
-                via: via.to_vec(),
-            });
+                via.to_vec(),
+            ));
         }
     }
 
@@ -365,21 +370,31 @@ impl Walker {
         };
         if !first.literal || first.glob {
             self.unresolved(format!("dynamic command name `{}`", first.text));
-            self.out.commands.push(SimpleCommand { argv, writes, via });
+            self.push(SimpleCommand::new(argv, writes, via));
             return;
         }
         let name = base_name(&first.text).to_string();
+        if matches!(
+            name.as_str(),
+            "export" | "declare" | "typeset" | "readonly" | "local" | "env"
+        ) {
+            // Assignments made here reach the commands run later.
+            for w in argv[1..]
+                .iter()
+                .take_while(|w| name != "env" || w.text.starts_with('-') || w.text.contains('='))
+            {
+                if w.text.contains('=') && !w.text.starts_with('-') {
+                    self.assignment(w, depth, &via);
+                }
+            }
+        }
         match wrappers::unwrap(&argv) {
-            Unwrapped::Plain => self.out.commands.push(SimpleCommand { argv, writes, via }),
+            Unwrapped::Plain => self.plain(argv, writes, via, depth),
             Unwrapped::Inner { inner, keep_self } => {
                 let mut v = via.clone();
                 v.push(name);
                 if keep_self {
-                    self.out.commands.push(SimpleCommand {
-                        argv,
-                        writes: writes.clone(),
-                        via,
-                    });
+                    self.push(SimpleCommand::new(argv, writes.clone(), via));
                 }
                 self.emit(inner, writes, v, depth + 1);
             }
@@ -387,13 +402,13 @@ impl Walker {
                 let mut v = via.clone();
                 v.push(format!("{name} -c"));
                 if keep_self {
-                    self.out.commands.push(SimpleCommand { argv, writes, via });
+                    self.push(SimpleCommand::new(argv, writes, via));
                 } else if !writes.is_empty() {
-                    self.out.commands.push(SimpleCommand {
-                        argv: vec![ShellWord::literal(":")],
+                    self.push(SimpleCommand::new(
+                        vec![ShellWord::literal(":")],
                         writes,
                         via,
-                    });
+                    ));
                 }
                 if script.literal {
                     self.source(&script.text, depth + 1, &v);
@@ -404,15 +419,89 @@ impl Walker {
             Unwrapped::Many(runs) => {
                 let mut v = via.clone();
                 v.push(name);
-                self.out.commands.push(SimpleCommand { argv, writes, via });
+                self.push(SimpleCommand::new(argv, writes, via));
                 for run in runs {
                     self.emit(run, Vec::new(), v.clone(), depth + 1);
                 }
             }
             Unwrapped::Unknown(reason) => {
                 self.unresolved(reason);
-                self.out.commands.push(SimpleCommand { argv, writes, via });
+                self.push(SimpleCommand::new(argv, writes, via));
             }
+        }
+    }
+
+    /// A command that is not a wrapper: what it runs besides itself.
+    fn plain(
+        &mut self,
+        argv: Vec<ShellWord>,
+        writes: Vec<ShellWord>,
+        via: Vec<String>,
+        depth: usize,
+    ) {
+        let runs = programs::runs(&argv);
+        let argv = runs.rewrite.unwrap_or(argv);
+        let name = argv.first().map(|w| base_name(&w.text).to_string());
+        let cmd = SimpleCommand::new(argv, writes, via.clone());
+        for (what, code_word) in runs.opaque {
+            self.out.opaque.push(OpaqueCode {
+                command: cmd.clone(),
+                what,
+                code_word,
+            });
+        }
+        self.push(cmd);
+        let mut v = via;
+        v.push(name.unwrap_or_default());
+        for (label, script) in runs.scripts {
+            let mut v = v.clone();
+            v.push(label);
+            self.source(&script.text, depth + 1, &v);
+        }
+        for run in runs.argvs {
+            self.emit(run, Vec::new(), v.clone(), depth + 1);
+        }
+    }
+
+    fn push(&mut self, cmd: SimpleCommand) {
+        self.out.commands.push(cmd);
+    }
+
+    /// An assignment (`NAME=value`, in front of a command, alone, or
+    /// given to `export`/`env`): values some program runs as a command
+    /// line are analysed; values that make programs load code from
+    /// elsewhere are opaque; `PATH` values are kept for
+    /// [`resolve_programs`](super::resolve_programs).
+    fn assignment(&mut self, word: &ShellWord, depth: usize, via: &[String]) {
+        let Some((name, value)) = word.text.split_once('=') else {
+            return;
+        };
+        let value = ShellWord {
+            text: value.to_string(),
+            literal: word.literal,
+            glob: false,
+        };
+        let shown = SimpleCommand::new(vec![word.clone()], Vec::new(), via.to_vec());
+        if name == "PATH" {
+            self.out.path_values.push(value);
+        } else if programs::COMMAND_VARS.contains(&name) {
+            if value.literal {
+                let mut v = via.to_vec();
+                v.push(format!("${name}"));
+                self.source(&value.text, depth + 1, &v);
+            } else {
+                self.out.opaque.push(OpaqueCode {
+                    command: shown,
+                    what: format!("`{name}` holds a command known only at run time"),
+                    code_word: None,
+                });
+            }
+        } else if programs::is_loading_var(name) {
+            self.out.opaque.push(OpaqueCode {
+                command: shown,
+                what: format!("`{name}` makes programs run or load code from elsewhere"),
+                code_word: None,
+            });
         }
     }
 }

@@ -69,6 +69,148 @@ pub(crate) fn unwrap(argv: &[ShellWord]) -> Unwrapped {
         "stdbuf" => inner_after(args, "ioe", &["--input", "--output", "--error"], 0, false),
         "ionice" => inner_after(args, "cn", &["--class", "--classdata"], 0, false),
         "chrt" => inner_after(args, "", &[], 1, false),
+        "setsid" | "catchsegv" | "unbuffer" | "busybox" | "toybox" => {
+            inner_after(args, "", &[], 0, false)
+        }
+        "taskset" if !has_word(args, &["-p", "--pid", "-a", "--all-tasks"]) => {
+            inner_after(args, "", &[], 1, false)
+        }
+        "prlimit" if !has_word(args, &["-p", "--pid"]) => inner_after(args, "", &[], 0, false),
+        "flock" => flock(args),
+        "script" => script(args),
+        "runuser" | "sg" => match su(args) {
+            Unwrapped::Plain if name == "sg" => inner_after(args, "", &[], 1, false),
+            Unwrapped::Plain => inner_after(
+                args,
+                "ugGw",
+                &[
+                    "--user",
+                    "--group",
+                    "--supp-group",
+                    "--whitelist-environment",
+                ],
+                0,
+                false,
+            ),
+            other => other,
+        },
+        "unshare" => inner_after(
+            args,
+            "SGRw",
+            &[
+                "--setuid",
+                "--setgid",
+                "--root",
+                "--wd",
+                "--propagation",
+                "--setgroups",
+                "--map-user",
+                "--map-group",
+            ],
+            0,
+            false,
+        ),
+        "chroot" => inner_after(args, "", &["--userspec", "--groups"], 1, false),
+        "strace" => inner_after(
+            args,
+            "eoOpPsSuUXabI",
+            &[
+                "--output",
+                "--attach",
+                "--user",
+                "--trace",
+                "--string-limit",
+            ],
+            0,
+            false,
+        ),
+        "ltrace" => inner_after(args, "eopunsaAlL", &["--output", "--user"], 0, false),
+        "numactl" => inner_after(
+            args,
+            "CNmlpPibw",
+            &[
+                "--cpunodebind",
+                "--membind",
+                "--physcpubind",
+                "--preferred",
+                "--interleave",
+            ],
+            0,
+            false,
+        ),
+        "pkexec" => inner_after(args, "", &["--user"], 0, false),
+        "fakeroot" => inner_after(
+            args,
+            "lsi",
+            &["--lib", "--faked", "--save-file", "--load-file"],
+            0,
+            false,
+        ),
+        "torsocks" => inner_after(
+            args,
+            "upaP",
+            &["--user", "--pass", "--address", "--port"],
+            0,
+            false,
+        ),
+        "proxychains" | "proxychains4" => inner_after(args, "f", &[], 0, false),
+        "dbus-run-session" => inner_after(args, "", &["--config-file", "--dbus-daemon"], 0, false),
+        "xvfb-run" => inner_after(
+            args,
+            "nsfep",
+            &[
+                "--server-num",
+                "--server-args",
+                "--auth-file",
+                "--error-file",
+                "--xauth-protocol",
+            ],
+            0,
+            false,
+        ),
+        "systemd-run" => inner_after(
+            args,
+            "pEuMH",
+            &[
+                "--unit",
+                "--property",
+                "--setenv",
+                "--description",
+                "--slice",
+                "--uid",
+                "--gid",
+                "--working-directory",
+                "--nice",
+                "--machine",
+                "--host",
+            ],
+            0,
+            false,
+        ),
+        "setpriv" => inner_after(
+            args,
+            "",
+            &[
+                "--reuid",
+                "--regid",
+                "--ruid",
+                "--euid",
+                "--rgid",
+                "--egid",
+                "--groups",
+                "--inh-caps",
+                "--ambient-caps",
+                "--bounding-set",
+                "--securebits",
+                "--selinux-label",
+                "--apparmor-profile",
+                "--pdeathsig",
+            ],
+            0,
+            false,
+        ),
+        "nsenter" => inner_after(args, "tSG", &["--target", "--setuid", "--setgid"], 0, false),
+        "parallel" => parallel(args),
         "env" => env(args),
         "xargs" => xargs(args),
         "find" => find(args),
@@ -209,6 +351,94 @@ fn env(args: &[ShellWord]) -> Unwrapped {
     }
     Unwrapped::Inner {
         inner: args.get(i..).map(<[ShellWord]>::to_vec).unwrap_or_default(),
+        keep_self: false,
+    }
+}
+
+fn has_word(args: &[ShellWord], words: &[&str]) -> bool {
+    args.iter().any(|w| words.contains(&w.text.as_str()))
+}
+
+/// `flock [opts] FILE CMD…`, `flock [opts] FILE -c STRING`, `flock FD`.
+fn flock(args: &[ShellWord]) -> Unwrapped {
+    let i = match skip_options(args, "wE", &["--timeout", "--conflict-exit-code"]) {
+        Ok(i) => i,
+        Err(reason) => return Unwrapped::Unknown(reason),
+    };
+    let rest = args.get(i + 1..).unwrap_or_default();
+    match rest.first().map(|w| w.text.as_str()) {
+        None => Unwrapped::Plain,
+        Some("-c" | "--command") => match rest.get(1) {
+            Some(s) => Unwrapped::Script {
+                script: s.clone(),
+                keep_self: false,
+            },
+            None => Unwrapped::Plain,
+        },
+        Some(_) => match skip_options(rest, "wE", &["--timeout", "--conflict-exit-code"]) {
+            Ok(j) => Unwrapped::Inner {
+                inner: rest[j..].to_vec(),
+                keep_self: false,
+            },
+            Err(reason) => Unwrapped::Unknown(reason),
+        },
+    }
+}
+
+/// `script [opts] -c STRING [file]`.
+fn script(args: &[ShellWord]) -> Unwrapped {
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        let t = w.text.as_str();
+        if let Some(s) = t.strip_prefix("--command=") {
+            return Unwrapped::Script {
+                script: ShellWord::literal(s),
+                keep_self: false,
+            };
+        }
+        let bundle_c = t.starts_with('-') && !t.starts_with("--") && t.ends_with('c');
+        if t == "--command" || bundle_c {
+            return match args.get(i + 1) {
+                Some(s) => Unwrapped::Script {
+                    script: s.clone(),
+                    keep_self: false,
+                },
+                None => Unwrapped::Plain,
+            };
+        }
+        i += 1;
+    }
+    Unwrapped::Plain
+}
+
+/// `parallel [opts] CMD… ::: ARGS`: CMD with arguments from the input.
+fn parallel(args: &[ShellWord]) -> Unwrapped {
+    let i = match skip_options(
+        args,
+        "jnNSIad",
+        &[
+            "--jobs",
+            "--max-args",
+            "--sshlogin",
+            "--arg-file",
+            "--delimiter",
+        ],
+    ) {
+        Ok(i) => i,
+        Err(reason) => return Unwrapped::Unknown(reason),
+    };
+    let mut inner: Vec<ShellWord> = args[i..]
+        .iter()
+        .take_while(|w| !w.text.starts_with(":::"))
+        .cloned()
+        .collect();
+    if inner.is_empty() {
+        return Unwrapped::Unknown("`parallel` runs commands read from its input".into());
+    }
+    inner.push(ShellWord::dynamic("<parallel input>"));
+    Unwrapped::Inner {
+        inner,
         keep_self: false,
     }
 }

@@ -1,0 +1,896 @@
+//! What a program runs besides itself, judged from its argv: code the
+//! permission check cannot see (inline interpreter code, script files,
+//! start-up files), shell command lines hidden in options (`git -c
+//! core.pager=…`, `tar --to-command=…`, `alias x=…`), and git's global
+//! options and aliases in front of the real sub-command.
+
+use super::{ShellWord, base_name};
+
+/// What one simple command runs besides itself.
+#[derive(Debug, Default)]
+pub(crate) struct Runs {
+    /// The argv the command really amounts to, when it differs from the
+    /// one written (`git -C . push` → `git push`).
+    pub rewrite: Option<Vec<ShellWord>>,
+    /// Shell command lines it runs, with a label for `via`.
+    pub scripts: Vec<(String, ShellWord)>,
+    /// Other argvs it runs.
+    pub argvs: Vec<Vec<ShellWord>>,
+    /// Code the analysis cannot see: what it is, and the argv index of the
+    /// word that names it (an allow rule must cover that word to exempt it).
+    pub opaque: Vec<(String, Option<usize>)>,
+}
+
+impl Runs {
+    fn opaque(what: impl Into<String>, word: Option<usize>) -> Self {
+        Runs {
+            opaque: vec![(what.into(), word)],
+            ..Runs::default()
+        }
+    }
+}
+
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh",
+];
+
+/// Environment variables whose value is a command line some program runs.
+pub(crate) const COMMAND_VARS: &[&str] = &[
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "EDITOR",
+    "VISUAL",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_PAGER",
+    "PAGER",
+    "MANPAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PROXY_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "PROMPT_COMMAND",
+];
+
+/// Environment variables that make programs load code from elsewhere.
+pub(crate) const LOADING_VARS: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "LD_LIBRARY_PATH",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "RUBYOPT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+];
+
+/// True when an assignment to `name` makes programs load code the
+/// analysis cannot see.
+pub(crate) fn is_loading_var(name: &str) -> bool {
+    LOADING_VARS.contains(&name)
+        || name.starts_with("BASH_FUNC_")
+        || name.starts_with("GIT_CONFIG_")
+}
+
+/// Other names under which deny rules must see a program: distribution
+/// names (`nc.openbsd` → `nc`), versioned interpreters (`python3.12` →
+/// `python3`).
+pub(crate) fn aliases(name: &str) -> Vec<String> {
+    let base = base_name(name);
+    let mut out = Vec::new();
+    match base {
+        "netcat" | "ncat" | "nc.openbsd" | "nc.traditional" => out.push("nc".to_string()),
+        _ => {}
+    }
+    if let Some(v) = base.strip_prefix("python")
+        && v.starts_with(|c: char| c.is_ascii_digit())
+    {
+        let major = if v.starts_with('2') {
+            "python2"
+        } else {
+            "python3"
+        };
+        if base != major {
+            out.push(major.to_string());
+        }
+        out.push("python".to_string());
+    } else if let Some((stem, suffix)) = base.split_once('.')
+        && !stem.is_empty()
+        && !matches!(
+            suffix,
+            "sh" | "bash" | "py" | "pl" | "rb" | "js" | "mjs" | "ts" | "php" | "lua" | "exe"
+        )
+        && !out.iter().any(|o| o == stem)
+    {
+        out.push(stem.to_string());
+    }
+    out
+}
+
+fn interpreter_name(name: &str) -> Option<&'static str> {
+    let n = name;
+    let family = if n.starts_with("python") || n.starts_with("pypy") {
+        "python"
+    } else {
+        match n {
+            "perl" | "perl5" => "perl",
+            "ruby" | "jruby" => "ruby",
+            "node" | "nodejs" => "node",
+            "bun" => "bun",
+            "deno" => "deno",
+            "php" => "php",
+            "lua" | "luajit" => "lua",
+            "Rscript" => "R",
+            "osascript" => "osascript",
+            "tclsh" | "wish" => "tcl",
+            "pwsh" | "powershell" => "pwsh",
+            "irb" => "ruby",
+            "jshell" => "java",
+            _ => return None,
+        }
+    };
+    Some(family)
+}
+
+/// Classifies `argv` (whose name is literal).
+pub(crate) fn runs(argv: &[ShellWord]) -> Runs {
+    let Some(first) = argv.first() else {
+        return Runs::default();
+    };
+    let name = base_name(&first.text);
+    match name {
+        "." | "source" => {
+            if argv.len() > 1 {
+                Runs::opaque(format!("`{name}` runs the commands of a file"), Some(1))
+            } else {
+                Runs::default()
+            }
+        }
+        n if SHELLS.contains(&n) => shell_without_c(name, argv),
+        "git" => git(argv),
+        "awk" | "gawk" | "mawk" | "nawk" => awk(name, argv),
+        "sed" | "gsed" => sed(argv),
+        "tar" | "gtar" | "bsdtar" => tar(argv),
+        "make" | "gmake" => make(argv),
+        "vim" | "vi" | "nvim" | "ex" | "view" | "gvim" | "vimdiff" => vim(name, argv),
+        "gdb" => gdb(argv),
+        "alias" => alias(argv),
+        "hash" => hash(argv),
+        "enable" if argv.iter().any(|w| w.text == "-f") => {
+            Runs::opaque("`enable -f` loads a builtin from a shared object", None)
+        }
+        "deno" => deno(argv),
+        _ => match interpreter_name(name) {
+            Some(family) => interpreter(name, family, argv),
+            None => Runs::default(),
+        },
+    }
+}
+
+/// A shell not given `-c`: it runs a script file, or reads its program
+/// from standard input.
+fn shell_without_c(name: &str, argv: &[ShellWord]) -> Runs {
+    let mut i = 1;
+    while i < argv.len() {
+        let w = &argv[i];
+        let t = w.text.as_str();
+        if !w.literal {
+            return Runs::opaque(format!("`{name}` runs a script named at run time"), Some(i));
+        }
+        if matches!(t, "--version" | "--help") {
+            return Runs::default();
+        }
+        if matches!(t, "--rcfile" | "--init-file") {
+            return Runs::opaque(
+                format!("`{name} {t}` runs the commands of a file"),
+                Some(i + 1),
+            );
+        }
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if t.starts_with("--") {
+            i += 1;
+            continue;
+        }
+        if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+            if t[1..].contains('s') {
+                return Runs::opaque(
+                    format!("`{name} -s` reads its program from standard input"),
+                    None,
+                );
+            }
+            if t.ends_with('o') || t.ends_with('O') {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    script_or_stdin(name, argv, i)
+}
+
+/// A program that runs the script file at `argv[i]`, or reads its program
+/// from standard input when there is none.
+fn script_or_stdin(name: &str, argv: &[ShellWord], i: usize) -> Runs {
+    match argv.get(i) {
+        Some(file) => Runs::opaque(
+            format!("`{name}` runs the script file `{}`", file.text),
+            Some(i),
+        ),
+        None => Runs::opaque(
+            format!("`{name}` reads its program from standard input"),
+            None,
+        ),
+    }
+}
+
+/// Inline code and script files of language interpreters.
+fn interpreter(name: &str, family: &str, argv: &[ShellWord]) -> Runs {
+    // Short options that take the code, short options that take another
+    // value, long options that take the code.
+    let (code_short, value_short, code_long): (&str, &str, &[&str]) = match family {
+        "python" => ("cm", "WXQ", &[]),
+        "perl" => ("eE", "IMmdx", &[]),
+        "ruby" => ("e", "IrCEF", &[]),
+        "node" | "bun" => (
+            "epr",
+            "",
+            &["--eval", "--print", "--require", "--import", "--loader"],
+        ),
+        "php" => ("rBRFE", "cdz", &[]),
+        "lua" => ("el", "", &[]),
+        "R" => ("e", "", &["--file"]),
+        "osascript" => ("e", "l", &[]),
+        "pwsh" => ("cfe", "", &["-Command", "-File", "-EncodedCommand"]),
+        _ => ("", "", &[]),
+    };
+    let mut i = 1;
+    while i < argv.len() {
+        let w = &argv[i];
+        let t = w.text.as_str();
+        if !w.literal {
+            if t.starts_with('-') {
+                return Runs::opaque(
+                    format!("`{name}` is given an option known only at run time"),
+                    Some(i),
+                );
+            }
+            break;
+        }
+        if matches!(t, "--version" | "-V" | "-v" | "--help" | "-h" | "-version") {
+            return Runs::default();
+        }
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if t == "-" {
+            return Runs::opaque(
+                format!("`{name}` reads its program from standard input"),
+                None,
+            );
+        }
+        if let Some(long) = code_long
+            .iter()
+            .find(|l| t == **l || t.strip_prefix(**l).is_some_and(|r| r.starts_with('=')))
+        {
+            return Runs::opaque(
+                format!("`{name} {long}` runs inline {family} code"),
+                Some(i),
+            );
+        }
+        if t.starts_with("--") {
+            i += 1;
+            continue;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            let body = &t[1..];
+            for (pos, c) in body.char_indices() {
+                if code_short.contains(c) {
+                    let what = if family == "python" && c == 'm' {
+                        format!("`{name} -m` runs a module")
+                    } else {
+                        format!("`{name} -{c}` runs inline {family} code")
+                    };
+                    return Runs::opaque(what, Some(i));
+                }
+                if value_short.contains(c) {
+                    if pos + c.len_utf8() == body.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    script_or_stdin(name, argv, i)
+}
+
+fn deno(argv: &[ShellWord]) -> Runs {
+    match argv.get(1).map(|w| w.text.as_str()) {
+        Some("--version" | "-V" | "--help" | "-h" | "fmt" | "lint" | "info" | "doc") => {
+            Runs::default()
+        }
+        Some(sub) => Runs::opaque(
+            format!("`deno {sub}` runs code the check cannot see"),
+            Some(1),
+        ),
+        None => Runs::opaque("`deno` reads its program from standard input", None),
+    }
+}
+
+/// True when an awk program runs commands (`system()`, `| "cmd"`,
+/// `"cmd" | getline`).
+fn awk_runs_commands(program: &str) -> bool {
+    program.contains("system") || program.replace("||", "").contains('|')
+}
+
+fn awk(name: &str, argv: &[ShellWord]) -> Runs {
+    let mut i = 1;
+    while i < argv.len() {
+        let w = &argv[i];
+        let t = w.text.as_str();
+        if !w.literal {
+            return Runs::opaque(format!("`{name}` program known only at run time"), Some(i));
+        }
+        if matches!(t, "-f" | "--file")
+            || t.starts_with("--file=")
+            || (t.starts_with("-f") && t.len() > 2)
+        {
+            return Runs::opaque(format!("`{name} -f` runs a program file"), Some(i));
+        }
+        if matches!(t, "-e" | "--source") {
+            return match argv.get(i + 1) {
+                Some(p) if p.literal && !awk_runs_commands(&p.text) => Runs::default(),
+                _ => Runs::opaque(format!("`{name}` program runs commands"), Some(i + 1)),
+            };
+        }
+        if matches!(t, "-v" | "-F") {
+            i += 2;
+            continue;
+        }
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    match argv.get(i) {
+        Some(p) if awk_runs_commands(&p.text) => Runs::opaque(
+            format!("the `{name}` program runs commands (`system`, pipes)"),
+            Some(i),
+        ),
+        _ => Runs::default(),
+    }
+}
+
+/// True when a sed script uses GNU sed's `e` command or the `e` flag of
+/// `s`, which run shell commands.
+pub(crate) fn sed_executes(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    let n = chars.len();
+    while i < n {
+        // Skip separators and the address.
+        while i < n && matches!(chars[i], ';' | '\n' | ' ' | '\t' | '{' | '}') {
+            i += 1;
+        }
+        while i < n {
+            let c = chars[i];
+            if c.is_ascii_digit() || matches!(c, '$' | ',' | '!' | '~' | '+' | ' ') {
+                i += 1;
+            } else if c == '/' || c == '\\' {
+                let delim = if c == '\\' {
+                    i += 1;
+                    chars.get(i).copied().unwrap_or('/')
+                } else {
+                    '/'
+                };
+                i += 1;
+                while i < n && chars[i] != delim {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                while i < n && matches!(chars[i], 'I' | 'M') {
+                    i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+        if i >= n {
+            break;
+        }
+        let cmd = chars[i];
+        i += 1;
+        match cmd {
+            'e' => return true,
+            's' | 'y' => {
+                let Some(&delim) = chars.get(i) else {
+                    break;
+                };
+                i += 1;
+                let mut parts = 0;
+                while i < n && parts < 2 {
+                    if chars[i] == '\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if chars[i] == delim {
+                        parts += 1;
+                    }
+                    i += 1;
+                }
+                let start = i;
+                while i < n && !matches!(chars[i], ';' | '\n' | '}') {
+                    i += 1;
+                }
+                let flags: String = chars[start..i.min(n)].iter().collect();
+                // `w file` ends the flags; only letters before it count.
+                let flags = flags.split('w').next().unwrap_or("");
+                if cmd == 's' && flags.contains('e') {
+                    return true;
+                }
+            }
+            'a' | 'i' | 'c' | 'r' | 'R' | 'w' | 'W' | 'b' | 't' | 'T' | ':' => {
+                // These take the rest of the line.
+                while i < n && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+fn sed(argv: &[ShellWord]) -> Runs {
+    let mut scripts = Vec::new();
+    let mut first_free = None;
+    let mut i = 1;
+    let mut after_dashdash = false;
+    while i < argv.len() {
+        let w = &argv[i];
+        let t = w.text.as_str();
+        if !after_dashdash && w.literal && t.starts_with('-') && t.len() > 1 {
+            if t == "--" {
+                after_dashdash = true;
+            } else if matches!(t, "-e" | "--expression") {
+                scripts.push(i + 1);
+                i += 1;
+            } else if t.starts_with("--expression=") || (t.starts_with("-e") && t.len() > 2) {
+                scripts.push(i);
+            } else if matches!(t, "-f" | "--file")
+                || t.starts_with("--file=")
+                || (t.starts_with("-f") && t.len() > 2)
+            {
+                return Runs::opaque("`sed -f` runs a script file", Some(i));
+            } else if matches!(t, "-l" | "--line-length") {
+                i += 1;
+            } else if t.contains('f') && !t.starts_with("--") {
+                return Runs::opaque("`sed -f` runs a script file", Some(i));
+            } else if t.contains('e') && !t.starts_with("--") {
+                scripts.push(i + 1);
+                i += 1;
+            }
+        } else if first_free.is_none() {
+            first_free = Some(i);
+        }
+        i += 1;
+    }
+    if scripts.is_empty()
+        && let Some(f) = first_free
+    {
+        scripts.push(f);
+    }
+    for s in scripts {
+        match argv.get(s) {
+            Some(w) if !w.literal => {
+                return Runs::opaque("a `sed` script known only at run time", Some(s));
+            }
+            Some(w) => {
+                let text = w
+                    .text
+                    .strip_prefix("--expression=")
+                    .or_else(|| w.text.strip_prefix("-e"))
+                    .unwrap_or(&w.text);
+                if sed_executes(text) {
+                    return Runs::opaque("the `sed` script runs shell commands (`e`)", Some(s));
+                }
+            }
+            None => {}
+        }
+    }
+    Runs::default()
+}
+
+fn tar(argv: &[ShellWord]) -> Runs {
+    let mut out = Runs::default();
+    let mut i = 1;
+    while i < argv.len() {
+        let w = &argv[i];
+        let t = w.text.as_str();
+        let script_long = [
+            "--to-command",
+            "--use-compress-program",
+            "--info-script",
+            "--new-volume-script",
+            "--rsh-command",
+        ];
+        if let Some(v) = t.strip_prefix("--checkpoint-action=") {
+            if let Some(cmd) = v.strip_prefix("exec=") {
+                push_script(&mut out, "tar --checkpoint-action", w, cmd, i);
+            }
+        } else if let Some((opt, v)) = t.split_once('=')
+            && script_long.contains(&opt)
+        {
+            push_script(&mut out, "tar", w, v, i);
+        } else if script_long.contains(&t) || matches!(t, "-I" | "-F") {
+            if let Some(v) = argv.get(i + 1) {
+                push_script(&mut out, "tar", v, &v.text, i + 1);
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Records `text` (the value of `word`, at argv index `index`) as a shell
+/// command line run by the program, or as opaque when it is dynamic.
+fn push_script(out: &mut Runs, label: &str, word: &ShellWord, text: &str, index: usize) {
+    if word.literal {
+        out.scripts
+            .push((label.to_string(), ShellWord::literal(text)));
+    } else {
+        out.opaque.push((
+            format!("`{label}` runs a command known only at run time"),
+            Some(index),
+        ));
+    }
+}
+
+fn make(argv: &[ShellWord]) -> Runs {
+    for (i, w) in argv.iter().enumerate().skip(1) {
+        let t = w.text.as_str();
+        if matches!(t, "-f" | "--file" | "--makefile")
+            || t.starts_with("--file=")
+            || t.starts_with("--makefile=")
+            || (t.starts_with("-f") && t.len() > 2)
+        {
+            return Runs::opaque("`make -f` runs the recipes of a chosen file", Some(i));
+        }
+        if t == "-E" || t == "--eval" || t.starts_with("--eval=") {
+            return Runs::opaque("`make --eval` runs inline rules", Some(i));
+        }
+    }
+    Runs::default()
+}
+
+fn vim(name: &str, argv: &[ShellWord]) -> Runs {
+    for (i, w) in argv.iter().enumerate().skip(1) {
+        let t = w.text.as_str();
+        if matches!(t, "-c" | "--cmd" | "-S" | "-s" | "-u") || (t.starts_with('+') && t.len() > 1) {
+            return Runs::opaque(format!("`{name} {t}` runs editor commands"), Some(i));
+        }
+    }
+    Runs::default()
+}
+
+fn gdb(argv: &[ShellWord]) -> Runs {
+    for (i, w) in argv.iter().enumerate().skip(1) {
+        let t = w.text.trim_start_matches('-');
+        if matches!(
+            t,
+            "ex" | "x" | "eval-command" | "command" | "batch" | "iex" | "ix"
+        ) {
+            return Runs::opaque("`gdb` runs debugger commands", Some(i));
+        }
+    }
+    Runs::default()
+}
+
+/// `alias name=value`: the value is a command line the name will run.
+fn alias(argv: &[ShellWord]) -> Runs {
+    let mut out = Runs::default();
+    for (i, w) in argv.iter().enumerate().skip(1) {
+        if let Some((_, value)) = w.text.split_once('=') {
+            push_script(&mut out, "alias", w, value, i);
+        }
+    }
+    out
+}
+
+/// `hash -p PATH NAME`: NAME will run PATH.
+fn hash(argv: &[ShellWord]) -> Runs {
+    let mut out = Runs::default();
+    if let Some(i) = argv.iter().position(|w| w.text == "-p") {
+        match argv.get(i + 1) {
+            Some(p) if p.literal => out.argvs.push(vec![p.clone()]),
+            Some(_) => out.opaque.push((
+                "`hash -p` names a program known only at run time".into(),
+                None,
+            )),
+            None => {}
+        }
+    }
+    out
+}
+
+/// git configuration keys whose value is a command git runs.
+fn git_key_runs_command(key: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "core.fsmonitor",
+        "core.editor",
+        "core.sshcommand",
+        "core.pager",
+        "core.askpass",
+        "core.gitproxy",
+        "core.alternaterefscommand",
+        "sequence.editor",
+        "diff.external",
+        "credential.helper",
+        "gpg.program",
+        "uploadpack.packobjectshook",
+        "interactive.difffilter",
+        "web.browser",
+        "sendemail.smtpserver",
+        "sendemail.tocmd",
+        "sendemail.cccmd",
+    ];
+    const SUFFIX: &[&str] = &[
+        ".command",
+        ".textconv",
+        ".driver",
+        ".clean",
+        ".smudge",
+        ".process",
+        ".helper",
+        ".program",
+        ".cmd",
+        ".uploadpack",
+        ".receivepack",
+        ".proxy",
+    ];
+    EXACT.contains(&key) || key.starts_with("pager.") || SUFFIX.iter().any(|s| key.ends_with(s))
+}
+
+/// git configuration keys that make git load code or config the analysis
+/// cannot see.
+fn git_key_loads(key: &str) -> bool {
+    key == "core.hookspath"
+        || key == "include.path"
+        || (key.starts_with("includeif.") && key.ends_with(".path"))
+        || (key.starts_with("protocol.") && key.ends_with(".allow"))
+        || key == "core.worktree"
+        || key == "safe.directory"
+}
+
+/// git's global options, configuration-driven commands and aliases.
+fn git(argv: &[ShellWord]) -> Runs {
+    let mut out = Runs::default();
+    let mut aliases: Vec<(String, ShellWord)> = Vec::new();
+    let mut i = 1;
+    let mut changed = false;
+    while i < argv.len() {
+        let w = &argv[i];
+        let t = w.text.as_str();
+        if !w.literal && t.starts_with('-') {
+            out.opaque
+                .push((format!("git option `{t}` known only at run time"), None));
+            break;
+        }
+        if !t.starts_with('-') {
+            break;
+        }
+        changed = true;
+        let (opt, inline) = match t.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v)),
+            _ => (t, None),
+        };
+        let takes_value = matches!(
+            opt,
+            "-C" | "-c"
+                | "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--super-prefix"
+                | "--config-env"
+                | "--list-cmds"
+                | "--attr-source"
+        );
+        let value = if takes_value && inline.is_none() {
+            i += 1;
+            argv.get(i)
+        } else {
+            None
+        };
+        match opt {
+            "-c" => {
+                if let Some(v) = value {
+                    git_config(&mut out, &mut aliases, v);
+                }
+            }
+            "--config-env" => out.opaque.push((
+                "`git --config-env` takes configuration from the environment".into(),
+                None,
+            )),
+            "--exec-path" if inline.is_some() => out.opaque.push((
+                "`git --exec-path=…` chooses where git's sub-command programs come from".into(),
+                None,
+            )),
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut rest: Vec<ShellWord> = argv.get(i..).map(<[ShellWord]>::to_vec).unwrap_or_default();
+    // Expand aliases defined on the command line (a few levels).
+    for _ in 0..4 {
+        let Some(sub) = rest.first().filter(|w| w.literal) else {
+            break;
+        };
+        let Some((_, value)) = aliases.iter().find(|(n, _)| *n == sub.text) else {
+            break;
+        };
+        changed = true;
+        if !value.literal {
+            out.opaque
+                .push(("a git alias known only at run time".into(), None));
+            break;
+        }
+        if let Some(cmd) = value.text.strip_prefix('!') {
+            out.scripts
+                .push(("git alias".into(), ShellWord::literal(cmd)));
+            rest.remove(0);
+            // The alias's arguments go to the shell command: no sub-command.
+            rest.insert(0, ShellWord::literal("alias"));
+            break;
+        }
+        let words = shlex::split(&value.text).unwrap_or_default();
+        rest.splice(0..1, words.into_iter().map(ShellWord::literal));
+    }
+    git_subcommand(&mut out, &rest, i);
+    if changed {
+        let mut new = vec![argv[0].clone()];
+        new.extend(rest);
+        out.rewrite = Some(new);
+    }
+    out
+}
+
+fn git_config(out: &mut Runs, aliases: &mut Vec<(String, ShellWord)>, w: &ShellWord) {
+    if !w.literal {
+        out.opaque
+            .push(("git configuration known only at run time".into(), None));
+        return;
+    }
+    let (key, value) = w.text.split_once('=').unwrap_or((w.text.as_str(), "true"));
+    let key = key.to_ascii_lowercase();
+    if let Some(name) = key.strip_prefix("alias.") {
+        aliases.push((name.to_string(), ShellWord::literal(value)));
+    } else if git_key_runs_command(&key) {
+        let cmd = value.strip_prefix('!').unwrap_or(value);
+        out.scripts
+            .push((format!("git -c {key}"), ShellWord::literal(cmd)));
+    } else if git_key_loads(&key) {
+        out.opaque.push((
+            format!("git configuration `{key}` makes git run or load code from elsewhere"),
+            None,
+        ));
+    }
+}
+
+/// Sub-commands that run commands given to them.
+fn git_subcommand(out: &mut Runs, rest: &[ShellWord], offset: usize) {
+    let Some(sub) = rest.first() else {
+        return;
+    };
+    let args = &rest[1..];
+    let joined = |ws: &[ShellWord]| -> ShellWord {
+        if ws.iter().all(|w| w.literal) {
+            ShellWord::literal(
+                ws.iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+        } else {
+            ShellWord::dynamic("<run-time text>")
+        }
+    };
+    if rest.iter().any(|w| w.text.starts_with("ext::")) {
+        out.opaque
+            .push(("an `ext::` URL makes git run a command".into(), None));
+    }
+    match sub.text.as_str() {
+        "submodule" => {
+            if let Some(p) = args.iter().position(|w| w.text == "foreach") {
+                let cmd: Vec<ShellWord> = args[p + 1..]
+                    .iter()
+                    .skip_while(|w| w.text.starts_with("--"))
+                    .cloned()
+                    .collect();
+                let script = joined(&cmd);
+                push_script(
+                    out,
+                    "git submodule foreach",
+                    &script,
+                    &script.text.clone(),
+                    offset,
+                );
+            }
+        }
+        "rebase" | "difftool" | "mergetool" | "filter-branch" | "filter-repo" => {
+            let mut j = 0;
+            while j < args.len() {
+                let t = args[j].text.as_str();
+                let takes = matches!(t, "--exec" | "-x" | "--extcmd" | "--tool" | "-t")
+                    || t.ends_with("-filter");
+                if let Some((o, v)) = t.split_once('=')
+                    && (matches!(o, "--exec" | "--extcmd") || o.ends_with("-filter"))
+                {
+                    push_script(out, "git", &args[j], v, offset);
+                } else if takes && !matches!(t, "--tool" | "-t") {
+                    if let Some(v) = args.get(j + 1) {
+                        push_script(out, "git", v, &v.text, offset);
+                    }
+                    j += 1;
+                }
+                j += 1;
+            }
+        }
+        "bisect" if args.first().is_some_and(|w| w.text == "run") => {
+            out.argvs.push(args[1..].to_vec());
+        }
+        "config" => {
+            // Writing configuration that executes, for a later command.
+            let words: Vec<&ShellWord> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
+            if let Some(key) = words.first()
+                && words.len() >= 2
+            {
+                let k = key.text.to_ascii_lowercase();
+                if !key.literal
+                    || k.starts_with("alias.")
+                    || git_key_runs_command(&k)
+                    || git_key_loads(&k)
+                {
+                    out.opaque.push((
+                        format!(
+                            "`git config {}` stores configuration that makes git run commands",
+                            key.text
+                        ),
+                        None,
+                    ));
+                }
+            }
+        }
+        "-c" => {}
+        _ => {}
+    }
+}
