@@ -26,6 +26,7 @@ mod compact;
 mod context_cache;
 mod error;
 mod governance;
+pub mod memory;
 mod options;
 mod pipeline;
 mod proof;
@@ -39,7 +40,7 @@ mod turn;
 
 pub use client::{Client, Interrupter};
 pub use error::Error;
-pub use options::{AgentDefinition, DEFAULT_CONTEXT_ENV, Options, SystemPrompt};
+pub use options::{AgentDefinition, DEFAULT_CONTEXT_ENV, Options, OutputFormat, SystemPrompt};
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::{MessageStream, query};
 pub use system_prompt::default_system_prompt;

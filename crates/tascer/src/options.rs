@@ -143,6 +143,27 @@ pub struct Options {
     /// Answers the model's `AskUserQuestion` calls (a terminal prompt, a
     /// UI). Without one, the tool reports that no one can answer.
     pub user_answerer: Option<Arc<dyn tascer_tools::UserAnswerer>>,
+    /// The user's Claude directory, where user-level `CLAUDE.md`, skills,
+    /// commands and agents live; default `$CLAUDE_CONFIG_DIR`, else
+    /// `~/.claude`. Read only when `setting_sources` has `user`.
+    pub claude_config_dir: Option<PathBuf>,
+    /// Structured output: the final answer must be JSON valid against this
+    /// schema (the SDK's `output_format`); see docs/sessions.md.
+    pub output_format: Option<OutputFormat>,
+    /// How many times the model is asked to fix an answer that does not
+    /// match `output_format` before the turn fails (default 3).
+    pub max_structured_output_retries: Option<u32>,
+}
+
+/// The shape of the final answer (the SDK's `output_format`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutputFormat {
+    /// A JSON value valid against a JSON Schema.
+    JsonSchema {
+        /// The schema.
+        schema: serde_json::Value,
+    },
 }
 
 /// Environment variables recorded in tool-call context by default.
@@ -410,6 +431,18 @@ impl Options {
         self.mcp_servers
             .insert(name.clone(), McpServerConfig::Sdk { name });
         self.sdk_servers.push(server);
+        self
+    }
+
+    /// Sets the user's Claude directory (see [`Options::claude_config_dir`]).
+    pub fn claude_config_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.claude_config_dir = Some(dir.into());
+        self
+    }
+
+    /// Asks for a final answer valid against this JSON Schema.
+    pub fn json_schema(mut self, schema: serde_json::Value) -> Self {
+        self.output_format = Some(OutputFormat::JsonSchema { schema });
         self
     }
 

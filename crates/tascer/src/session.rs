@@ -41,6 +41,8 @@ pub(crate) struct Session {
     /// True from a compaction until the check before the next model call
     /// after it.
     pub just_compacted: bool,
+    /// The memory files (`CLAUDE.md`, …) in the system prompt.
+    pub memory: Vec<crate::memory::MemoryFile>,
 }
 
 impl Session {
@@ -137,13 +139,31 @@ impl Session {
         };
 
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let system_prompt = match &options.system_prompt {
+        let mut system_prompt = match &options.system_prompt {
             SystemPrompt::Default => default_system_prompt(&cwd, &today),
             SystemPrompt::Replace(text) => text.clone(),
             SystemPrompt::Append(text) => {
                 format!("{}\n\n{}", default_system_prompt(&cwd, &today), text)
             }
         };
+
+        let user_dir = options
+            .claude_config_dir
+            .clone()
+            .or_else(crate::memory::default_user_dir);
+        let user_home = std::env::home_dir();
+        let memory = crate::memory::load(
+            &crate::memory::MemoryLocations {
+                cwd: &cwd,
+                user_dir: user_dir.as_deref(),
+                home: user_home.as_deref(),
+            },
+            &options.setting_sources,
+        );
+        if let Some(section) = crate::memory::prompt_section(&memory) {
+            system_prompt.push_str("\n\n");
+            system_prompt.push_str(&section);
+        }
 
         let settings = crate::setup::load_settings(&options, &cwd, &home)?;
         let parts = crate::setup::build(&options, &settings, &cwd, secrets)?;
@@ -162,7 +182,11 @@ impl Session {
             &model,
             &options_digest_value(&options, &model),
             &system_prompt,
-            serde_json::json!({"cwd": cwd_text, "tascer_version": crate::VERSION}),
+            serde_json::json!({
+                "cwd": cwd_text,
+                "tascer_version": crate::VERSION,
+                "memory_files": memory,
+            }),
         );
         let shared_cwd = Arc::new(Mutex::new(cwd.clone()));
         let env = LoopEnv {
@@ -216,6 +240,7 @@ impl Session {
             pending_context,
             last_input_tokens: 0,
             just_compacted: false,
+            memory,
         })
     }
 }

@@ -230,6 +230,7 @@ fn init_message(session: &Session) -> Message {
             "agents": agents,
             "skills": [],
             "plugins": [],
+            "memory_files": session.memory,
             "tascer_version": crate::VERSION,
         }),
     )
