@@ -234,6 +234,11 @@ pub struct RunArgs {
     /// Use only the servers of --mcp-config (ignore .mcp.json and settings files).
     #[arg(long)]
     pub strict_mcp_config: bool,
+    /// Structured output: the final answer must be JSON valid against this
+    /// JSON Schema (a file path or inline JSON); the result carries
+    /// `structured_output`. Fix requests: env MAX_STRUCTURED_OUTPUT_RETRIES (default 3).
+    #[arg(long, value_name = "FILE_OR_JSON")]
+    pub json_schema: Option<String>,
 }
 
 /// Arguments of `tascer demo`.

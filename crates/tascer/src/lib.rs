@@ -34,6 +34,7 @@ mod query;
 mod session;
 mod session_guard;
 mod setup;
+mod structured;
 mod system_prompt;
 mod task_tool;
 mod turn;

@@ -43,6 +43,8 @@ pub(crate) struct Session {
     pub just_compacted: bool,
     /// The memory files (`CLAUDE.md`, …) in the system prompt.
     pub memory: Vec<crate::memory::MemoryFile>,
+    /// The output schema the final answer must match, if any.
+    pub structured: Option<crate::structured::StructuredOutput>,
 }
 
 impl Session {
@@ -165,6 +167,18 @@ impl Session {
             system_prompt.push_str(&section);
         }
 
+        let structured = match &options.output_format {
+            Some(format) => Some(crate::structured::StructuredOutput::new(
+                format,
+                options.max_structured_output_retries,
+            )?),
+            None => None,
+        };
+        if let Some(structured) = &structured {
+            system_prompt.push_str("\n\n");
+            system_prompt.push_str(&structured.prompt_section());
+        }
+
         let settings = crate::setup::load_settings(&options, &cwd, &home)?;
         let parts = crate::setup::build(&options, &settings, &cwd, secrets)?;
 
@@ -241,6 +255,7 @@ impl Session {
             last_input_tokens: 0,
             just_compacted: false,
             memory,
+            structured,
         })
     }
 }
@@ -259,6 +274,8 @@ fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
         "agents": options.agents.keys().collect::<Vec<_>>(),
         "env_keys": options.env.keys().collect::<Vec<_>>(),
         "hooks": options.hooks.as_ref().map(|h| h.len()),
+        "output_format": options.output_format,
+        "max_structured_output_retries": options.max_structured_output_retries,
     })
 }
 

@@ -27,6 +27,10 @@ struct TurnState {
     usage: Usage,
     last_text: String,
     stop_reason: Option<StopReason>,
+    /// The validated final answer, with structured output.
+    structured_output: Option<serde_json::Value>,
+    /// Fix requests sent for invalid structured output.
+    structured_retries: u32,
 }
 
 /// How a turn ended, before it becomes a result frame.
@@ -38,6 +42,8 @@ enum Outcome {
     Budget,
     Interrupted { during_tools: bool },
     ApiError(ModelError),
+    /// The answer never matched the output schema; the last problem.
+    StructuredOutputRetries(String),
 }
 
 /// Runs one prompt to its result. Always ends by sending exactly one
@@ -56,6 +62,8 @@ pub(crate) async fn run_turn(
         usage: Usage::default(),
         last_text: String::new(),
         stop_reason: None,
+        structured_output: None,
+        structured_retries: 0,
     };
     let outcome = drive(session, prompt, &cancel, &mut state).await;
     let result = build_result(session, &state, outcome);
@@ -171,6 +179,7 @@ async fn drive(
         env.defer_totals(session.total_turns + state.num_turns, "running");
 
         let (text, calls) = session.agent.emit_response(&response);
+        let answer = text.clone();
         if !text.is_empty() {
             state.last_text = text;
         }
@@ -183,7 +192,19 @@ async fn drive(
                 .on_stop(&env, None, stop_hook_active, &state.last_text)
                 .await
             {
-                StopVerdict::Finish => return Outcome::Completed,
+                StopVerdict::Finish => match check_structured(session, state, &answer) {
+                    None => return Outcome::Completed,
+                    Some(Err(problem)) => return Outcome::StructuredOutputRetries(problem),
+                    Some(Ok(fix)) => {
+                        env.emit(Message::User(UserMessage::new(
+                            UserContent::Text(fix.clone()),
+                            &session.id,
+                        )));
+                        env.proof.prompt(&fix, None);
+                        push_user(&mut session.history, ChatMessage::user_text(fix));
+                        continue;
+                    }
+                },
                 StopVerdict::Stop(reason) => return Outcome::Halted(Halt::Hook(reason)),
                 StopVerdict::Continue(text) => {
                     stop_hook_active = true;
@@ -208,6 +229,31 @@ async fn drive(
         }
         if cancel.is_cancelled() {
             return Outcome::Interrupted { during_tools: true };
+        }
+    }
+}
+
+/// Checks the final answer against the output schema. `None`: done (no
+/// schema, or the answer is valid and kept in `state`); `Some(Ok(text))`:
+/// ask the model to fix it with `text`; `Some(Err(problem))`: no fix
+/// requests left.
+fn check_structured(
+    session: &Session,
+    state: &mut TurnState,
+    answer: &str,
+) -> Option<Result<String, String>> {
+    let structured = session.structured.as_ref()?;
+    match structured.check(answer) {
+        Ok(value) => {
+            state.structured_output = Some(value);
+            None
+        }
+        Err(problem) if state.structured_retries >= structured.max_retries => Some(Err(problem)),
+        Err(problem) => {
+            state.structured_retries += 1;
+            Some(Ok(
+                structured.fix_request(&problem, state.structured_retries)
+            ))
         }
     }
 }
@@ -254,6 +300,7 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
         errors: Vec::new(),
         api_error_status: None,
         terminal_reason: "completed".into(),
+        structured_output: state.structured_output.clone(),
         uuid: tascer_core::new_id(),
     };
     result.set_model_usage(&env.model_usage());
@@ -307,6 +354,18 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
             } else {
                 "aborted_streaming".into()
             };
+        }
+        Outcome::StructuredOutputRetries(problem) => {
+            result.subtype = ResultSubtype::ErrorMaxStructuredOutputRetries;
+            result.is_error = true;
+            result.terminal_reason = "structured_output_retry_exhausted".into();
+            let message = format!(
+                "Failed to provide valid structured output after {} fix request{}: {problem}",
+                state.structured_retries,
+                if state.structured_retries == 1 { "" } else { "s" }
+            );
+            result.result = Some(message.clone());
+            result.errors.push(message);
         }
         Outcome::ApiError(err) => {
             result.is_error = true;
