@@ -22,9 +22,11 @@
 
 mod agent;
 mod client;
+pub mod commands;
 mod compact;
 mod context_cache;
 mod error;
+mod frontmatter;
 mod governance;
 pub mod memory;
 mod options;
@@ -34,6 +36,7 @@ mod query;
 mod session;
 mod session_guard;
 mod setup;
+mod slash;
 mod structured;
 mod system_prompt;
 mod task_tool;

@@ -43,6 +43,8 @@ pub(crate) struct Session {
     pub just_compacted: bool,
     /// The memory files (`CLAUDE.md`, …) in the system prompt.
     pub memory: Vec<crate::memory::MemoryFile>,
+    /// Custom slash commands.
+    pub commands: Vec<crate::commands::SlashCommand>,
     /// The output schema the final answer must match, if any.
     pub structured: Option<crate::structured::StructuredOutput>,
 }
@@ -167,6 +169,8 @@ impl Session {
             system_prompt.push_str(&section);
         }
 
+        let commands =
+            crate::commands::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
         let structured = match &options.output_format {
             Some(format) => Some(crate::structured::StructuredOutput::new(
                 format,
@@ -255,6 +259,7 @@ impl Session {
             last_input_tokens: 0,
             just_compacted: false,
             memory,
+            commands,
             structured,
         })
     }

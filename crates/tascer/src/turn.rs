@@ -42,6 +42,8 @@ enum Outcome {
     Budget,
     Interrupted { during_tools: bool },
     ApiError(ModelError),
+    /// A slash command could not run (unknown, invalid, or it failed).
+    CommandFailed(String),
     /// The answer never matched the output schema; the last problem.
     StructuredOutputRetries(String),
 }
@@ -65,7 +67,33 @@ pub(crate) async fn run_turn(
         structured_output: None,
         structured_retries: 0,
     };
-    let outcome = drive(session, prompt, &cancel, &mut state).await;
+    let outcome = match crate::slash::resolve(session, prompt) {
+        crate::slash::Resolved::Prompt(expanded) => match crate::slash::begin(session, &expanded) {
+            Ok(scope) => {
+                let outcome = drive(session, expanded.text, &cancel, &mut state).await;
+                crate::slash::end(session, scope);
+                outcome
+            }
+            Err(error) => {
+                session.agent.env.emit(init_message(session));
+                Outcome::CommandFailed(error)
+            }
+        },
+        crate::slash::Resolved::Builtin { name, args } => {
+            session.agent.env.emit(init_message(session));
+            match crate::slash::run_builtin(session, &name, &args, &cancel).await {
+                Ok(text) => {
+                    state.last_text = text;
+                    Outcome::Completed
+                }
+                Err(error) => Outcome::CommandFailed(error),
+            }
+        }
+        crate::slash::Resolved::Unknown(error) => {
+            session.agent.env.emit(init_message(session));
+            Outcome::CommandFailed(error)
+        }
+    };
     let result = build_result(session, &state, outcome);
     session.total_turns += state.num_turns;
     let status = if result.is_error { "error" } else { "success" };
@@ -271,7 +299,7 @@ fn init_message(session: &Session) -> Message {
             "permissionMode": session.agent.governance.guard.mode().as_str(),
             "apiKeySource": session.api_key_source,
             "provider": session.agent.env.client.provider_name(),
-            "slash_commands": [],
+            "slash_commands": crate::slash::command_names(session),
             "output_style": "default",
             "agents": agents,
             "skills": [],
@@ -354,6 +382,13 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
             } else {
                 "aborted_streaming".into()
             };
+        }
+        Outcome::CommandFailed(error) => {
+            result.subtype = ResultSubtype::ErrorDuringExecution;
+            result.is_error = true;
+            result.result = Some(error.clone());
+            result.errors.push(error);
+            result.terminal_reason = "turn_setup_failed".into();
         }
         Outcome::StructuredOutputRetries(problem) => {
             result.subtype = ResultSubtype::ErrorMaxStructuredOutputRetries;
