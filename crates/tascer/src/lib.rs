@@ -37,6 +37,7 @@ mod session;
 mod session_guard;
 mod setup;
 mod slash;
+pub mod skills;
 mod structured;
 mod system_prompt;
 mod task_tool;

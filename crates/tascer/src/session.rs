@@ -43,6 +43,8 @@ pub(crate) struct Session {
     pub just_compacted: bool,
     /// The memory files (`CLAUDE.md`, …) in the system prompt.
     pub memory: Vec<crate::memory::MemoryFile>,
+    /// Skills offered through the `Skill` tool.
+    pub skills: Vec<crate::skills::Skill>,
     /// Custom slash commands.
     pub commands: Vec<crate::commands::SlashCommand>,
     /// The output schema the final answer must match, if any.
@@ -171,6 +173,7 @@ impl Session {
 
         let commands =
             crate::commands::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        let skills = crate::skills::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
         let structured = match &options.output_format {
             Some(format) => Some(crate::structured::StructuredOutput::new(
                 format,
@@ -235,7 +238,16 @@ impl Session {
             Some(m) => m.tools_snapshot(),
             None => Vec::new(),
         };
-        let tools = select_tools(&options, &env, &model, &cwd, &governance, mcp_tools, &home);
+        let tools = select_tools(
+            &options,
+            &env,
+            &model,
+            &cwd,
+            &governance,
+            mcp_tools,
+            &home,
+            &skills,
+        );
         let source = if options.fork_session {
             SessionStartSource::Fork
         } else if options.resume.is_some() || options.continue_conversation {
@@ -259,6 +271,7 @@ impl Session {
             last_input_tokens: 0,
             just_compacted: false,
             memory,
+            skills,
             commands,
             structured,
         })
@@ -343,6 +356,7 @@ fn select_tools(
     governance: &Arc<Governance>,
     mcp_tools: Vec<Arc<dyn Tool>>,
     home: &std::path::Path,
+    skills: &[crate::skills::Skill],
 ) -> Vec<Arc<dyn Tool>> {
     let offered = |name: &str| {
         options
@@ -371,6 +385,9 @@ fn select_tools(
                 .filter(|t| !removed(options, t.name())),
         )
         .collect();
+    if !skills.is_empty() && offered(crate::skills::SKILL_TOOL_NAME) {
+        tools.push(Arc::new(crate::skills::SkillTool::new(skills.to_vec())));
+    }
     if offered(crate::task_tool::TASK_TOOL_NAME) {
         let task = crate::task_tool::TaskTool::new(
             env.clone(),

@@ -302,7 +302,7 @@ fn init_message(session: &Session) -> Message {
             "slash_commands": crate::slash::command_names(session),
             "output_style": "default",
             "agents": agents,
-            "skills": [],
+            "skills": session.skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
             "plugins": [],
             "memory_files": session.memory,
             "tascer_version": crate::VERSION,
