@@ -21,6 +21,7 @@
 //! ```
 
 mod agent;
+pub mod agents;
 mod client;
 pub mod commands;
 mod compact;

@@ -53,7 +53,7 @@ pub(crate) struct Session {
 
 impl Session {
     /// Opens or creates the session the options describe.
-    pub async fn start(options: Options) -> Result<Session, Error> {
+    pub async fn start(mut options: Options) -> Result<Session, Error> {
         let cwd = resolve_cwd(options.cwd.as_ref())?;
         let cwd_text = cwd.display().to_string();
 
@@ -166,14 +166,20 @@ impl Session {
             },
             &options.setting_sources,
         );
-        if let Some(section) = crate::memory::prompt_section(&memory) {
+        let memory_section = crate::memory::prompt_section(&memory);
+        if let Some(section) = &memory_section {
             system_prompt.push_str("\n\n");
-            system_prompt.push_str(&section);
+            system_prompt.push_str(section);
         }
 
         let commands =
             crate::commands::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
         let skills = crate::skills::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        // Agent files, then the options' own agents (which win).
+        let mut agents =
+            crate::agents::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        agents.append(&mut options.agents);
+        options.agents = agents;
         let structured = match &options.output_format {
             Some(format) => Some(crate::structured::StructuredOutput::new(
                 format,
@@ -246,7 +252,10 @@ impl Session {
             &governance,
             mcp_tools,
             &home,
-            &skills,
+            Extras {
+                skills: &skills,
+                memory_section,
+            },
         );
         let source = if options.fork_session {
             SessionStartSource::Fork
@@ -348,6 +357,14 @@ pub(crate) fn removed(options: &Options, name: &str) -> bool {
     options.disallowed_tools.iter().any(|n| n == name)
 }
 
+/// What the session's files add to its tools.
+struct Extras<'a> {
+    /// Skills for the `Skill` tool.
+    skills: &'a [crate::skills::Skill],
+    /// The memory section, for subagents' system prompts.
+    memory_section: Option<String>,
+}
+
 fn select_tools(
     options: &Options,
     env: &LoopEnv,
@@ -356,8 +373,9 @@ fn select_tools(
     governance: &Arc<Governance>,
     mcp_tools: Vec<Arc<dyn Tool>>,
     home: &std::path::Path,
-    skills: &[crate::skills::Skill],
+    extras: Extras<'_>,
 ) -> Vec<Arc<dyn Tool>> {
+    let skills = extras.skills;
     let offered = |name: &str| {
         options
             .tools
@@ -396,7 +414,8 @@ fn select_tools(
             tools.clone(),
             options.agents.clone(),
             Arc::clone(governance),
-        );
+        )
+        .with_memory(extras.memory_section);
         tools.insert(0, Arc::new(task));
     }
     tools

@@ -288,7 +288,9 @@ fn check_structured(
 
 fn init_message(session: &Session) -> Message {
     let tools: Vec<&str> = session.agent.tools.iter().map(|t| t.name()).collect();
-    let agents: Vec<&String> = session.options.agents.keys().collect();
+    let agents: Vec<&str> = std::iter::once(crate::task_tool::GENERAL_PURPOSE)
+        .chain(session.options.agents.keys().map(String::as_str))
+        .collect();
     session.agent.env.system_message(
         "init",
         json!({
