@@ -149,3 +149,60 @@ fn inline_json_schema_that_never_matches_fails_with_its_subtype() {
     assert!(stderr.contains("--json-schema is not valid JSON"), "{stderr}");
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn slash_commands_skills_and_agents_from_files_in_print_mode() {
+    let dirs = Dirs::new();
+    dirs.write(
+        &dirs.ws().join(".claude/commands/review.md"),
+        "---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully.",
+    );
+    dirs.write(
+        &dirs.user_home().join(".claude/skills/style/SKILL.md"),
+        "---\ndescription: House style\n---\nUse short lines.",
+    );
+    dirs.write(
+        &dirs.ws().join(".claude/agents/checker.md"),
+        "---\ndescription: Checks things\n---\nYou check.",
+    );
+    let server = MockServer::start_blocking(Scenario::new().turn(Turn::text("ok"))).unwrap();
+
+    let out = dirs.run(&server, "/review src/main.rs", &[]).output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("Review src/main.rs carefully."), "{sent}");
+    let init = frames(&out)
+        .into_iter()
+        .find(|f| f["subtype"] == "init")
+        .unwrap();
+    assert!(
+        init["slash_commands"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("review"))
+    );
+    assert_eq!(init["skills"], json!(["style"]));
+    assert_eq!(init["agents"], json!(["general-purpose", "checker"]));
+
+    // A built-in prints its output in text mode, with no model call.
+    server.clear_requests();
+    let mut cmd = tascer(&dirs.root.path().join("tascer"), &dirs.ws());
+    cmd.env("ANTHROPIC_API_KEY", "test")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("HOME", dirs.user_home())
+        .args(["run", "/cost"]);
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Total cost: $0.0000"), "{stdout}");
+    assert!(server.requests().is_empty());
+
+    // An unknown command fails with the list of known ones.
+    let out = dirs.run(&server, "/nope", &[]).output().unwrap();
+    assert!(!out.status.success());
+    let result = frames(&out).pop().unwrap();
+    let text = result["result"].as_str().unwrap();
+    assert!(text.contains("Unknown slash command: /nope"), "{text}");
+    assert!(text.contains("/review"), "{text}");
+}
