@@ -111,7 +111,11 @@ fn json_schema_from_a_file_fixes_an_invalid_answer() {
     )
     .unwrap();
     let out = dirs
-        .run(&server, "is it ok?", &["--json-schema", schema.to_str().unwrap()])
+        .run(
+            &server,
+            "is it ok?",
+            &["--json-schema", schema.to_str().unwrap()],
+        )
         .output()
         .unwrap();
     let (stdout, stderr) = texts(&out);
@@ -146,7 +150,10 @@ fn inline_json_schema_that_never_matches_fails_with_its_subtype() {
         .unwrap();
     let (_, stderr) = texts(&out);
     assert!(!out.status.success());
-    assert!(stderr.contains("--json-schema is not valid JSON"), "{stderr}");
+    assert!(
+        stderr.contains("--json-schema is not valid JSON"),
+        "{stderr}"
+    );
     assert!(server.requests().is_empty());
 }
 
@@ -167,7 +174,10 @@ fn slash_commands_skills_and_agents_from_files_in_print_mode() {
     );
     let server = MockServer::start_blocking(Scenario::new().turn(Turn::text("ok"))).unwrap();
 
-    let out = dirs.run(&server, "/review src/main.rs", &[]).output().unwrap();
+    let out = dirs
+        .run(&server, "/review src/main.rs", &[])
+        .output()
+        .unwrap();
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let sent = server.requests()[0].body["messages"].to_string();

@@ -111,6 +111,9 @@ mod tests {
 
         std::fs::write(ws.join(".claude/agents/bad.md"), "no frontmatter").unwrap();
         let err = load(&ws, Some(&user), &all).unwrap_err().to_string();
-        assert!(err.contains("bad.md") && err.contains("description"), "{err}");
+        assert!(
+            err.contains("bad.md") && err.contains("description"),
+            "{err}"
+        );
     }
 }

@@ -150,10 +150,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(meta.name.as_deref(), Some("x"));
-        assert_eq!(
-            meta.tools.names().unwrap(),
-            vec!["Read", "Bash(git add:*)"]
-        );
+        assert_eq!(meta.tools.names().unwrap(), vec!["Read", "Bash(git add:*)"]);
         assert_eq!(body, "Body\n");
         let (meta, body): (Meta, String) = parse("Just text", Path::new("f.md")).unwrap();
         assert!(meta.name.is_none() && meta.tools.names().is_none());
@@ -167,15 +164,22 @@ mod tests {
         struct Hint {
             argument_hint: Option<String>,
         }
-        let (meta, _): (Hint, String) =
-            parse("---\nargument-hint: [issue] [priority]\n---\nx", Path::new("f.md")).unwrap();
+        let (meta, _): (Hint, String) = parse(
+            "---\nargument-hint: [issue] [priority]\n---\nx",
+            Path::new("f.md"),
+        )
+        .unwrap();
         assert_eq!(meta.argument_hint.as_deref(), Some("[issue] [priority]"));
     }
 
     #[test]
     fn broken_frontmatter_names_the_file() {
-        let err = parse::<Meta>("---\nname: [\njust words\n---\n", Path::new("x/y.md")).unwrap_err();
-        assert!(err.to_string().contains("x/y.md: invalid frontmatter"), "{err}");
+        let err =
+            parse::<Meta>("---\nname: [\njust words\n---\n", Path::new("x/y.md")).unwrap_err();
+        assert!(
+            err.to_string().contains("x/y.md: invalid frontmatter"),
+            "{err}"
+        );
         let err = parse::<Meta>("---\nname: a\n", Path::new("z.md")).unwrap_err();
         assert!(err.to_string().contains("never closed"), "{err}");
     }

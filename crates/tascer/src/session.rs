@@ -172,12 +172,10 @@ impl Session {
             system_prompt.push_str(section);
         }
 
-        let commands =
-            crate::commands::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        let commands = crate::commands::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
         let skills = crate::skills::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
         // Agent files, then the options' own agents (which win).
-        let mut agents =
-            crate::agents::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        let mut agents = crate::agents::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
         agents.append(&mut options.agents);
         options.agents = agents;
         let structured = match &options.output_format {
@@ -251,8 +249,8 @@ impl Session {
             &cwd,
             &governance,
             mcp_tools,
-            &home,
             Extras {
+                home: &home,
                 skills: &skills,
                 memory_section,
             },
@@ -357,8 +355,11 @@ pub(crate) fn removed(options: &Options, name: &str) -> bool {
     options.disallowed_tools.iter().any(|n| n == name)
 }
 
-/// What the session's files add to its tools.
+/// Where tools come from besides the options: the home, and what the
+/// session's files add.
 struct Extras<'a> {
+    /// The Tascer home (the todo list lives there).
+    home: &'a std::path::Path,
     /// Skills for the `Skill` tool.
     skills: &'a [crate::skills::Skill],
     /// The memory section, for subagents' system prompts.
@@ -372,10 +373,9 @@ fn select_tools(
     cwd: &std::path::Path,
     governance: &Arc<Governance>,
     mcp_tools: Vec<Arc<dyn Tool>>,
-    home: &std::path::Path,
     extras: Extras<'_>,
 ) -> Vec<Arc<dyn Tool>> {
-    let skills = extras.skills;
+    let (home, skills) = (extras.home, extras.skills);
     let offered = |name: &str| {
         options
             .tools

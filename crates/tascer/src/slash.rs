@@ -164,10 +164,7 @@ pub(crate) async fn run_builtin(
         other => return Err(format!("/{other} is not a built-in command")),
     };
     let env = &session.agent.env;
-    env.emit(env.system_message(
-        "local_command_output",
-        json!({"content": text}),
-    ));
+    env.emit(env.system_message("local_command_output", json!({"content": text})));
     Ok(text)
 }
 

@@ -63,12 +63,7 @@ impl StructuredOutput {
         let errors: Vec<String> = self
             .validator
             .iter_errors(&value)
-            .map(|e| {
-                format!(
-                    "at {}: {e}",
-                    display_path(&e.instance_path().to_string())
-                )
-            })
+            .map(|e| format!("at {}: {e}", display_path(&e.instance_path().to_string())))
             .collect();
         if errors.is_empty() {
             return Ok(value);

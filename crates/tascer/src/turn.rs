@@ -40,7 +40,9 @@ enum Outcome {
     Halted(Halt),
     MaxTurns,
     Budget,
-    Interrupted { during_tools: bool },
+    Interrupted {
+        during_tools: bool,
+    },
     ApiError(ModelError),
     /// A slash command could not run (unknown, invalid, or it failed).
     CommandFailed(String),
@@ -399,7 +401,11 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
             let message = format!(
                 "Failed to provide valid structured output after {} fix request{}: {problem}",
                 state.structured_retries,
-                if state.structured_retries == 1 { "" } else { "s" }
+                if state.structured_retries == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             );
             result.result = Some(message.clone());
             result.errors.push(message);

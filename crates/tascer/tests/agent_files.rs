@@ -64,7 +64,10 @@ async fn an_agent_file_defines_a_subagent_with_its_prompt_tools_and_model() {
     assert_eq!(sub.body["model"], "review-model");
     let system = sub.body["system"].to_string();
     assert!(system.contains("REVIEWER-PROMPT"), "{system}");
-    assert!(system.contains("MEMORY-FOR-ALL"), "subagents get memory: {system}");
+    assert!(
+        system.contains("MEMORY-FOR-ALL"),
+        "subagents get memory: {system}"
+    );
     let mut tools: Vec<String> = sub.body["tools"]
         .as_array()
         .unwrap()

@@ -108,7 +108,11 @@ async fn memory_files_reach_the_prompt_in_order_and_are_recorded_by_hash() {
     ];
     let positions: Vec<usize> = order
         .iter()
-        .map(|m| system.find(m).unwrap_or_else(|| panic!("{m} missing:\n{system}")))
+        .map(|m| {
+            system
+                .find(m)
+                .unwrap_or_else(|| panic!("{m} missing:\n{system}"))
+        })
         .collect();
     assert!(
         positions.windows(2).all(|w| w[0] < w[1]),
@@ -193,10 +197,7 @@ async fn setting_sources_decide_which_memory_is_read() {
         for m in &absent {
             assert!(!system.contains(m), "{sources:?}: {m} present");
         }
-        let listed = init_of(&messages)["memory_files"]
-            .as_array()
-            .unwrap()
-            .len();
+        let listed = init_of(&messages)["memory_files"].as_array().unwrap().len();
         assert_eq!(listed, present.len());
     }
 }

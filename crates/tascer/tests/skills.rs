@@ -86,12 +86,7 @@ async fn skills_are_offered_and_a_call_returns_the_body_and_directory() {
         })
         .unwrap();
     assert_eq!(init["skills"], json!(["notes", "pdf-forms"]));
-    assert!(
-        init["tools"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("Skill"))
-    );
+    assert!(init["tools"].as_array().unwrap().contains(&json!("Skill")));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -142,7 +142,10 @@ async fn an_unknown_command_lists_the_known_ones_and_calls_no_model() {
     assert!(result.is_error);
     let text = result.result.clone().unwrap();
     assert!(text.contains("Unknown slash command: /revew"), "{text}");
-    assert!(text.contains("/review") && text.contains("/compact"), "{text}");
+    assert!(
+        text.contains("/review") && text.contains("/compact"),
+        "{text}"
+    );
     assert!(server.requests().is_empty());
 
     // A path is not a command: it goes to the model as written.
@@ -168,16 +171,22 @@ async fn builtins_cost_context_compact_and_clear_run_in_the_session() {
     let text = result_of(&messages).result.clone().unwrap();
     assert!(text.contains("Total cost: $"), "{text}");
     assert!(text.contains("mock-model:"), "{text}");
-    assert!(messages.iter().any(
-        |m| matches!(m, Message::System(s) if s.subtype == "local_command_output")
-    ));
+    assert!(
+        messages
+            .iter()
+            .any(|m| matches!(m, Message::System(s) if s.subtype == "local_command_output"))
+    );
 
     let messages = turn(&mut client, "/context").await;
     let text = result_of(&messages).result.clone().unwrap();
     assert!(text.contains("Memory files:"), "{text}");
     assert!(text.contains("CLAUDE.md"), "{text}");
     assert!(text.contains("Messages: 2"), "{text}");
-    assert_eq!(server.requests().len(), 1, "no model call for /cost, /context");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no model call for /cost, /context"
+    );
 
     let messages = turn(&mut client, "/compact keep the names").await;
     assert!(!result_of(&messages).is_error, "{:?}", result_of(&messages));

@@ -84,7 +84,10 @@ async fn an_answer_that_never_becomes_valid_ends_with_error_max_structured_outpu
     let messages = collect("count the files", options).await;
     let result = result_of(&messages);
     assert!(result.is_error);
-    assert_eq!(result.subtype, ResultSubtype::ErrorMaxStructuredOutputRetries);
+    assert_eq!(
+        result.subtype,
+        ResultSubtype::ErrorMaxStructuredOutputRetries
+    );
     assert_eq!(result.terminal_reason, "structured_output_retry_exhausted");
     assert_eq!(result.structured_output, None);
     // The first answer plus three fix requests (the default), no more.
@@ -109,7 +112,10 @@ async fn the_number_of_fix_requests_is_settable() {
     options.max_structured_output_retries = Some(1);
     let messages = collect("count", options).await;
     let result = result_of(&messages);
-    assert_eq!(result.subtype, ResultSubtype::ErrorMaxStructuredOutputRetries);
+    assert_eq!(
+        result.subtype,
+        ResultSubtype::ErrorMaxStructuredOutputRetries
+    );
     assert_eq!(server.requests().len(), 2);
 }
 
