@@ -7,14 +7,9 @@ mod common;
 
 use common::*;
 use serde_json::json;
+use tascer::AgentDefinition;
 use tascer::guard::settings::SettingsSource;
-use tascer::{AgentDefinition, Message};
 use tascer_testkit::{MockServer, Scenario, Turn};
-
-fn write(path: std::path::PathBuf, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
 
 fn scenario(kind: &str) -> Scenario {
     Scenario::new()
@@ -30,8 +25,8 @@ fn scenario(kind: &str) -> Scenario {
 async fn an_agent_file_defines_a_subagent_with_its_prompt_tools_and_model() {
     let env = Env::new();
     std::fs::create_dir_all(env.ws().join(".git")).unwrap();
-    write(env.ws().join("CLAUDE.md"), "MEMORY-FOR-ALL");
-    write(
+    write_file(env.ws().join("CLAUDE.md"), "MEMORY-FOR-ALL");
+    write_file(
         env.ws().join(".claude/agents/reviewer.md"),
         "---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep\nmodel: review-model\n---\n\
          REVIEWER-PROMPT: look for bugs.\n",
@@ -77,13 +72,7 @@ async fn an_agent_file_defines_a_subagent_with_its_prompt_tools_and_model() {
     tools.sort();
     assert_eq!(tools, vec!["Grep", "Read"]);
 
-    let init = messages
-        .iter()
-        .find_map(|m| match m {
-            Message::System(s) if s.subtype == "init" => Some(s.data.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let init = init_of(&messages);
     assert_eq!(init["agents"], json!(["general-purpose", "reviewer"]));
 }
 
@@ -91,7 +80,7 @@ async fn an_agent_file_defines_a_subagent_with_its_prompt_tools_and_model() {
 async fn the_options_agents_win_over_a_file_of_the_same_name() {
     let env = Env::new();
     std::fs::create_dir_all(env.ws().join(".git")).unwrap();
-    write(
+    write_file(
         env.ws().join(".claude/agents/reviewer.md"),
         "---\ndescription: from the file\n---\nFILE-PROMPT",
     );

@@ -6,10 +6,9 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
+use tascer::Options;
 use tascer::guard::settings::SettingsSource;
 use tascer::ledger::EntryKind;
-use tascer::{Message, Options};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
 /// A repository root (`root/repo`, with `.git`) holding the workspace
@@ -37,8 +36,7 @@ impl Tree {
         self.env.root.path().join("user")
     }
     fn write(&self, path: std::path::PathBuf, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        write_file(path, text);
     }
     fn options(&self, server: &MockServer, sources: &[SettingsSource]) -> Options {
         anthropic_options(server, &self.env)
@@ -49,26 +47,7 @@ impl Tree {
 }
 
 fn system_text(server: &MockServer) -> String {
-    let body = &server.requests()[0].body;
-    match &body["system"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => panic!("no system prompt: {other}"),
-    }
-}
-
-fn init_of(messages: &[Message]) -> serde_json::Map<String, Value> {
-    messages
-        .iter()
-        .find_map(|m| match m {
-            Message::System(s) if s.subtype == "init" => Some(s.data.clone()),
-            _ => None,
-        })
-        .expect("an init message")
+    text_of(&server.requests()[0].body["system"])
 }
 
 const ALL: [SettingsSource; 3] = [

@@ -7,24 +7,18 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use tascer::Message;
 use tascer::guard::permissions::PermissionMode;
 use tascer::guard::settings::SettingsSource;
 use tascer_testkit::{MockServer, Scenario, Turn};
 
-fn write(path: std::path::PathBuf, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 fn setup(env: &Env) {
     std::fs::create_dir_all(env.ws().join(".git")).unwrap();
-    write(
+    write_file(
         env.ws().join(".claude/skills/pdf/SKILL.md"),
         "---\nname: pdf-forms\ndescription: Fill in PDF forms with the scripts here\n---\n\
          PDF-SKILL-BODY: run fill.py\n",
     );
-    write(
+    write_file(
         env.root.path().join("user/skills/notes/SKILL.md"),
         "Write meeting notes in the house style.\nNOTES-SKILL-BODY",
     );
@@ -78,13 +72,7 @@ async fn skills_are_offered_and_a_call_returns_the_body_and_directory() {
         "{results:?}"
     );
 
-    let init = messages
-        .iter()
-        .find_map(|m| match m {
-            Message::System(s) if s.subtype == "init" => Some(s.data.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let init = init_of(&messages);
     assert_eq!(init["skills"], json!(["notes", "pdf-forms"]));
     assert!(init["tools"].as_array().unwrap().contains(&json!("Skill")));
 }

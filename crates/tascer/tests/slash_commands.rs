@@ -14,11 +14,6 @@ use tascer::guard::settings::SettingsSource;
 use tascer::{Client, Message, Options};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
-fn write(path: std::path::PathBuf, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 fn options(server: &MockServer, env: &Env) -> Options {
     std::fs::create_dir_all(env.ws().join(".git")).unwrap();
     anthropic_options(server, env)
@@ -39,25 +34,15 @@ fn last_user_text(body: &Value) -> String {
     last["content"].to_string()
 }
 
-fn init_of(messages: &[Message]) -> serde_json::Map<String, Value> {
-    messages
-        .iter()
-        .find_map(|m| match m {
-            Message::System(s) if s.subtype == "init" => Some(s.data.clone()),
-            _ => None,
-        })
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_custom_command_is_expanded_with_its_model_for_that_turn_only() {
     let env = Env::new();
-    write(
+    write_file(
         env.ws().join(".claude/commands/git/fix.md"),
         "---\ndescription: Fix an issue\nargument-hint: [issue] [priority]\nmodel: command-model\n---\n\
          Fix issue #$1 (priority $2). All: $ARGUMENTS\n",
     );
-    write(
+    write_file(
         env.root.path().join("user/commands/hello.md"),
         "Say hello to the user.",
     );
@@ -101,7 +86,7 @@ async fn a_custom_command_is_expanded_with_its_model_for_that_turn_only() {
 #[tokio::test(flavor = "multi_thread")]
 async fn allowed_tools_of_a_command_hold_for_its_turn_only() {
     let env = Env::new();
-    write(
+    write_file(
         env.ws().join(".claude/commands/greet.md"),
         "---\nallowed-tools: Bash(echo:*)\n---\nGreet with echo.",
     );
@@ -133,7 +118,7 @@ async fn allowed_tools_of_a_command_hold_for_its_turn_only() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unknown_command_lists_the_known_ones_and_calls_no_model() {
     let env = Env::new();
-    write(env.ws().join(".claude/commands/review.md"), "Review.");
+    write_file(env.ws().join(".claude/commands/review.md"), "Review.");
     let server = MockServer::start(Scenario::new().turn(Turn::text("x")))
         .await
         .unwrap();
@@ -157,7 +142,7 @@ async fn an_unknown_command_lists_the_known_ones_and_calls_no_model() {
 #[tokio::test(flavor = "multi_thread")]
 async fn builtins_cost_context_compact_and_clear_run_in_the_session() {
     let env = Env::new();
-    write(env.ws().join("CLAUDE.md"), "Be precise.");
+    write_file(env.ws().join("CLAUDE.md"), "Be precise.");
     let scenario = Scenario::new()
         .turn(Turn::text("first answer"))
         .turn(Turn::text("SUMMARY-OF-IT"))

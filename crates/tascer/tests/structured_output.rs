@@ -26,15 +26,7 @@ fn schema() -> Value {
 fn last_user_text(body: &Value) -> String {
     let last = body["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["role"], "user");
-    match &last["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => panic!("{other}"),
-    }
+    text_of(&last["content"])
 }
 
 #[tokio::test(flavor = "multi_thread")]
