@@ -239,6 +239,10 @@ pub struct RunArgs {
     /// `structured_output`. Fix requests: env MAX_STRUCTURED_OUTPUT_RETRIES (default 3).
     #[arg(long, value_name = "FILE_OR_JSON")]
     pub json_schema: Option<String>,
+    /// Subagents for the Task tool as JSON (Claude Code's --agents):
+    /// {"name": {"description": …, "prompt": …, "tools": […], "model": …}}.
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
 }
 
 /// Arguments of `tascer demo`.

@@ -240,6 +240,11 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     options.claude_settings = args.claude_settings;
     options.additional_directories = args.add_dir.clone();
     options.mcp_servers = mcp_servers(args)?;
+    if let Some(json) = &args.agents {
+        options.agents = serde_json::from_str(json).context(
+            "--agents must be a JSON object of agents: {\"name\": {\"description\": …, \"prompt\": …}}",
+        )?;
+    }
     if let Some(schema) = &args.json_schema {
         options = options.json_schema(json_schema(schema)?);
         options.max_structured_output_retries = structured_retries_from_env()?;

@@ -216,3 +216,47 @@ fn slash_commands_skills_and_agents_from_files_in_print_mode() {
     assert!(text.contains("Unknown slash command: /nope"), "{text}");
     assert!(text.contains("/review"), "{text}");
 }
+
+#[test]
+fn agents_flag_takes_the_sdk_shape_and_refuses_bad_json() {
+    let dirs = Dirs::new();
+    let scenario = Scenario::new()
+        .turn(Turn::tool(
+            "Task",
+            json!({"description": "d", "prompt": "SUBTASK go", "subagent_type": "helper"}),
+        ))
+        .turn(Turn::text("done"))
+        .conversation("SUBTASK", vec![Turn::text("helped")]);
+    let server = MockServer::start_blocking(scenario).unwrap();
+    let agents = json!({"helper": {"description": "Helps", "prompt": "HELPER-PROMPT",
+        "tools": ["Read"], "model": "inherit", "maxTurns": 2}});
+    let out = dirs
+        .run(&server, "go", &["--agents", &agents.to_string()])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let init = frames(&out)
+        .into_iter()
+        .find(|f| f["subtype"] == "init")
+        .unwrap();
+    assert_eq!(init["agents"], json!(["general-purpose", "helper"]));
+    let requests = server.requests();
+    let sub = requests
+        .iter()
+        .find(|r| r.body["messages"].to_string().contains("SUBTASK"))
+        .unwrap();
+    assert!(sub.body["system"].to_string().contains("HELPER-PROMPT"));
+    assert_eq!(sub.body["model"], requests[0].body["model"], "inherit");
+
+    let out = dirs
+        .run(&server, "go", &["--agents", "{\"helper\": {}}"])
+        .output()
+        .unwrap();
+    let (_, stderr) = texts(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--agents must be a JSON object"),
+        "{stderr}"
+    );
+}

@@ -25,17 +25,24 @@ pub enum SystemPrompt {
 }
 
 /// A subagent the `Task` tool can start (Claude Code's `AgentDefinition`).
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Deserializes from the SDK's JSON shape (`description`, `prompt`,
+/// `tools`, `model`, `maxTurns`; other SDK fields are ignored).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AgentDefinition {
     /// When to use it (shown to the model).
     pub description: String,
     /// Its system prompt.
     pub prompt: String,
     /// The tools it may use (None = all of the session's, never Task).
+    #[serde(default)]
     pub tools: Option<Vec<String>>,
-    /// Its model (None = the session's).
+    /// Its model (None or `inherit` = the session's).
+    #[serde(default)]
     pub model: Option<String>,
     /// Its turn limit (default 30).
+    #[serde(default)]
     pub max_turns: Option<u32>,
 }
 

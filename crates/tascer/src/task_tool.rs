@@ -139,7 +139,10 @@ impl TaskTool {
             None => self.tools.clone(),
         };
         let prompt = format!("{}\n\n{subagent_note}\n\n{base}", def.prompt);
-        let model = def.model.clone().unwrap_or_else(|| self.model.clone());
+        let model = match def.model.as_deref() {
+            None | Some("inherit") => self.model.clone(),
+            Some(model) => model.to_string(),
+        };
         Ok((
             Agent::new(
                 self.env.clone(),
