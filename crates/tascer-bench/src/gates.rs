@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use tascer::guard::gates::{
-    BuiltinOptions, GateContext, GateRegistry, GateRunner, GateToolOutput, Phase, ValidationConfig,
+    BuiltinOptions, GateContext, GateRegistry, GateRunner, Phase, ValidationConfig,
 };
 use tascer::tools::{EditTool, ReadTool, ToolState};
 use tascer::{Tool, ToolContext};
@@ -88,11 +88,8 @@ async fn measure(cwd: &Path, file: &Path, runner: &GateRunner) -> anyhow::Result
     if out.is_error {
         bail!("Read failed: {:?}", out.content);
     }
-    let post_output = GateToolOutput {
-        text: format!("The file {} has been updated.", file.display()),
-        is_error: false,
-        raw: None,
-    };
+    let post_output =
+        tascer::ToolOutput::text(format!("The file {} has been updated.", file.display()));
 
     let (mut pre, mut post, mut total, mut edits) = (vec![], vec![], vec![], vec![]);
     let mut reads = Vec::new();

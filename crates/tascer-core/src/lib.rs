@@ -5,12 +5,14 @@
 //! conversation types the model providers speak, usage and cost figures, and
 //! the [`Tool`] trait that built-in, custom and MCP tools implement.
 
+pub mod call;
 pub mod content;
 pub mod conversation;
 pub mod message;
 pub mod tool;
 pub mod usage;
 
+pub use call::ToolCall;
 pub use content::{ContentBlock, ImageSource, ToolResultContent};
 pub use conversation::{ChatMessage, Role, StopReason, ToolSpec};
 pub use message::{

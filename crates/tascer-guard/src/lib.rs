@@ -1,9 +1,12 @@
 //! Governance of tool calls: permission modes, allow/ask/deny rules and
-//! policies ([`permissions`]), and Claude Code–compatible hooks ([`hooks`]).
+//! policies ([`permissions`]), Claude Code–compatible hooks ([`hooks`]),
+//! validation gates ([`gates`]), and [`admission`], the one place that puts
+//! them together in Claude Code's order and decides whether a call runs.
 //!
 //! Every decision is data — who decided, what, why, how long it took — so
 //! the session store and the ledger can record it.
 
+pub mod admission;
 pub mod gates;
 pub mod hooks;
 pub mod permissions;

@@ -4,9 +4,8 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tascer_guard::gates::{
-    BuiltinOptions, GateContext, GateRegistry, GateResult, GateToolOutput, Phase,
-};
+use tascer_core::ToolOutput;
+use tascer_guard::gates::{BuiltinOptions, GateContext, GateRegistry, GateResult, Phase};
 
 fn registry(options: &BuiltinOptions) -> GateRegistry {
     GateRegistry::with_builtins(options).unwrap()
@@ -22,11 +21,15 @@ fn ctx(phase: Phase, tool: &str, input: Value, cwd: &Path) -> GateContext {
     GateContext::new(phase, tool, input, cwd.to_path_buf())
 }
 
-fn output(text: &str, is_error: bool, raw: Option<Value>) -> GateToolOutput {
-    GateToolOutput {
-        text: text.into(),
-        is_error,
-        raw,
+fn output(text: &str, is_error: bool, raw: Option<Value>) -> ToolOutput {
+    let out = if is_error {
+        ToolOutput::error(text)
+    } else {
+        ToolOutput::text(text)
+    };
+    match raw {
+        Some(raw) => out.with_raw(raw),
+        None => out,
     }
 }
 

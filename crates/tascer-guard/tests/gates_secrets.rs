@@ -2,9 +2,10 @@
 //! Secret detection and redaction with the embedded gitleaks rules.
 
 use serde_json::json;
+use tascer_core::ToolOutput;
 use tascer_guard::gates::{
-    GateContext, GateRegistry, GateRunner, GateToolOutput, Phase, SecretScanner, ValidationConfig,
-    redact, redact_with,
+    GateContext, GateRegistry, GateRunner, Phase, SecretScanner, ValidationConfig, redact,
+    redact_with,
 };
 
 const AWS: &str = "AKIAQ3RTXZ7WMNBV5LKP";
@@ -77,11 +78,7 @@ async fn gate_fails_on_leaked_output_and_passes_clean() {
         json!({"command": "cat creds"}),
         dir.path().to_path_buf(),
     )
-    .with_output(GateToolOutput {
-        text: format!("key = {AWS}"),
-        is_error: false,
-        raw: None,
-    });
+    .with_output(ToolOutput::text(format!("key = {AWS}")));
     let results = runner.run(Phase::Post, &ctx, &config).await;
     let r = results
         .iter()
@@ -98,11 +95,7 @@ async fn gate_fails_on_leaked_output_and_passes_clean() {
         json!({"command": "ls"}),
         dir.path().to_path_buf(),
     )
-    .with_output(GateToolOutput {
-        text: "Cargo.toml\nsrc\n".into(),
-        is_error: false,
-        raw: None,
-    });
+    .with_output(ToolOutput::text("Cargo.toml\nsrc\n"));
     let results = runner.run(Phase::Post, &clean, &config).await;
     assert!(results.iter().all(|r| r.passed), "{results:?}");
 }

@@ -37,7 +37,7 @@ impl Client {
     pub async fn connect(options: Options) -> Result<Client, Error> {
         let session = Session::start(options).await?;
         let session_id = session.id.clone();
-        let permissions = Arc::clone(session.agent.governance.guard.permissions());
+        let permissions = Arc::clone(session.agent.governance.admission.permissions());
         Ok(Client {
             permissions,
             session: Arc::new(Mutex::new(session)),

@@ -1,218 +1,83 @@
-//! Governance around each tool call and turn: hooks, plus the [`Guard`]
-//! (permissions, gates, context).
-//!
-//! The order follows Claude Code (claude-compat §4.2): PreToolUse hooks
-//! first (they may deny, ask or rewrite the input), then the permission
-//! decision, then the tool, then PostToolUse / PostToolUseFailure hooks
-//! (the whole pipeline is in `pipeline.rs`). Every hook run is recorded as
-//! a `system/hook_response` message.
+//! Governance of one session: [`Admission`] (hooks, permissions, gates —
+//! the one place that decides whether a tool call runs, in
+//! `tascer-guard`), the session-level hook events (prompt, stop, session
+//! start and end, compaction), context capture, and the session's list of
+//! denied calls. Every hook run is recorded as a `system/hook_response`
+//! message and in the ledger.
+
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tascer_core::ToolOutput;
+use tascer_core::PermissionDenial;
+use tascer_guard::admission::{Admission, HookActivity};
 use tascer_guard::hooks::{
-    CompactTrigger, HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
-    PermissionRequestDecision, PermissionRequestInput, PostCompactInput, PostToolUseFailureInput,
-    PostToolUseInput, PreCompactInput, PreToolDecision, PreToolUseInput, SessionEndInput,
-    SessionEndReason, SessionStartInput, SessionStartSource, StopInput, SubagentStopInput,
-    UserPromptSubmitInput,
+    CompactTrigger, HookCommon, HookCommonOutcome, HookRun, HookRunner, PostCompactInput,
+    PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput, SessionStartSource,
+    StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
-use tascer_guard::permissions::HookPermission;
-use tascer_guard::permissions::{Behavior, DecisionSource, PermissionDecision};
 
-use crate::agent::LoopEnv;
-use crate::session_guard::Guard;
+use crate::agent::{LoopEnv, lock};
+use crate::call_context::ContextCapture;
 
-/// Why a run stops before the model is done.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Halt {
-    /// A hook returned `continue: false`.
-    Hook(String),
-    /// A permission decision asked to stop (a `can_use_tool` deny with
-    /// `interrupt`, or workaround escalation).
-    Permission(String),
-}
-
-impl std::fmt::Display for Halt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Halt::Hook(reason) => write!(f, "Stopped by a hook: {reason}"),
-            Halt::Permission(reason) => write!(f, "Stopped by a permission decision: {reason}"),
-        }
-    }
-}
-
-/// What happens to a tool call before it runs.
-pub(crate) enum BeforeTool {
-    /// Run it with this input.
-    Run {
-        /// The input to run (possibly rewritten by a hook).
-        input: Value,
-        /// What the hooks said about permission.
-        permission: HookPermission,
-    },
-    /// Do not run it; the message is the tool error the model sees.
-    Block {
-        /// Why, for the model.
-        message: String,
-    },
-    /// A hook asked to stop the whole run.
-    Stop {
-        /// The hook's stop reason, for the user.
-        reason: String,
-    },
-}
+/// Why a run stops before the model is done (a hook's `continue: false`,
+/// or a permission decision with `interrupt`).
+pub(crate) use tascer_guard::admission::StopRun as Halt;
 
 /// Governance of one session.
 pub(crate) struct Governance {
-    hooks: Option<HookRunner>,
     cwd: String,
     transcript_path: String,
-    /// Permissions, gates and context capture.
-    pub guard: Guard,
+    /// Decides every tool call.
+    pub admission: Arc<Admission>,
+    /// Context capture for the calls' records.
+    pub context: ContextCapture,
+    denials: Mutex<Vec<PermissionDenial>>,
 }
 
 impl Governance {
-    /// Governance with these hooks (None = no hooks) and guard.
+    /// Governance with this admission and context capture.
     pub fn new(
-        hooks: Option<HookRunner>,
-        guard: Guard,
+        admission: Admission,
+        context: ContextCapture,
         cwd: String,
         transcript_path: String,
     ) -> Self {
         Governance {
-            hooks: hooks.filter(|h| !h.registry().is_empty()),
             cwd,
             transcript_path,
-            guard,
+            admission: Arc::new(admission),
+            context,
+            denials: Mutex::new(Vec::new()),
         }
     }
 
-    fn common(&self, env: &LoopEnv) -> HookCommon {
+    fn hooks(&self) -> Option<&HookRunner> {
+        self.admission.hook_runner()
+    }
+
+    /// The fields every hook input carries.
+    pub fn common(&self, env: &LoopEnv) -> HookCommon {
         HookCommon {
             session_id: env.session_id.clone(),
             transcript_path: self.transcript_path.clone(),
             cwd: self.cwd.clone(),
-            permission_mode: Some(self.guard.mode().as_str().to_string()),
+            permission_mode: Some(self.admission.mode().as_str().to_string()),
         }
     }
 
-    /// Runs PreToolUse hooks and decides whether the call runs.
-    pub async fn before_tool(
-        &self,
-        env: &LoopEnv,
-        tool_name: &str,
-        tool_use_id: &str,
-        input: &Value,
-        agent_id: Option<&str>,
-    ) -> BeforeTool {
-        let Some(hooks) = &self.hooks else {
-            return BeforeTool::Run {
-                input: input.clone(),
-                permission: HookPermission::None,
-            };
-        };
-        let (outcome, runs) = hooks
-            .pre_tool_use(PreToolUseInput {
-                common: self.common(env),
-                tool_name: tool_name.to_string(),
-                tool_input: input.clone(),
-                tool_use_id: tool_use_id.to_string(),
-                agent_id: agent_id.map(String::from),
-                agent_type: None,
-            })
-            .await;
-        record_runs(env, &runs, Some(tool_use_id));
-        report_common(env, &outcome.common);
-        if let Some(reason) = outcome.common.stop {
-            return BeforeTool::Stop { reason };
-        }
-        let permission = match outcome.decision {
-            Some(PreToolDecision::Deny { reason }) => {
-                return BeforeTool::Block {
-                    message: format!("PreToolUse hook denied this {tool_name} call: {reason}"),
-                };
-            }
-            Some(PreToolDecision::Allow { reason }) => HookPermission::Allow { reason },
-            Some(PreToolDecision::Ask { reason }) => HookPermission::Ask { reason },
-            None => HookPermission::None,
-        };
-        BeforeTool::Run {
-            input: outcome.updated_input.unwrap_or_else(|| input.clone()),
-            permission,
-        }
+    /// Records a call that was not allowed to run (for the result's
+    /// `permission_denials`).
+    pub fn add_denial(&self, tool_name: &str, tool_use_id: &str, input: &Value) {
+        lock(&self.denials).push(PermissionDenial {
+            tool_name: tool_name.to_string(),
+            tool_use_id: tool_use_id.to_string(),
+            tool_input: input.clone(),
+        });
     }
 
-    /// Runs PostToolUse (or PostToolUseFailure) hooks; their feedback and
-    /// context are appended to the tool result the model sees. Returns a
-    /// stop reason when a hook asked to stop the run.
-    pub async fn after_tool(
-        &self,
-        env: &LoopEnv,
-        tool_name: &str,
-        tool_use_id: &str,
-        input: &Value,
-        output: &mut ToolOutput,
-    ) -> Option<Halt> {
-        let hooks = self.hooks.as_ref()?;
-        let (feedback, context, common, runs) = if output.is_error {
-            let (outcome, runs) = hooks
-                .post_tool_use_failure(PostToolUseFailureInput {
-                    common: self.common(env),
-                    tool_name: tool_name.to_string(),
-                    tool_input: input.clone(),
-                    tool_use_id: tool_use_id.to_string(),
-                    error: output.content.to_text(),
-                    is_interrupt: None,
-                    ..Default::default()
-                })
-                .await;
-            (
-                outcome.block_reason,
-                outcome.additional_context,
-                outcome.common,
-                runs,
-            )
-        } else {
-            let response = output
-                .raw
-                .clone()
-                .unwrap_or_else(|| Value::String(output.content.to_text()));
-            let (outcome, runs) = hooks
-                .post_tool_use(PostToolUseInput {
-                    common: self.common(env),
-                    tool_name: tool_name.to_string(),
-                    tool_input: input.clone(),
-                    tool_response: response,
-                    tool_use_id: tool_use_id.to_string(),
-                    ..Default::default()
-                })
-                .await;
-            if let Some(updated) = outcome.updated_tool_output.clone() {
-                output.content = match &updated {
-                    Value::String(s) => s.clone().into(),
-                    other => other.to_string().into(),
-                };
-                output.raw = Some(updated);
-            }
-            (
-                outcome.block_reason,
-                outcome.additional_context,
-                outcome.common,
-                runs,
-            )
-        };
-        record_runs(env, &runs, Some(tool_use_id));
-        report_common(env, &common);
-        let mut extra = Vec::new();
-        if let Some(reason) = feedback {
-            extra.push(format!("PostToolUse hook feedback: {reason}"));
-        }
-        extra.extend(context);
-        if !extra.is_empty() {
-            let text = format!("{}\n\n{}", output.content.to_text(), extra.join("\n"));
-            output.content = text.into();
-        }
-        common.stop.map(Halt::Hook)
+    /// Takes the denials recorded since the last call.
+    pub fn take_denials(&self) -> Vec<PermissionDenial> {
+        std::mem::take(&mut *lock(&self.denials))
     }
 
     /// Runs SessionStart hooks; returns the context they add for the model.
@@ -222,7 +87,7 @@ impl Governance {
         source: SessionStartSource,
         model: &str,
     ) -> Vec<String> {
-        let Some(hooks) = &self.hooks else {
+        let Some(hooks) = self.hooks() else {
             return Vec::new();
         };
         let (outcome, runs) = hooks
@@ -239,7 +104,7 @@ impl Governance {
 
     /// Runs SessionEnd hooks (their output cannot change anything).
     pub async fn on_session_end(&self, env: &LoopEnv, reason: SessionEndReason) {
-        let Some(hooks) = &self.hooks else {
+        let Some(hooks) = self.hooks() else {
             return;
         };
         let (outcome, runs) = hooks
@@ -252,78 +117,10 @@ impl Governance {
         report_common(env, &outcome.common);
     }
 
-    /// Runs PermissionRequest hooks for a call left at "ask": a hook may
-    /// answer for the user. Returns the decision with their answer folded
-    /// in (unchanged when no hook had an opinion).
-    pub async fn on_permission_request(
-        &self,
-        env: &LoopEnv,
-        tool_name: &str,
-        tool_use_id: &str,
-        input: &Value,
-        mut decision: PermissionDecision,
-    ) -> PermissionDecision {
-        let Some(hooks) = &self.hooks else {
-            return decision;
-        };
-        let suggestions = decision
-            .suggestions
-            .iter()
-            .map(|rule| {
-                let r = tascer_guard::permissions::PermissionRuleValue::from_rule(rule);
-                json!({"type": "addRules", "rules": [r], "behavior": "allow", "destination": "session"})
-            })
-            .collect();
-        let (outcome, runs) = hooks
-            .permission_request(PermissionRequestInput {
-                common: self.common(env),
-                tool_name: tool_name.to_string(),
-                tool_input: input.clone(),
-                permission_suggestions: Some(suggestions),
-            })
-            .await;
-        record_runs(env, &runs, Some(tool_use_id));
-        report_common(env, &outcome.common);
-        match outcome.decision {
-            Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
-                decision.behavior = Behavior::Allow;
-                decision.decided_by = DecisionSource::Hook;
-                decision.reason = "allowed by a PermissionRequest hook".into();
-                decision.updated_input = updated_input.filter(|u| u != input);
-            }
-            Some(PermissionRequestDecision::Deny { message, interrupt }) => {
-                decision.behavior = Behavior::Deny;
-                decision.decided_by = DecisionSource::Hook;
-                decision.reason =
-                    message.unwrap_or_else(|| "denied by a PermissionRequest hook".into());
-                decision.interrupt = interrupt.unwrap_or(false);
-            }
-            None => {}
-        }
-        decision
-    }
-
-    /// Runs Notification hooks (e.g. before a permission prompt).
-    pub async fn notify(&self, env: &LoopEnv, message: &str, notification_type: &str) {
-        let Some(hooks) = &self.hooks else {
-            return;
-        };
-        let (outcome, runs) = hooks
-            .notification(NotificationInput {
-                common: self.common(env),
-                message: message.to_string(),
-                title: None,
-                notification_type: notification_type.to_string(),
-            })
-            .await;
-        record_runs(env, &runs, None);
-        report_common(env, &outcome.common);
-    }
-
     /// Runs UserPromptSubmit hooks: `Err(reason)` blocks the prompt,
     /// `Ok(context)` is extra context for the model.
     pub async fn on_prompt(&self, env: &LoopEnv, prompt: &str) -> Result<Vec<String>, String> {
-        let Some(hooks) = &self.hooks else {
+        let Some(hooks) = self.hooks() else {
             return Ok(Vec::new());
         };
         let (outcome, runs) = hooks
@@ -348,7 +145,7 @@ impl Governance {
         trigger: CompactTrigger,
         instructions: Option<&str>,
     ) -> Result<(), String> {
-        let Some(hooks) = &self.hooks else {
+        let Some(hooks) = self.hooks() else {
             return Ok(());
         };
         let (outcome, runs) = hooks
@@ -369,7 +166,7 @@ impl Governance {
     /// Runs PostCompact hooks with the summary that replaced the
     /// conversation.
     pub async fn on_post_compact(&self, env: &LoopEnv, trigger: CompactTrigger, summary: &str) {
-        let Some(hooks) = &self.hooks else {
+        let Some(hooks) = self.hooks() else {
             return;
         };
         let (outcome, runs) = hooks
@@ -393,7 +190,7 @@ impl Governance {
         stop_hook_active: bool,
         last_text: &str,
     ) -> StopVerdict {
-        let Some(hooks) = &self.hooks else {
+        let Some(hooks) = self.hooks() else {
             return StopVerdict::Finish;
         };
         let last = Some(last_text.to_string()).filter(|t| !t.is_empty());
@@ -439,6 +236,19 @@ pub(crate) enum StopVerdict {
     Continue(String),
     /// A hook stopped the run.
     Stop(String),
+}
+
+/// Records what admission's or review's hooks did: each run as a
+/// `system/hook_response` message and in the ledger, their messages for the
+/// user.
+pub(crate) fn record_activity(env: &LoopEnv, activity: &HookActivity, tool_use_id: &str) {
+    record_runs(env, &activity.runs, Some(tool_use_id));
+    for message in &activity.system_messages {
+        env.emit(env.system_message("hook_message", json!({ "message": message })));
+    }
+    for error in &activity.errors {
+        tracing::warn!("hook error: {error}");
+    }
 }
 
 /// Records each hook run as a `system/hook_response` message.

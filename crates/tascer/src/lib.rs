@@ -22,6 +22,7 @@
 
 mod agent;
 pub mod agents;
+mod call_context;
 mod client;
 pub mod commands;
 mod compact;
@@ -35,7 +36,6 @@ mod pipeline;
 mod proof;
 mod query;
 mod session;
-mod session_guard;
 mod setup;
 pub mod skills;
 mod slash;

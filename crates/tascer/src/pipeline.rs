@@ -1,6 +1,10 @@
-//! The pipeline of one tool call (DESIGN.md): context → PreToolUse hooks →
-//! permission decision → pre-gates → the tool → post-gates →
-//! PostToolUse hooks, each step recorded in the call's ledger record.
+//! The pipeline of one tool call (DESIGN.md), top to bottom in
+//! [`Agent::govern`]: capture context and open the call's record →
+//! [`Admission::admit`](tascer_guard::admission::Admission::admit) (hooks,
+//! permission decision, asker, pre-gates) → the tool →
+//! [`Admission::review`](tascer_guard::admission::Admission::review)
+//! (post-gates, PostToolUse hooks) → close the record. Admission decides;
+//! this file only records what it returns and runs the tool.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -8,24 +12,16 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use tascer_core::{Tool, ToolContext, ToolOutput};
-use tascer_guard::permissions::{Behavior, ToolCall};
-use tascer_ledger::{ToolRecord, ToolStatus};
+use tascer_core::{Tool, ToolCall, ToolContext, ToolOutput};
+use tascer_guard::admission::CallRequest;
+use tascer_ledger::ToolStatus;
 
 use crate::agent::{Agent, Call, INTERRUPTED, lock};
-use crate::governance::{BeforeTool, Halt};
-use crate::session_guard::{changed_files, decision_record};
+use crate::call_context::{changed_files, decision_record, gate_outcomes};
+use crate::governance::{Halt, record_activity};
 
 /// How long a tool gets to wind down after an interrupt before it is dropped.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
-
-/// The end of a call that did not run.
-struct Refusal {
-    message: String,
-    status: ToolStatus,
-    halt: Option<Halt>,
-    denied: bool,
-}
 
 /// The `tracing` target of the event that reports, for every tool call,
 /// how long its governance took: `governance_us` is the time in the
@@ -63,29 +59,51 @@ impl Agent {
         cancel: &CancellationToken,
         tool_time: &mut Duration,
     ) -> (ToolOutput, Option<Halt>) {
-        let guard = &self.governance.guard;
+        let governance = &self.governance;
+        let admission = &governance.admission;
         let cwd = lock(&self.env.shared_cwd).clone();
-        let mut context = guard.capture_context(&cwd, &self.env.env);
+        let tool_call = ToolCall {
+            tool_name: call.name.clone(),
+            input: call.input.clone(),
+            tool_use_id: call.id.clone(),
+            cwd: cwd.clone(),
+            session_id: self.env.session_id.clone(),
+        };
+
+        // Context, and the record opened before anything is decided.
+        let mut context = governance.context.capture(&cwd, &self.env.env);
         if let Some(obj) = context.as_object_mut() {
             obj.insert(
                 "parent_tool_use_id".into(),
                 serde_json::json!(self.parent_tool_use_id),
             );
         }
-        let recorded_input = guard.recorded_input(&call.name, &call.input);
+        let recorded_input = admission.recorded_input(&call.name, &call.input);
         let mut record = self
             .env
             .proof
             .open_tool(&call.id, &call.name, &recorded_input, context);
-        let input = match self.admit(call, &cwd, &mut record).await {
+
+        // Admission: hooks, permission decision, asker, pre-gates.
+        let admitted = admission.admit(self.call_request(&tool_call)).await;
+        record_activity(&self.env, &admitted.hooks, &call.id);
+        if let Some(decision) = &admitted.decision {
+            let recorded = decision_record(decision, &call.name, &call.id, admission.mode());
+            self.env.proof.permission(&recorded);
+            record.permission = recorded;
+        }
+        record.pre_gates = gate_outcomes(&admitted.pre_gates);
+        let input = match admitted.verdict {
             Ok(input) => input,
             Err(refusal) => {
-                if refusal.denied {
-                    guard.add_denial(&call.name, &call.id, &call.input);
+                if refusal.is_denial() {
+                    governance.add_denial(&call.name, &call.id, &call.input);
                 }
                 let output = ToolOutput::error(refusal.message);
-                self.env.proof.close_tool(record, &output, refusal.status);
-                return (output, refusal.halt);
+                self.env
+                    .proof
+                    .close_tool(record, &output, ToolStatus::Blocked);
+                return (output, refusal.stop);
             }
         };
 
@@ -100,147 +118,56 @@ impl Agent {
             cancel: cancel.child_token(),
         };
         let tool_started = Instant::now();
-        let mut output = match self.tools.iter().find(|t| t.name() == call.name) {
+        let output = match self.tools.iter().find(|t| t.name() == call.name) {
             Some(tool) => run_one(tool.as_ref(), input.clone(), &ctx).await,
             None => ToolOutput::error(format!("Error: No such tool available: {}", call.name)),
         };
         *tool_time += tool_started.elapsed();
-        guard.after_call(&call.name, !output.is_error);
+        governance.context.after_call(&call.name);
 
-        let post = guard.post_gates(&call.name, &input, &cwd, &output).await;
-        record.post_gates = post.outcomes();
-        let gate_failed = post.verdict.mark_failed;
-        if gate_failed
-            && guard.tells_model(&call.name)
-            && let Some(message) = &post.verdict.message
-        {
-            output.content = format!("{}\n\n{message}", output.content.to_text()).into();
-        }
-        if guard.keeps_files(&call.name) && !output.is_error {
+        // Evidence of the files the call changed, then review: post-gates
+        // and PostToolUse hooks.
+        if admission.keeps_files(&call.name) && !output.is_error {
             for file in changed_files(&call.name, &input, &cwd) {
                 if let Ok(bytes) = std::fs::read(&file) {
                     record.evidence.push(self.env.proof.evidence(&bytes));
                 }
             }
         }
-
-        let halt = self
-            .governance
-            .after_tool(&self.env, &call.name, &call.id, &input, &mut output)
-            .await;
-        let status = if output.is_error || gate_failed {
+        let ran = ToolCall {
+            input: input.clone(),
+            ..tool_call.clone()
+        };
+        let reviewed = admission.review(self.call_request(&ran), output).await;
+        record_activity(&self.env, &reviewed.hooks, &call.id);
+        record.post_gates = gate_outcomes(&reviewed.post_gates);
+        let output = reviewed.output;
+        let status = if output.is_error || reviewed.gate_failed {
             ToolStatus::Failed
         } else {
             ToolStatus::Validated
         };
         if input != call.input {
-            record.input = guard.recorded_input(&call.name, &input);
+            record.input = admission.recorded_input(&call.name, &input);
         }
-        if post.found_secrets() {
+        if reviewed.found_secrets {
             let mut stored = output.clone();
-            stored.content = guard.redact(&output.content.to_text()).into();
+            stored.content = admission.redact(&output.content.to_text()).into();
             stored.raw = None;
             self.env.proof.close_tool(record, &stored, status);
         } else {
             self.env.proof.close_tool(record, &output, status);
         }
-        (output, halt)
+        (output, reviewed.stop)
     }
 
-    /// Hooks, permission and pre-gates: the input to run, or why the call
-    /// does not run.
-    async fn admit(
-        &self,
-        call: &Call,
-        cwd: &std::path::Path,
-        record: &mut ToolRecord,
-    ) -> Result<Value, Refusal> {
-        let guard = &self.governance.guard;
-        let tool_call = |input: &Value| ToolCall {
-            tool_name: call.name.clone(),
-            input: input.clone(),
-            tool_use_id: call.id.clone(),
-            cwd: cwd.to_path_buf(),
-            session_id: self.env.session_id.clone(),
-        };
-        let (input, hook_permission) = match self
-            .governance
-            .before_tool(
-                &self.env,
-                &call.name,
-                &call.id,
-                &call.input,
-                self.parent_tool_use_id.as_deref(),
-            )
-            .await
-        {
-            BeforeTool::Run { input, permission } => (input, permission),
-            BeforeTool::Block { message } => {
-                guard.note_hook_denial(&tool_call(&call.input), &message);
-                return Err(Refusal {
-                    message,
-                    status: ToolStatus::Blocked,
-                    halt: None,
-                    denied: true,
-                });
-            }
-            BeforeTool::Stop { reason } => {
-                return Err(Refusal {
-                    message: Halt::Hook(reason.clone()).to_string(),
-                    status: ToolStatus::Blocked,
-                    halt: Some(Halt::Hook(reason)),
-                    denied: false,
-                });
-            }
-        };
-
-        let call_now = tool_call(&input);
-        let mut decision = guard.decide(&call_now, &hook_permission).await;
-        if decision.behavior == Behavior::Ask {
-            decision = self
-                .governance
-                .on_permission_request(&self.env, &call.name, &call.id, &input, decision)
-                .await;
+    /// What admission and review are asked about `call`.
+    fn call_request<'a>(&'a self, call: &'a ToolCall) -> CallRequest<'a> {
+        CallRequest {
+            call,
+            hook_common: self.governance.common(&self.env),
+            agent_id: self.parent_tool_use_id.as_deref(),
         }
-        if decision.behavior == Behavior::Ask {
-            if guard.can_ask() {
-                let message = format!("Tascer needs your permission to use {}", call.name);
-                self.governance
-                    .notify(&self.env, &message, "permission_prompt")
-                    .await;
-            }
-            decision = guard.resolve_ask(&call_now, decision).await;
-        }
-        let recorded = decision_record(&decision, &call.name, &call.id, guard.mode());
-        self.env.proof.permission(&recorded);
-        record.permission = recorded;
-        if decision.behavior != Behavior::Allow {
-            let halt = decision
-                .interrupt
-                .then(|| Halt::Permission(decision.reason.clone()));
-            return Err(Refusal {
-                message: decision.reason,
-                status: ToolStatus::Blocked,
-                halt,
-                denied: true,
-            });
-        }
-        let input = decision.updated_input.unwrap_or(input);
-
-        let pre = guard.pre_gates(&call.name, &input, cwd).await;
-        record.pre_gates = pre.outcomes();
-        if pre.verdict.block {
-            return Err(Refusal {
-                message: pre
-                    .verdict
-                    .message
-                    .unwrap_or_else(|| "Blocked by a validation gate".into()),
-                status: ToolStatus::Blocked,
-                halt: None,
-                denied: false,
-            });
-        }
-        Ok(input)
     }
 }
 

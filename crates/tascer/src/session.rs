@@ -13,7 +13,7 @@ use crate::governance::Governance;
 use crate::options::{Options, SystemPrompt};
 use crate::proof::Proof;
 use crate::system_prompt::default_system_prompt;
-use tascer_guard::hooks::{HookRunner, SessionStartSource};
+use tascer_guard::hooks::SessionStartSource;
 use tascer_mcp::{McpManager, McpOptions};
 
 /// Default Anthropic model when none is configured.
@@ -231,12 +231,12 @@ impl Session {
             proof,
         };
         let governance = Arc::new(Governance::new(
-            Some(HookRunner::new(parts.hooks)),
-            parts.guard,
+            parts.admission,
+            parts.context,
             cwd_text.clone(),
             env.store.path().display().to_string(),
         ));
-        governance.guard.prewarm_context(&cwd);
+        governance.context.prewarm(&cwd);
         let mcp = connect_mcp(&options).await;
         let mcp_tools = match &mcp {
             Some(m) => m.tools_snapshot(),

@@ -5,21 +5,22 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use tascer_guard::admission::Admission;
 use tascer_guard::gates::{GateRegistry, GateRunner, ValidationConfig};
-use tascer_guard::hooks::HookRegistry;
+use tascer_guard::hooks::{HookRegistry, HookRunner};
 use tascer_guard::permissions::{Behavior, PermissionEngine, PermissionRules, RuleOrigin};
 use tascer_guard::settings::{LoadedSettings, SettingsLoader, SettingsSource};
 
+use crate::call_context::ContextCapture;
 use crate::error::Error;
 use crate::options::{DEFAULT_CONTEXT_ENV, Options};
-use crate::session_guard::Guard;
 
 /// What the options and settings configure for a session.
 pub(crate) struct GovernanceParts {
-    /// Permissions, gates and context.
-    pub guard: Guard,
-    /// Hooks from the options, then from each settings layer.
-    pub hooks: HookRegistry,
+    /// Hooks, permissions and gates: decides every tool call.
+    pub admission: Admission,
+    /// Context capture for the calls' records.
+    pub context: ContextCapture,
     /// Environment for tools: the settings' `env` under the options' own.
     pub env: HashMap<String, String>,
 }
@@ -112,16 +113,17 @@ pub(crate) fn build(
     let mut env: HashMap<String, String> = settings.env().into_iter().collect();
     env.extend(options.env.clone());
 
-    let guard = Guard::new(
-        permissions,
-        options.asker.clone(),
-        GateRunner::new(registry),
-        validation,
-        secrets.into_iter().filter(|s| s.len() >= 8).collect(),
-        context_env,
-    )
-    .with_user_answerer(options.user_answerer.is_some());
-    Ok(GovernanceParts { guard, hooks, env })
+    let admission = Admission::new(permissions)
+        .hooks(HookRunner::new(hooks))
+        .asker(options.asker.clone())
+        .answers_questions(options.user_answerer.is_some())
+        .gates(GateRunner::new(registry), validation)
+        .secrets(secrets);
+    Ok(GovernanceParts {
+        admission,
+        context: ContextCapture::new(context_env),
+        env,
+    })
 }
 
 /// `allowed_tools` (allow rules) and `disallowed_tools` (deny rules); the

@@ -105,7 +105,7 @@ pub(crate) fn begin(session: &mut Session, expanded: &Expanded) -> Result<Scope,
             source_file: Some(format!("/{name} command")),
             project_root: Some(session.cwd.clone()),
         };
-        let permissions = session.agent.governance.guard.permissions();
+        let permissions = session.agent.governance.admission.permissions();
         for rule in &expanded.allowed_tools {
             if let Err(e) = permissions.add_scoped_rule(Behavior::Allow, rule, &origin) {
                 if let Some(from) = &origin.source_file {
@@ -130,7 +130,7 @@ pub(crate) fn end(session: &mut Session, scope: Scope) {
         session
             .agent
             .governance
-            .guard
+            .admission
             .permissions()
             .remove_session_rules_from(from);
     }

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tascer_core::ToolOutput;
 
 /// When a gate runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -13,17 +14,6 @@ pub enum Phase {
     Pre,
     /// After the tool ran; a failure marks the call failed.
     Post,
-}
-
-/// The tool's output, as seen by post-gates.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct GateToolOutput {
-    /// The text the model will see.
-    pub text: String,
-    /// True when the tool reported an error.
-    pub is_error: bool,
-    /// The structured raw output (`tool_use_result`), if any.
-    pub raw: Option<Value>,
 }
 
 /// Everything a gate may look at.
@@ -36,7 +26,9 @@ pub struct GateContext {
     /// The tool input as the model sent it.
     pub input: Value,
     /// The tool output (post phase only).
-    pub output: Option<GateToolOutput>,
+    pub output: Option<ToolOutput>,
+    /// The output's text as the model sees it (empty before the tool ran).
+    output_text: String,
     /// The session's working directory.
     pub cwd: PathBuf,
     /// Files the call writes or edits (absolute).
@@ -64,6 +56,7 @@ impl GateContext {
             tool_name,
             input,
             output: None,
+            output_text: String::new(),
             cwd,
             changed_files,
             session_secrets: Vec::new(),
@@ -71,9 +64,15 @@ impl GateContext {
     }
 
     /// Adds the tool output.
-    pub fn with_output(mut self, output: GateToolOutput) -> Self {
+    pub fn with_output(mut self, output: ToolOutput) -> Self {
+        self.output_text = output.content.to_text();
         self.output = Some(output);
         self
+    }
+
+    /// The output's text as the model sees it (post phase only).
+    pub fn output_text(&self) -> Option<&str> {
+        self.output.as_ref().map(|_| self.output_text.as_str())
     }
 
     /// Sets the session secrets.

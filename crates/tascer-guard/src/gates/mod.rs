@@ -26,7 +26,7 @@ pub use builtin::{
     SecretScanner, TestsPassOptions, redact, redact_with,
 };
 pub use config::{EvidenceKind, ToolValidation, ValidationConfig};
-pub use context::{GateContext, GateToolOutput, Phase};
+pub use context::{GateContext, Phase};
 pub use error::GateError;
 pub use gate::{FnGate, Gate};
 pub use registry::GateRegistry;

@@ -48,8 +48,8 @@ impl Gate for NoSecretsLeaked {
                 .into_iter()
                 .map(|c| ("written content", c))
                 .collect();
-            if let Some(out) = &ctx.output {
-                sources.push(("tool output", out.text.as_str()));
+            if let Some(text) = ctx.output_text() {
+                sources.push(("tool output", text));
             }
             let mut findings = Vec::new();
             let mut rules_hit = Vec::new();

@@ -1,0 +1,651 @@
+//! Admission and review: the one place that decides whether a tool call
+//! runs, with which input, and what its result is worth.
+//!
+//! [`Admission::admit`] runs, in Claude Code's order (claude-compat §4.2):
+//!
+//! 1. `PreToolUse` hooks — they may deny, ask, allow or rewrite the input,
+//!    or stop the run;
+//! 2. the permission decision — deny rules → ask rules → mode → policies
+//!    (file access, shell command, MCP) → allow rules → workaround
+//!    detection → the `can_use_tool` callback (the hooks' answer folded in);
+//! 3. for a call still at "ask": `PermissionRequest` hooks, then a
+//!    `Notification` and the asker when someone can answer, else a denial
+//!    that says what would allow the call;
+//! 4. pre-gates.
+//!
+//! [`Admission::review`] runs after the tool: post-gates, then
+//! `PostToolUse` (or `PostToolUseFailure`) hooks.
+//!
+//! Both return data — the decision, every hook run, every gate result —
+//! and write nothing: the caller (the agent loop, `tascer hook`, `tascer
+//! mcp serve`) records what they return and runs the tool.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tascer_core::{ToolCall, ToolOutput};
+
+use crate::gates::{
+    EvidenceKind, GateContext, GateResult, GateRunner, GateVerdict, Phase, ValidationConfig,
+    redact_with,
+};
+use crate::hooks::{
+    HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
+    PermissionRequestDecision, PermissionRequestInput, PostToolUseFailureInput, PostToolUseInput,
+    PreToolDecision, PreToolUseInput,
+};
+use crate::permissions::{
+    Asker, Behavior, DecisionSource, HookPermission, PermissionDecision, PermissionEngine,
+    PermissionMode, PermissionRuleValue,
+};
+
+/// Decides tool calls for one session: hooks, permissions, the asker and
+/// gates. Cheap to share behind an `Arc`.
+pub struct Admission {
+    permissions: Arc<PermissionEngine>,
+    hooks: Option<HookRunner>,
+    asker: Option<Arc<dyn Asker>>,
+    answers_questions: bool,
+    gates: GateRunner,
+    validation: ValidationConfig,
+    secrets: Vec<String>,
+}
+
+/// One call to decide, with the fields hooks receive.
+#[derive(Debug, Clone)]
+pub struct CallRequest<'a> {
+    /// The call as the model made it.
+    pub call: &'a ToolCall,
+    /// `session_id`, `transcript_path` and `cwd` for hook input; the
+    /// permission mode is filled in by admission.
+    pub hook_common: HookCommon,
+    /// The subagent making the call (its parent `tool_use` id), if any.
+    pub agent_id: Option<&'a str>,
+}
+
+/// Hook runs of one step and what they said for the user.
+#[derive(Debug, Clone, Default)]
+pub struct HookActivity {
+    /// Every hook run, in order (for the ledger and `hook_response` frames).
+    pub runs: Vec<HookRun>,
+    /// `systemMessage`s for the user.
+    pub system_messages: Vec<String>,
+    /// Non-blocking hook errors.
+    pub errors: Vec<String>,
+    /// `additionalContext` for the model.
+    pub additional_context: Vec<String>,
+}
+
+impl HookActivity {
+    fn add(&mut self, runs: Vec<HookRun>, common: &HookCommonOutcome) {
+        self.runs.extend(runs);
+        self.system_messages
+            .extend(common.system_messages.iter().cloned());
+        self.errors.extend(common.errors.iter().cloned());
+    }
+}
+
+/// Who refused a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusedBy {
+    /// A `PreToolUse` hook denied it, or stopped the run.
+    Hook,
+    /// The permission decision (rules, mode, policies, callback, hooks
+    /// answering a permission request, the user).
+    Permission,
+    /// A pre-gate failed.
+    Gate,
+}
+
+/// A request to stop the whole run, not only the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopRun {
+    /// A hook answered `continue: false`; its reason, for the user.
+    Hook(String),
+    /// A permission decision asked to stop (a deny with `interrupt`, or
+    /// workaround escalation).
+    Permission(String),
+}
+
+impl std::fmt::Display for StopRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopRun::Hook(reason) => write!(f, "Stopped by a hook: {reason}"),
+            StopRun::Permission(reason) => {
+                write!(f, "Stopped by a permission decision: {reason}")
+            }
+        }
+    }
+}
+
+/// Why a call does not run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// The tool error the model sees.
+    pub message: String,
+    /// Who refused it.
+    pub by: RefusedBy,
+    /// Set when the whole run must stop.
+    pub stop: Option<StopRun>,
+}
+
+impl Refusal {
+    /// True for a permission denial (by a hook or the decision), which the
+    /// result's `permission_denials` lists; a failed gate or a stop is not.
+    pub fn is_denial(&self) -> bool {
+        self.by != RefusedBy::Gate && !matches!(self.stop, Some(StopRun::Hook(_)))
+    }
+}
+
+/// What admission decided, with everything it did on the way.
+#[derive(Debug, Clone)]
+pub struct Admitted {
+    /// `Ok(input)`: run the tool with this input (possibly rewritten by a
+    /// hook, the callback or a permission-request hook); `Err`: do not.
+    pub verdict: Result<Value, Refusal>,
+    /// The permission decision; `None` when hooks refused the call before
+    /// it was decided.
+    pub decision: Option<PermissionDecision>,
+    /// The pre-gates' results (empty when the call was refused before them).
+    pub pre_gates: Vec<GateResult>,
+    /// `PreToolUse`, `PermissionRequest` and `Notification` hook runs.
+    pub hooks: HookActivity,
+}
+
+/// What review found after the tool ran.
+#[derive(Debug, Clone)]
+pub struct Reviewed {
+    /// The output the model sees: a failed post-gate's message (for tools
+    /// that tell the model), a hook's replacement output, its feedback and
+    /// context appended.
+    pub output: ToolOutput,
+    /// The post-gates' results.
+    pub post_gates: Vec<GateResult>,
+    /// True when a post-gate failed: the call is recorded as failed.
+    pub gate_failed: bool,
+    /// True when a post-gate found a secret: stored evidence must be
+    /// redacted ([`Admission::redact`]).
+    pub found_secrets: bool,
+    /// Set when a hook asked to stop the run.
+    pub stop: Option<StopRun>,
+    /// `PostToolUse` / `PostToolUseFailure` hook runs.
+    pub hooks: HookActivity,
+}
+
+impl Admission {
+    /// Admission over a permission engine, with no hooks, no asker and no
+    /// gates.
+    pub fn new(permissions: Arc<PermissionEngine>) -> Self {
+        Admission {
+            permissions,
+            hooks: None,
+            asker: None,
+            answers_questions: false,
+            gates: GateRunner::new(crate::gates::GateRegistry::new()),
+            // No gates until [`gates`](Self::gates) configures them.
+            validation: ValidationConfig {
+                per_tool: Default::default(),
+                ..ValidationConfig::default()
+            },
+            secrets: Vec::new(),
+        }
+    }
+
+    /// Runs these hooks (an empty registry is the same as none).
+    pub fn hooks(mut self, hooks: HookRunner) -> Self {
+        self.hooks = Some(hooks).filter(|h| !h.registry().is_empty());
+        self
+    }
+
+    /// Asks this asker when a call needs approval; without one, such a
+    /// call is denied with what would allow it.
+    pub fn asker(mut self, asker: Option<Arc<dyn Asker>>) -> Self {
+        self.asker = asker;
+        self
+    }
+
+    /// Marks that a user answerer handles `AskUserQuestion`: the question
+    /// itself is the human interaction, so its "ask" is settled by it.
+    pub fn answers_questions(mut self, yes: bool) -> Self {
+        self.answers_questions = yes;
+        self
+    }
+
+    /// Runs these gates as `validation` configures them.
+    pub fn gates(mut self, gates: GateRunner, validation: ValidationConfig) -> Self {
+        self.gates = gates;
+        self.validation = validation;
+        self
+    }
+
+    /// Secrets of the session (API keys) that must never leak; shorter
+    /// than 8 characters are ignored.
+    pub fn secrets(mut self, secrets: Vec<String>) -> Self {
+        self.secrets = secrets.into_iter().filter(|s| s.len() >= 8).collect();
+        self
+    }
+
+    /// The permission engine.
+    pub fn permissions(&self) -> &Arc<PermissionEngine> {
+        &self.permissions
+    }
+
+    /// The hooks, if any are registered.
+    pub fn hook_runner(&self) -> Option<&HookRunner> {
+        self.hooks.as_ref()
+    }
+
+    /// The current permission mode.
+    pub fn mode(&self) -> PermissionMode {
+        self.permissions.mode()
+    }
+
+    /// Decides whether `request.call` runs, and with which input.
+    pub async fn admit(&self, request: CallRequest<'_>) -> Admitted {
+        let call = request.call;
+        let common = self.common(request.hook_common.clone());
+        let mut hooks = HookActivity::default();
+        let refused =
+            |message: String, by: RefusedBy, stop: Option<StopRun>| Refusal { message, by, stop };
+
+        // 1. PreToolUse hooks.
+        let (input, hook_permission) = match &self.hooks {
+            None => (call.input.clone(), HookPermission::None),
+            Some(runner) => {
+                let (outcome, runs) = runner
+                    .pre_tool_use(PreToolUseInput {
+                        common: common.clone(),
+                        tool_name: call.tool_name.clone(),
+                        tool_input: call.input.clone(),
+                        tool_use_id: call.tool_use_id.clone(),
+                        agent_id: request.agent_id.map(String::from),
+                        agent_type: None,
+                    })
+                    .await;
+                hooks.add(runs, &outcome.common);
+                hooks.additional_context.extend(outcome.additional_context);
+                if let Some(reason) = outcome.common.stop {
+                    let stop = StopRun::Hook(reason);
+                    return Admitted {
+                        verdict: Err(refused(stop.to_string(), RefusedBy::Hook, Some(stop))),
+                        decision: None,
+                        pre_gates: Vec::new(),
+                        hooks,
+                    };
+                }
+                let permission = match outcome.decision {
+                    Some(PreToolDecision::Deny { reason }) => {
+                        self.permissions.record_denial(call, &reason);
+                        let message = format!(
+                            "PreToolUse hook denied this {} call: {reason}",
+                            call.tool_name
+                        );
+                        return Admitted {
+                            verdict: Err(refused(message, RefusedBy::Hook, None)),
+                            decision: None,
+                            pre_gates: Vec::new(),
+                            hooks,
+                        };
+                    }
+                    Some(PreToolDecision::Allow { reason }) => HookPermission::Allow { reason },
+                    Some(PreToolDecision::Ask { reason }) => HookPermission::Ask { reason },
+                    None => HookPermission::None,
+                };
+                (
+                    outcome.updated_input.unwrap_or_else(|| call.input.clone()),
+                    permission,
+                )
+            }
+        };
+
+        // 2. The permission decision on the (possibly rewritten) input.
+        let call_now = ToolCall {
+            input: input.clone(),
+            ..call.clone()
+        };
+        let mut decision = self
+            .permissions
+            .decide_after_hook(&call_now, &hook_permission)
+            .await;
+
+        // 3. Still at ask: PermissionRequest hooks, then the asker.
+        if decision.behavior == Behavior::Ask {
+            decision = self
+                .on_permission_request(&common, &call_now, decision, &mut hooks)
+                .await;
+        }
+        if decision.behavior == Behavior::Ask {
+            if self.asker.is_some() {
+                self.notify(
+                    &common,
+                    &format!("Tascer needs your permission to use {}", call.tool_name),
+                    &mut hooks,
+                )
+                .await;
+            }
+            decision = self.resolve_ask(&call_now, decision).await;
+        }
+        if decision.behavior != Behavior::Allow {
+            let stop = decision
+                .interrupt
+                .then(|| StopRun::Permission(decision.reason.clone()));
+            return Admitted {
+                verdict: Err(refused(
+                    decision.reason.clone(),
+                    RefusedBy::Permission,
+                    stop,
+                )),
+                decision: Some(decision),
+                pre_gates: Vec::new(),
+                hooks,
+            };
+        }
+        let input = decision.updated_input.clone().unwrap_or(input);
+
+        // 4. Pre-gates.
+        let ctx = GateContext::new(
+            Phase::Pre,
+            call.tool_name.as_str(),
+            input.clone(),
+            call.cwd.clone(),
+        )
+        .with_session_secrets(self.secrets.clone());
+        let (pre_gates, verdict) = self.run_gates(Phase::Pre, &ctx).await;
+        let verdict = if verdict.block {
+            Err(refused(
+                verdict
+                    .message
+                    .unwrap_or_else(|| "Blocked by a validation gate".into()),
+                RefusedBy::Gate,
+                None,
+            ))
+        } else {
+            Ok(input)
+        };
+        Admitted {
+            verdict,
+            decision: Some(decision),
+            pre_gates,
+            hooks,
+        }
+    }
+
+    /// Reviews a call that ran with `request.call.input`: post-gates, then
+    /// `PostToolUse` (or `PostToolUseFailure`) hooks. A successful
+    /// `ExitPlanMode` also ends plan mode here.
+    pub async fn review(&self, request: CallRequest<'_>, output: ToolOutput) -> Reviewed {
+        let call = request.call;
+        if call.tool_name == "ExitPlanMode"
+            && !output.is_error
+            && self.permissions.mode() == PermissionMode::Plan
+            && let Err(err) = self.permissions.set_mode(PermissionMode::Default)
+        {
+            tracing::warn!("cannot leave plan mode: {err}");
+        }
+
+        let ctx = GateContext::new(
+            Phase::Post,
+            call.tool_name.as_str(),
+            call.input.clone(),
+            call.cwd.clone(),
+        )
+        .with_session_secrets(self.secrets.clone())
+        .with_output(output.clone());
+        let (post_gates, verdict) = self.run_gates(Phase::Post, &ctx).await;
+        let gate_failed = verdict.mark_failed;
+        let found_secrets = post_gates
+            .iter()
+            .any(|r| !r.passed && r.gate == "no_secrets_leaked");
+        let mut output = output;
+        if gate_failed
+            && self
+                .validation
+                .for_tool(&call.tool_name)
+                .tell_model_on_failure
+            && let Some(message) = &verdict.message
+        {
+            output.content = format!("{}\n\n{message}", output.content.to_text()).into();
+        }
+
+        let mut hooks = HookActivity::default();
+        let stop = match &self.hooks {
+            None => None,
+            Some(runner) => {
+                let common = self.common(request.hook_common.clone());
+                self.after_hooks(runner, common, call, &mut output, &mut hooks)
+                    .await
+            }
+        };
+        Reviewed {
+            output,
+            post_gates,
+            gate_failed,
+            found_secrets,
+            stop,
+            hooks,
+        }
+    }
+
+    /// True when the tool's validation keeps changed files as evidence.
+    pub fn keeps_files(&self, tool_name: &str) -> bool {
+        self.validation
+            .for_tool(tool_name)
+            .evidence
+            .contains(&EvidenceKind::File)
+    }
+
+    /// Removes secrets (gitleaks rules and the session's own keys) from
+    /// text before it is stored.
+    pub fn redact(&self, text: &str) -> String {
+        redact_with(text, &self.secrets)
+    }
+
+    /// The input as the ledger stores it: for tools checked by
+    /// `no_secrets_leaked`, every string with secrets redacted.
+    pub fn recorded_input(&self, tool_name: &str, input: &Value) -> Value {
+        let v = self.validation.for_tool(tool_name);
+        let scanned = v
+            .pre_gates
+            .iter()
+            .chain(&v.post_gates)
+            .any(|g| g == "no_secrets_leaked");
+        if scanned {
+            redact_strings(input, &self.secrets)
+        } else {
+            input.clone()
+        }
+    }
+
+    fn common(&self, mut common: HookCommon) -> HookCommon {
+        common.permission_mode = Some(self.mode().as_str().to_string());
+        common
+    }
+
+    /// `PermissionRequest` hooks for a call left at "ask": a hook may
+    /// answer for the user.
+    async fn on_permission_request(
+        &self,
+        common: &HookCommon,
+        call: &ToolCall,
+        mut decision: PermissionDecision,
+        hooks: &mut HookActivity,
+    ) -> PermissionDecision {
+        let Some(runner) = &self.hooks else {
+            return decision;
+        };
+        let suggestions = decision
+            .suggestions
+            .iter()
+            .map(|rule| {
+                let r = PermissionRuleValue::from_rule(rule);
+                json!({"type": "addRules", "rules": [r], "behavior": "allow", "destination": "session"})
+            })
+            .collect();
+        let (outcome, runs) = runner
+            .permission_request(PermissionRequestInput {
+                common: common.clone(),
+                tool_name: call.tool_name.clone(),
+                tool_input: call.input.clone(),
+                permission_suggestions: Some(suggestions),
+            })
+            .await;
+        hooks.add(runs, &outcome.common);
+        match outcome.decision {
+            Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
+                decision.behavior = Behavior::Allow;
+                decision.decided_by = DecisionSource::Hook;
+                decision.reason = "allowed by a PermissionRequest hook".into();
+                decision.updated_input = updated_input.filter(|u| *u != call.input);
+            }
+            Some(PermissionRequestDecision::Deny { message, interrupt }) => {
+                decision.behavior = Behavior::Deny;
+                decision.decided_by = DecisionSource::Hook;
+                decision.reason =
+                    message.unwrap_or_else(|| "denied by a PermissionRequest hook".into());
+                decision.interrupt = interrupt.unwrap_or(false);
+            }
+            None => {}
+        }
+        decision
+    }
+
+    /// `Notification` hooks (before a permission prompt).
+    async fn notify(&self, common: &HookCommon, message: &str, hooks: &mut HookActivity) {
+        let Some(runner) = &self.hooks else {
+            return;
+        };
+        let (outcome, runs) = runner
+            .notification(NotificationInput {
+                common: common.clone(),
+                message: message.to_string(),
+                title: None,
+                notification_type: "permission_prompt".to_string(),
+            })
+            .await;
+        hooks.add(runs, &outcome.common);
+    }
+
+    /// Resolves a call still at "ask": the asker, or (with none) a denial
+    /// that says what would allow the call.
+    async fn resolve_ask(
+        &self,
+        call: &ToolCall,
+        decision: PermissionDecision,
+    ) -> PermissionDecision {
+        if call.tool_name == "AskUserQuestion" && self.answers_questions {
+            let mut d = decision;
+            d.behavior = Behavior::Allow;
+            d.decided_by = DecisionSource::User;
+            d.reason = "the question goes to the user answerer".into();
+            return d;
+        }
+        match &self.asker {
+            Some(asker) => {
+                self.permissions
+                    .resolve_with_asker(call, decision, asker.as_ref())
+                    .await
+            }
+            None => self.permissions.resolve_non_interactive(decision),
+        }
+    }
+
+    /// `PostToolUse` (or `PostToolUseFailure`) hooks: their feedback and
+    /// context are appended to the output the model sees.
+    async fn after_hooks(
+        &self,
+        runner: &HookRunner,
+        common: HookCommon,
+        call: &ToolCall,
+        output: &mut ToolOutput,
+        hooks: &mut HookActivity,
+    ) -> Option<StopRun> {
+        let (feedback, context, outcome_common, runs) = if output.is_error {
+            let (outcome, runs) = runner
+                .post_tool_use_failure(PostToolUseFailureInput {
+                    common,
+                    tool_name: call.tool_name.clone(),
+                    tool_input: call.input.clone(),
+                    tool_use_id: call.tool_use_id.clone(),
+                    error: output.content.to_text(),
+                    is_interrupt: None,
+                    ..Default::default()
+                })
+                .await;
+            (
+                outcome.block_reason,
+                outcome.additional_context,
+                outcome.common,
+                runs,
+            )
+        } else {
+            let response = output
+                .raw
+                .clone()
+                .unwrap_or_else(|| Value::String(output.content.to_text()));
+            let (outcome, runs) = runner
+                .post_tool_use(PostToolUseInput {
+                    common,
+                    tool_name: call.tool_name.clone(),
+                    tool_input: call.input.clone(),
+                    tool_response: response,
+                    tool_use_id: call.tool_use_id.clone(),
+                    ..Default::default()
+                })
+                .await;
+            if let Some(updated) = outcome.updated_tool_output.clone() {
+                output.content = match &updated {
+                    Value::String(s) => s.clone().into(),
+                    other => other.to_string().into(),
+                };
+                output.raw = Some(updated);
+            }
+            (
+                outcome.block_reason,
+                outcome.additional_context,
+                outcome.common,
+                runs,
+            )
+        };
+        hooks.add(runs, &outcome_common);
+        let mut extra = Vec::new();
+        if let Some(reason) = feedback {
+            extra.push(format!("PostToolUse hook feedback: {reason}"));
+        }
+        extra.extend(context);
+        if !extra.is_empty() {
+            let text = format!("{}\n\n{}", output.content.to_text(), extra.join("\n"));
+            output.content = text.into();
+        }
+        outcome_common.stop.map(StopRun::Hook)
+    }
+
+    async fn run_gates(&self, phase: Phase, ctx: &GateContext) -> (Vec<GateResult>, GateVerdict) {
+        if self
+            .validation
+            .for_tool(&ctx.tool_name)
+            .gates(phase)
+            .is_empty()
+        {
+            return (Vec::new(), GateVerdict::from_results(phase, &[]));
+        }
+        let results = self.gates.run(phase, ctx, &self.validation).await;
+        let verdict = GateVerdict::from_results(phase, &results);
+        (results, verdict)
+    }
+}
+
+/// `value` with secrets redacted from every string in it.
+fn redact_strings(value: &Value, secrets: &[String]) -> Value {
+    match value {
+        Value::String(s) => Value::String(redact_with(s, secrets)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| redact_strings(v, secrets)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), redact_strings(v, secrets)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

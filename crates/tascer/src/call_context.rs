@@ -1,0 +1,118 @@
+//! What the loop records around a call besides admission's decision: the
+//! context it was made in (git state, allowlisted environment), and the
+//! shapes the ledger stores.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tascer_guard::gates::{GateContext, GateResult, Phase};
+use tascer_guard::permissions::{PermissionDecision, PermissionMode};
+use tascer_ledger::GateOutcome;
+
+use crate::agent::lock;
+use crate::context_cache::{SharedCapturer, prewarm, shared_capturer};
+
+/// Tools whose calls may change the worktree: context is refreshed after
+/// them (unless the capturer watches the worktree).
+const WRITING_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"];
+
+/// Context capture of one session (shared by its agents).
+pub(crate) struct ContextCapture {
+    context_env: Vec<String>,
+    /// The context capturer of the directory calls last ran in.
+    capturer: Mutex<Option<(PathBuf, SharedCapturer)>>,
+}
+
+impl ContextCapture {
+    /// Captures context with these environment variables allowlisted.
+    pub fn new(context_env: Vec<String>) -> Self {
+        ContextCapture {
+            context_env,
+            capturer: Mutex::new(None),
+        }
+    }
+
+    /// The (process-wide) context capturer for `cwd`, made this session's.
+    fn capturer_for(&self, cwd: &Path) -> SharedCapturer {
+        let mut slot = lock(&self.capturer);
+        match slot.as_ref() {
+            Some((dir, capturer)) if dir == cwd => Arc::clone(capturer),
+            _ => {
+                let capturer = shared_capturer(cwd, &self.context_env);
+                *slot = Some((cwd.to_path_buf(), Arc::clone(&capturer)));
+                capturer
+            }
+        }
+    }
+
+    /// Starts the first context capture in `cwd` in the background (see
+    /// [`crate::context_cache`]).
+    pub fn prewarm(&self, cwd: &Path) {
+        prewarm(&self.capturer_for(cwd));
+    }
+
+    /// The context of a call made in `cwd`: git state, allowlisted
+    /// environment, cwd and version.
+    pub fn capture(&self, cwd: &Path, env: &HashMap<String, String>) -> Value {
+        let capturer = self.capturer_for(cwd);
+        let vars = self
+            .context_env
+            .iter()
+            .filter_map(|k| {
+                env.get(k)
+                    .cloned()
+                    .or_else(|| std::env::var(k).ok())
+                    .map(|v| (k.clone(), v))
+            })
+            .collect();
+        let snapshot = lock(&capturer).capture_with_env(vars);
+        serde_json::to_value(snapshot)
+            .unwrap_or_else(|_| json!({ "cwd": cwd.display().to_string() }))
+    }
+
+    /// After a call that may have written to the worktree, the cached git
+    /// state is marked stale.
+    pub fn after_call(&self, tool_name: &str) {
+        if WRITING_TOOLS.contains(&tool_name)
+            && let Some((_, capturer)) = lock(&self.capturer).as_ref()
+        {
+            lock(capturer).worktree_may_have_changed();
+        }
+    }
+}
+
+/// Gate results as the ledger records them.
+pub(crate) fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
+    results
+        .iter()
+        .map(|r| GateOutcome {
+            gate: r.gate.clone(),
+            passed: r.passed,
+            message: r.message.clone(),
+            duration_ms: r.duration_ms,
+        })
+        .collect()
+}
+
+/// The permission decision as recorded in the ledger.
+pub(crate) fn decision_record(
+    decision: &PermissionDecision,
+    tool_name: &str,
+    tool_use_id: &str,
+    mode: PermissionMode,
+) -> Value {
+    let mut value = serde_json::to_value(decision).unwrap_or(Value::Null);
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("tool".into(), json!(tool_name));
+        obj.insert("tool_use_id".into(), json!(tool_use_id));
+        obj.insert("mode".into(), json!(mode.as_str()));
+    }
+    value
+}
+
+/// The files a writing call names (absolute), for file evidence.
+pub(crate) fn changed_files(tool_name: &str, input: &Value, cwd: &Path) -> Vec<PathBuf> {
+    GateContext::new(Phase::Post, tool_name, input.clone(), cwd.to_path_buf()).changed_files
+}
