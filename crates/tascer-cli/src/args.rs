@@ -255,6 +255,15 @@ pub struct RunArgs {
     /// Use only the servers of --mcp-config (ignore .mcp.json and settings files).
     #[arg(long)]
     pub strict_mcp_config: bool,
+    /// Structured output: the final answer must be JSON valid against this
+    /// JSON Schema (a file path or inline JSON); the result carries
+    /// `structured_output`. Fix requests: env MAX_STRUCTURED_OUTPUT_RETRIES (default 3).
+    #[arg(long, value_name = "FILE_OR_JSON")]
+    pub json_schema: Option<String>,
+    /// Subagents for the Task tool as JSON (Claude Code's --agents):
+    /// {"name": {"description": …, "prompt": …, "tools": […], "model": …}}.
+    #[arg(long, value_name = "JSON")]
+    pub agents: Option<String>,
     /// Longest wait for the model provider: for the response to a request,
     /// and between two events of a streamed answer (default 600). A timeout
     /// is retried like a server error. Connecting waits at most 10 s.

@@ -110,6 +110,12 @@ impl Renderer {
                 eprintln!("{}", self.dim(&format!("  ↻ {}", retry_line(&system.data))));
                 self.start_spinner();
             }
+            Message::System(system) if system.subtype == "local_command_output" => {
+                drop(out);
+                self.stop_spinner();
+                let content = system.data.get("content").and_then(|c| c.as_str());
+                println!("{}", content.unwrap_or_default());
+            }
             Message::System(_) => {}
             Message::StreamEvent(event) => {
                 let delta = event

@@ -289,7 +289,39 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     options.claude_settings = args.claude_settings;
     options.additional_directories = args.add_dir.clone();
     options.mcp_servers = mcp_servers(args)?;
+    if let Some(json) = &args.agents {
+        options.agents = serde_json::from_str(json).context(
+            "--agents must be a JSON object of agents: {\"name\": {\"description\": …, \"prompt\": …}}",
+        )?;
+    }
+    if let Some(schema) = &args.json_schema {
+        options = options.json_schema(json_schema(schema)?);
+        options.max_structured_output_retries = structured_retries_from_env()?;
+    }
     Ok(options)
+}
+
+/// `--json-schema`: inline JSON, or the path of a JSON file.
+fn json_schema(file_or_json: &str) -> anyhow::Result<serde_json::Value> {
+    let (text, origin) = if file_or_json.trim_start().starts_with('{') {
+        (file_or_json.to_string(), "--json-schema".to_string())
+    } else {
+        let text = std::fs::read_to_string(file_or_json).with_context(|| {
+            format!("--json-schema: cannot read the schema file {file_or_json} (pass a file path or inline JSON)")
+        })?;
+        (text, format!("--json-schema file {file_or_json}"))
+    };
+    serde_json::from_str(&text).with_context(|| format!("{origin} is not valid JSON"))
+}
+
+/// `MAX_STRUCTURED_OUTPUT_RETRIES` (Claude Code's variable), if set.
+fn structured_retries_from_env() -> anyhow::Result<Option<u32>> {
+    match std::env::var("MAX_STRUCTURED_OUTPUT_RETRIES") {
+        Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().parse().with_context(|| {
+            format!("MAX_STRUCTURED_OUTPUT_RETRIES must be a whole number, got {v:?}")
+        })?)),
+        _ => Ok(None),
+    }
 }
 
 /// The MCP servers of a run: `$TASCER_HOME/settings.json`, `.mcp.json`,

@@ -180,6 +180,9 @@ pub enum ResultSubtype {
     ErrorMaxBudgetUsd,
     /// Something failed during execution (including interrupts).
     ErrorDuringExecution,
+    /// The final answer never matched the output schema within the allowed
+    /// fix requests.
+    ErrorMaxStructuredOutputRetries,
 }
 
 /// A tool call that permissions denied.
@@ -231,6 +234,10 @@ pub struct ResultMessage {
     pub api_error_status: Option<u16>,
     /// Why the turn ended, e.g. `completed`, `max_turns`, `aborted_tools`.
     pub terminal_reason: String,
+    /// The final answer as JSON, valid against the session's output
+    /// schema (only with structured output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<Value>,
     /// Unique id of this frame.
     pub uuid: String,
 }

@@ -27,6 +27,9 @@ pub enum Error {
     /// Options that contradict each other or are invalid.
     #[error("invalid options: {0}")]
     InvalidOptions(String),
+    /// A skill, slash command or agent file is invalid.
+    #[error("{0}")]
+    Definition(String),
     /// There is no session to continue in this directory.
     #[error("No conversation found to continue in {0}")]
     NothingToContinue(String),

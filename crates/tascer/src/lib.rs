@@ -21,19 +21,26 @@
 //! ```
 
 mod agent;
+pub mod agents;
 mod call_context;
 pub mod claude_hook;
 mod client;
+pub mod commands;
 mod compact;
 mod context_cache;
 mod error;
+mod frontmatter;
 mod governance;
+pub mod memory;
 mod options;
 mod pipeline;
 mod proof;
 mod query;
 mod session;
 mod setup;
+pub mod skills;
+mod slash;
+mod structured;
 mod system_prompt;
 mod task_tool;
 mod turn;
@@ -42,7 +49,8 @@ mod write_failure;
 pub use client::{Client, Interrupter};
 pub use error::Error;
 pub use options::{
-    AgentDefinition, DEFAULT_CONTEXT_ENV, Options, SIGNING_ENV, SystemPrompt, signing_from_env,
+    AgentDefinition, DEFAULT_CONTEXT_ENV, Options, OutputFormat, SIGNING_ENV, SystemPrompt,
+    signing_from_env,
 };
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::{MessageStream, query};

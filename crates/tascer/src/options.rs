@@ -25,17 +25,24 @@ pub enum SystemPrompt {
 }
 
 /// A subagent the `Task` tool can start (Claude Code's `AgentDefinition`).
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Deserializes from the SDK's JSON shape (`description`, `prompt`,
+/// `tools`, `model`, `maxTurns`; other SDK fields are ignored).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AgentDefinition {
     /// When to use it (shown to the model).
     pub description: String,
     /// Its system prompt.
     pub prompt: String,
     /// The tools it may use (None = all of the session's, never Task).
+    #[serde(default)]
     pub tools: Option<Vec<String>>,
-    /// Its model (None = the session's).
+    /// Its model (None or `inherit` = the session's).
+    #[serde(default)]
     pub model: Option<String>,
     /// Its turn limit (default 30).
+    #[serde(default)]
     pub max_turns: Option<u32>,
 }
 
@@ -150,6 +157,27 @@ pub struct Options {
     /// Answers the model's `AskUserQuestion` calls (a terminal prompt, a
     /// UI). Without one, the tool reports that no one can answer.
     pub user_answerer: Option<Arc<dyn tascer_tools::UserAnswerer>>,
+    /// The user's Claude directory, where user-level `CLAUDE.md`, skills,
+    /// commands and agents live; default `$CLAUDE_CONFIG_DIR`, else
+    /// `~/.claude`. Read only when `setting_sources` has `user`.
+    pub claude_config_dir: Option<PathBuf>,
+    /// Structured output: the final answer must be JSON valid against this
+    /// schema (the SDK's `output_format`); see docs/sessions.md.
+    pub output_format: Option<OutputFormat>,
+    /// How many times the model is asked to fix an answer that does not
+    /// match `output_format` before the turn fails (default 3).
+    pub max_structured_output_retries: Option<u32>,
+}
+
+/// The shape of the final answer (the SDK's `output_format`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutputFormat {
+    /// A JSON value valid against a JSON Schema.
+    JsonSchema {
+        /// The schema.
+        schema: serde_json::Value,
+    },
 }
 
 /// Environment variable that turns ledger signing off when it is `off`
@@ -445,6 +473,18 @@ impl Options {
         self.mcp_servers
             .insert(name.clone(), McpServerConfig::Sdk { name });
         self.sdk_servers.push(server);
+        self
+    }
+
+    /// Sets the user's Claude directory (see [`Options::claude_config_dir`]).
+    pub fn claude_config_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.claude_config_dir = Some(dir.into());
+        self
+    }
+
+    /// Asks for a final answer valid against this JSON Schema.
+    pub fn json_schema(mut self, schema: serde_json::Value) -> Self {
+        self.output_format = Some(OutputFormat::JsonSchema { schema });
         self
     }
 

@@ -111,6 +111,7 @@ pub(crate) fn startup_failure(error: &str) -> ResultMessage {
         errors: vec![error.to_string()],
         api_error_status: None,
         terminal_reason: "turn_setup_failed".into(),
+        structured_output: None,
         uuid: tascer_core::new_id(),
     }
 }

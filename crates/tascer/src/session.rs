@@ -57,11 +57,19 @@ pub(crate) struct Session {
     /// True from a compaction until the check before the next model call
     /// after it.
     pub just_compacted: bool,
+    /// The memory files (`CLAUDE.md`, …) in the system prompt.
+    pub memory: Vec<crate::memory::MemoryFile>,
+    /// Skills offered through the `Skill` tool.
+    pub skills: Vec<crate::skills::Skill>,
+    /// Custom slash commands.
+    pub commands: Vec<crate::commands::SlashCommand>,
+    /// The output schema the final answer must match, if any.
+    pub structured: Option<crate::structured::StructuredOutput>,
 }
 
 impl Session {
     /// Opens or creates the session the options describe.
-    pub async fn start(options: Options) -> Result<Session, Error> {
+    pub async fn start(mut options: Options) -> Result<Session, Error> {
         let cwd = resolve_cwd(options.cwd.as_ref())?;
         let cwd_text = cwd.display().to_string();
 
@@ -153,13 +161,50 @@ impl Session {
         };
 
         let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let system_prompt = match &options.system_prompt {
+        let mut system_prompt = match &options.system_prompt {
             SystemPrompt::Default => default_system_prompt(&cwd, &today),
             SystemPrompt::Replace(text) => text.clone(),
             SystemPrompt::Append(text) => {
                 format!("{}\n\n{}", default_system_prompt(&cwd, &today), text)
             }
         };
+
+        let user_dir = options
+            .claude_config_dir
+            .clone()
+            .or_else(crate::memory::default_user_dir);
+        let user_home = std::env::home_dir();
+        let memory = crate::memory::load(
+            &crate::memory::MemoryLocations {
+                cwd: &cwd,
+                user_dir: user_dir.as_deref(),
+                home: user_home.as_deref(),
+            },
+            &options.setting_sources,
+        );
+        let memory_section = crate::memory::prompt_section(&memory);
+        if let Some(section) = &memory_section {
+            system_prompt.push_str("\n\n");
+            system_prompt.push_str(section);
+        }
+
+        let commands = crate::commands::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        let skills = crate::skills::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        // Agent files, then the options' own agents (which win).
+        let mut agents = crate::agents::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        agents.append(&mut options.agents);
+        options.agents = agents;
+        let structured = match &options.output_format {
+            Some(format) => Some(crate::structured::StructuredOutput::new(
+                format,
+                options.max_structured_output_retries,
+            )?),
+            None => None,
+        };
+        if let Some(structured) = &structured {
+            system_prompt.push_str("\n\n");
+            system_prompt.push_str(&structured.prompt_section());
+        }
 
         let settings = crate::setup::load_settings(&options, &cwd, &home)?;
         let parts = crate::setup::build(&options, &settings, &cwd, secrets)?;
@@ -183,7 +228,11 @@ impl Session {
             &model,
             &options_digest_value(&options, &model),
             &system_prompt,
-            serde_json::json!({"cwd": cwd_text, "tascer_version": crate::VERSION}),
+            serde_json::json!({
+                "cwd": cwd_text,
+                "tascer_version": crate::VERSION,
+                "memory_files": memory,
+            }),
         )?;
         let shared_cwd = Arc::new(Mutex::new(cwd.clone()));
         let env = LoopEnv {
@@ -215,7 +264,19 @@ impl Session {
             Some(m) => m.tools_snapshot(),
             None => Vec::new(),
         };
-        let tools = select_tools(&options, &env, &model, &cwd, &governance, mcp_tools, &home);
+        let tools = select_tools(
+            &options,
+            &env,
+            &model,
+            &cwd,
+            &governance,
+            mcp_tools,
+            Extras {
+                home: &home,
+                skills: &skills,
+                memory_section,
+            },
+        );
         let source = if options.fork_session {
             SessionStartSource::Fork
         } else if options.resume.is_some() || options.continue_conversation {
@@ -238,6 +299,10 @@ impl Session {
             pending_context,
             last_input_tokens: 0,
             just_compacted: false,
+            memory,
+            skills,
+            commands,
+            structured,
         })
     }
 }
@@ -256,6 +321,8 @@ fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
         "agents": options.agents.keys().collect::<Vec<_>>(),
         "env_keys": options.env.keys().collect::<Vec<_>>(),
         "hooks": options.hooks.as_ref().map(|h| h.len()),
+        "output_format": options.output_format,
+        "max_structured_output_retries": options.max_structured_output_retries,
     })
 }
 
@@ -310,6 +377,17 @@ pub(crate) fn removed(options: &Options, name: &str) -> bool {
     options.disallowed_tools.iter().any(|n| n == name)
 }
 
+/// Where tools come from besides the options: the home, and what the
+/// session's files add.
+struct Extras<'a> {
+    /// The Tascer home (the todo list lives there).
+    home: &'a std::path::Path,
+    /// Skills for the `Skill` tool.
+    skills: &'a [crate::skills::Skill],
+    /// The memory section, for subagents' system prompts.
+    memory_section: Option<String>,
+}
+
 fn select_tools(
     options: &Options,
     env: &LoopEnv,
@@ -317,8 +395,9 @@ fn select_tools(
     cwd: &std::path::Path,
     governance: &Arc<Governance>,
     mcp_tools: Vec<Arc<dyn Tool>>,
-    home: &std::path::Path,
+    extras: Extras<'_>,
 ) -> Vec<Arc<dyn Tool>> {
+    let (home, skills) = (extras.home, extras.skills);
     let offered = |name: &str| {
         options
             .tools
@@ -346,6 +425,9 @@ fn select_tools(
                 .filter(|t| !removed(options, t.name())),
         )
         .collect();
+    if !skills.is_empty() && offered(crate::skills::SKILL_TOOL_NAME) {
+        tools.push(Arc::new(crate::skills::SkillTool::new(skills.to_vec())));
+    }
     if offered(crate::task_tool::TASK_TOOL_NAME) {
         let task = crate::task_tool::TaskTool::new(
             env.clone(),
@@ -354,7 +436,8 @@ fn select_tools(
             tools.clone(),
             options.agents.clone(),
             Arc::clone(governance),
-        );
+        )
+        .with_memory(extras.memory_section);
         tools.insert(0, Arc::new(task));
     }
     tools

@@ -23,7 +23,7 @@ use crate::turn::millis;
 pub(crate) const TASK_TOOL_NAME: &str = "Task";
 
 /// The subagent type used when the model names none.
-const GENERAL_PURPOSE: &str = "general-purpose";
+pub(crate) const GENERAL_PURPOSE: &str = "general-purpose";
 
 /// Turn limit of a subagent without its own.
 const DEFAULT_SUBAGENT_MAX_TURNS: u32 = 30;
@@ -51,6 +51,9 @@ pub(crate) struct TaskTool {
     agents: BTreeMap<String, AgentDefinition>,
     description: String,
     governance: Arc<Governance>,
+    /// The session's memory files section, added to every subagent's
+    /// system prompt.
+    memory: Option<String>,
 }
 
 impl TaskTool {
@@ -82,14 +85,25 @@ impl TaskTool {
             agents,
             description,
             governance,
+            memory: None,
         }
     }
 
+    /// Adds the session's memory section to subagents' system prompts.
+    pub fn with_memory(mut self, section: Option<String>) -> Self {
+        self.memory = section;
+        self
+    }
+
     fn agent_for(&self, kind: &str, tool_use_id: &str) -> Result<(Agent, u32), String> {
-        let base = default_system_prompt(
+        let mut base = default_system_prompt(
             &self.cwd,
             &chrono::Local::now().format("%Y-%m-%d").to_string(),
         );
+        if let Some(memory) = &self.memory {
+            base.push_str("\n\n");
+            base.push_str(memory);
+        }
         let subagent_note = "You are a subagent: complete the task you are given, then reply \
                              with a concise final report. Your final message is returned to the \
                              agent that started you.";
@@ -125,7 +139,10 @@ impl TaskTool {
             None => self.tools.clone(),
         };
         let prompt = format!("{}\n\n{subagent_note}\n\n{base}", def.prompt);
-        let model = def.model.clone().unwrap_or_else(|| self.model.clone());
+        let model = match def.model.as_deref() {
+            None | Some("inherit") => self.model.clone(),
+            Some(model) => model.to_string(),
+        };
         Ok((
             Agent::new(
                 self.env.clone(),

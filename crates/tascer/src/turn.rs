@@ -27,6 +27,10 @@ struct TurnState {
     usage: Usage,
     last_text: String,
     stop_reason: Option<StopReason>,
+    /// The validated final answer, with structured output.
+    structured_output: Option<serde_json::Value>,
+    /// Fix requests sent for invalid structured output.
+    structured_retries: u32,
 }
 
 /// How a turn ended, before it becomes a result frame.
@@ -43,6 +47,10 @@ enum Outcome {
     /// A store or ledger write failed: the session stopped (the message
     /// names the database).
     WriteFailed(String),
+    /// A slash command could not run (unknown, invalid, or it failed).
+    CommandFailed(String),
+    /// The answer never matched the output schema; the last problem.
+    StructuredOutputRetries(String),
 }
 
 /// Runs one prompt to its result. Always ends by sending exactly one
@@ -61,8 +69,36 @@ pub(crate) async fn run_turn(
         usage: Usage::default(),
         last_text: String::new(),
         stop_reason: None,
+        structured_output: None,
+        structured_retries: 0,
     };
-    let outcome = drive(session, prompt, &cancel, &mut state).await;
+    let outcome = match crate::slash::resolve(session, prompt) {
+        crate::slash::Resolved::Prompt(expanded) => match crate::slash::begin(session, &expanded) {
+            Ok(scope) => {
+                let outcome = drive(session, expanded.text, &cancel, &mut state).await;
+                crate::slash::end(session, scope);
+                outcome
+            }
+            Err(error) => {
+                session.agent.env.emit(init_message(session));
+                Outcome::CommandFailed(error)
+            }
+        },
+        crate::slash::Resolved::Builtin { name, args } => {
+            session.agent.env.emit(init_message(session));
+            match crate::slash::run_builtin(session, &name, &args, &cancel).await {
+                Ok(text) => {
+                    state.last_text = text;
+                    Outcome::Completed
+                }
+                Err(error) => Outcome::CommandFailed(error),
+            }
+        }
+        crate::slash::Resolved::Unknown(error) => {
+            session.agent.env.emit(init_message(session));
+            Outcome::CommandFailed(error)
+        }
+    };
     // A failed write outranks how the turn otherwise ended: the caller
     // must learn that the stored session is incomplete.
     let outcome = match session.agent.env.failure.get() {
@@ -187,6 +223,7 @@ async fn drive(
         env.defer_totals(session.total_turns + state.num_turns, "running");
 
         let (text, calls) = session.agent.emit_response(&response);
+        let answer = text.clone();
         if !text.is_empty() {
             state.last_text = text;
         }
@@ -199,7 +236,19 @@ async fn drive(
                 .on_stop(&env, None, stop_hook_active, &state.last_text)
                 .await
             {
-                StopVerdict::Finish => return Outcome::Completed,
+                StopVerdict::Finish => match check_structured(session, state, &answer) {
+                    None => return Outcome::Completed,
+                    Some(Err(problem)) => return Outcome::StructuredOutputRetries(problem),
+                    Some(Ok(fix)) => {
+                        env.emit(Message::User(UserMessage::new(
+                            UserContent::Text(fix.clone()),
+                            &session.id,
+                        )));
+                        env.proof.prompt(&fix, None);
+                        push_user(&mut session.history, ChatMessage::user_text(fix));
+                        continue;
+                    }
+                },
                 StopVerdict::Stop(reason) => return Outcome::Halted(Halt::Hook(reason)),
                 StopVerdict::Continue(text) => {
                     stop_hook_active = true;
@@ -232,9 +281,36 @@ async fn drive(
     }
 }
 
+/// Checks the final answer against the output schema. `None`: done (no
+/// schema, or the answer is valid and kept in `state`); `Some(Ok(text))`:
+/// ask the model to fix it with `text`; `Some(Err(problem))`: no fix
+/// requests left.
+fn check_structured(
+    session: &Session,
+    state: &mut TurnState,
+    answer: &str,
+) -> Option<Result<String, String>> {
+    let structured = session.structured.as_ref()?;
+    match structured.check(answer) {
+        Ok(value) => {
+            state.structured_output = Some(value);
+            None
+        }
+        Err(problem) if state.structured_retries >= structured.max_retries => Some(Err(problem)),
+        Err(problem) => {
+            state.structured_retries += 1;
+            Some(Ok(
+                structured.fix_request(&problem, state.structured_retries)
+            ))
+        }
+    }
+}
+
 fn init_message(session: &Session) -> Message {
     let tools: Vec<&str> = session.agent.tools.iter().map(|t| t.name()).collect();
-    let agents: Vec<&String> = session.options.agents.keys().collect();
+    let agents: Vec<&str> = std::iter::once(crate::task_tool::GENERAL_PURPOSE)
+        .chain(session.options.agents.keys().map(String::as_str))
+        .collect();
     session.agent.env.system_message(
         "init",
         json!({
@@ -245,11 +321,12 @@ fn init_message(session: &Session) -> Message {
             "permissionMode": session.agent.governance.admission.mode().as_str(),
             "apiKeySource": session.api_key_source,
             "provider": session.agent.env.client.provider_name(),
-            "slash_commands": [],
+            "slash_commands": crate::slash::command_names(session),
             "output_style": "default",
             "agents": agents,
-            "skills": [],
+            "skills": session.skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
             "plugins": [],
+            "memory_files": session.memory,
             "tascer_version": crate::VERSION,
         }),
     )
@@ -273,6 +350,7 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
         errors: Vec::new(),
         api_error_status: None,
         terminal_reason: "completed".into(),
+        structured_output: state.structured_output.clone(),
         uuid: tascer_core::new_id(),
     };
     result.set_model_usage(&env.model_usage());
@@ -326,6 +404,29 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
             } else {
                 "aborted_streaming".into()
             };
+        }
+        Outcome::CommandFailed(error) => {
+            result.subtype = ResultSubtype::ErrorDuringExecution;
+            result.is_error = true;
+            result.result = Some(error.clone());
+            result.errors.push(error);
+            result.terminal_reason = "turn_setup_failed".into();
+        }
+        Outcome::StructuredOutputRetries(problem) => {
+            result.subtype = ResultSubtype::ErrorMaxStructuredOutputRetries;
+            result.is_error = true;
+            result.terminal_reason = "structured_output_retry_exhausted".into();
+            let message = format!(
+                "Failed to provide valid structured output after {} fix request{}: {problem}",
+                state.structured_retries,
+                if state.structured_retries == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            );
+            result.result = Some(message.clone());
+            result.errors.push(message);
         }
         Outcome::ApiError(err) => {
             result.is_error = true;

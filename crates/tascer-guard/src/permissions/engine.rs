@@ -226,6 +226,38 @@ impl PermissionEngine {
         Ok(())
     }
 
+    /// Adds a session rule that comes from `origin` (a slash command's
+    /// `allowed-tools`), to be taken back with
+    /// [`remove_session_rules_from`](Self::remove_session_rules_from).
+    pub fn add_scoped_rule(
+        &self,
+        behavior: Behavior,
+        rule: &str,
+        origin: &RuleOrigin,
+    ) -> Result<(), PermissionError> {
+        let parsed = PermissionRule::parse_with(rule, origin)?;
+        match self.session_rules.write() {
+            Ok(mut r) => r.push(behavior, parsed),
+            Err(p) => p.into_inner().push(behavior, parsed),
+        }
+        self.clear_cache();
+        Ok(())
+    }
+
+    /// Removes every session rule whose origin names `source_file`.
+    pub fn remove_session_rules_from(&self, source_file: &str) {
+        let mut guard = match self.session_rules.write() {
+            Ok(r) => r,
+            Err(p) => p.into_inner(),
+        };
+        let rules = &mut *guard;
+        for list in [&mut rules.allow, &mut rules.ask, &mut rules.deny] {
+            list.retain(|r| r.origin.source_file.as_deref() != Some(source_file));
+        }
+        drop(guard);
+        self.clear_cache();
+    }
+
     /// The session rules added so far.
     pub fn session_rules(&self) -> PermissionRules {
         match self.session_rules.read() {

@@ -121,3 +121,35 @@ pub fn tool_results(messages: &[Message]) -> Vec<(String, String, bool)> {
     }
     out
 }
+
+/// Writes a file, creating its directories.
+pub fn write_file(path: impl AsRef<std::path::Path>, text: &str) {
+    let path = path.as_ref();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The fields of the run's `system/init` message.
+pub fn init_of(messages: &[Message]) -> serde_json::Map<String, serde_json::Value> {
+    messages
+        .iter()
+        .find_map(|m| match m {
+            Message::System(s) if s.subtype == "init" => Some(s.data.clone()),
+            _ => None,
+        })
+        .expect("an init message")
+}
+
+/// The text of a request's `system` or `content` value: a string, or the
+/// `text` of each block.
+pub fn text_of(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => panic!("neither text nor blocks: {other}"),
+    }
+}
