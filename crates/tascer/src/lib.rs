@@ -24,6 +24,7 @@ mod agent;
 mod client;
 mod compact;
 mod context_cache;
+pub mod contracts;
 mod error;
 mod governance;
 mod options;
