@@ -49,6 +49,8 @@ pub enum Command {
     Export(ExportArgs),
     /// MCP: serve Tascer's tools to MCP clients, or list the configured MCP servers.
     Mcp(crate::mcp_cmds::McpArgs),
+    /// Contracts: markdown task files run as governed agent sessions (run, status).
+    Contracts(crate::contracts_cmds::ContractsArgs),
 }
 
 /// `tascer keys …`

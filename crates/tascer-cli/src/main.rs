@@ -2,6 +2,7 @@
 
 mod args;
 mod asker;
+mod contracts_cmds;
 mod demo;
 mod ledger_cmds;
 mod mcp_check;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
             Some(Command::Report(args)) => ledger_cmds::report(&args),
             Some(Command::Export(args)) => ledger_cmds::export(&args),
             Some(Command::Mcp(args)) => mcp_cmds::run(args).await,
+            Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

@@ -169,7 +169,7 @@ fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {
 /// `TASCER_PRICES` (a JSON price table, inline or as a file path, merged
 /// over the defaults). `None` when neither is set: the library then reads
 /// the provider variables itself.
-fn provider_from_env() -> anyhow::Result<Option<tascer::ProviderConfig>> {
+pub(crate) fn provider_from_env() -> anyhow::Result<Option<tascer::ProviderConfig>> {
     let retries = std::env::var("TASCER_MAX_RETRIES")
         .ok()
         .filter(|v| !v.is_empty());

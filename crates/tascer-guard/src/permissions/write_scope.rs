@@ -73,7 +73,11 @@ impl WriteScopePolicy {
                 ),
             };
         }
-        if self.patterns.iter().any(|p| p.matches(&canonical, cwd, home)) {
+        if self
+            .patterns
+            .iter()
+            .any(|p| p.matches(&canonical, cwd, home))
+        {
             return PolicyVerdict::Abstain;
         }
         PolicyVerdict::Deny {
@@ -178,22 +182,62 @@ mod tests {
     #[test]
     fn writes_inside_the_patterns_pass_and_others_are_denied() {
         let p = WriteScopePolicy::new(&["src/**", "README.md"]).unwrap();
-        assert!(!denied(&verdict(&p, "Write", json!({"file_path": "src/a/b.rs", "content": ""}))));
-        assert!(!denied(&verdict(&p, "Edit", json!({"file_path": "README.md"}))));
-        assert!(denied(&verdict(&p, "Write", json!({"file_path": "other.txt"}))));
-        assert!(denied(&verdict(&p, "Write", json!({"file_path": "src/../x.rs"}))));
-        assert!(denied(&verdict(&p, "Write", json!({"file_path": "/etc/passwd"}))));
+        assert!(!denied(&verdict(
+            &p,
+            "Write",
+            json!({"file_path": "src/a/b.rs", "content": ""})
+        )));
+        assert!(!denied(&verdict(
+            &p,
+            "Edit",
+            json!({"file_path": "README.md"})
+        )));
+        assert!(denied(&verdict(
+            &p,
+            "Write",
+            json!({"file_path": "other.txt"})
+        )));
+        assert!(denied(&verdict(
+            &p,
+            "Write",
+            json!({"file_path": "src/../x.rs"})
+        )));
+        assert!(denied(&verdict(
+            &p,
+            "Write",
+            json!({"file_path": "/etc/passwd"})
+        )));
         // Reads are not this policy's business.
-        assert!(!denied(&verdict(&p, "Read", json!({"file_path": "/etc/hosts"}))));
+        assert!(!denied(&verdict(
+            &p,
+            "Read",
+            json!({"file_path": "/etc/hosts"})
+        )));
     }
 
     #[test]
     fn shell_redirections_and_changing_commands_are_checked() {
         let p = WriteScopePolicy::new(&["out/**"]).unwrap();
-        assert!(!denied(&verdict(&p, "Bash", json!({"command": "echo hi > out/a.txt"}))));
-        assert!(denied(&verdict(&p, "Bash", json!({"command": "echo hi > b.txt"}))));
-        assert!(denied(&verdict(&p, "Bash", json!({"command": "rm -f b.txt"}))));
-        assert!(denied(&verdict(&p, "Bash", json!({"command": "echo x > \"$F\""}))));
+        assert!(!denied(&verdict(
+            &p,
+            "Bash",
+            json!({"command": "echo hi > out/a.txt"})
+        )));
+        assert!(denied(&verdict(
+            &p,
+            "Bash",
+            json!({"command": "echo hi > b.txt"})
+        )));
+        assert!(denied(&verdict(
+            &p,
+            "Bash",
+            json!({"command": "rm -f b.txt"})
+        )));
+        assert!(denied(&verdict(
+            &p,
+            "Bash",
+            json!({"command": "echo x > \"$F\""})
+        )));
         assert!(!denied(&verdict(&p, "Bash", json!({"command": "ls -la"}))));
     }
 

@@ -138,7 +138,9 @@ impl Constraints {
         if found {
             Ok(())
         } else {
-            Err(format!("`{item}` gives no budget (write e.g. `20 turns`, `$1.50` or `10 min`)"))
+            Err(format!(
+                "`{item}` gives no budget (write e.g. `20 turns`, `$1.50` or `10 min`)"
+            ))
         }
     }
 
@@ -172,7 +174,9 @@ fn whole(n: f64, item: &str) -> Result<u32, String> {
     if n.fract() == 0.0 && n >= 1.0 && n <= f64::from(u32::MAX) {
         Ok(n as u32)
     } else {
-        Err(format!("`{item}`: a turn budget is a whole number of at least 1"))
+        Err(format!(
+            "`{item}`: a turn budget is a whole number of at least 1"
+        ))
     }
 }
 

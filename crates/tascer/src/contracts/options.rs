@@ -97,11 +97,12 @@ pub fn contract_options(
     } else {
         c.files.clone()
     };
-    let mut scope = WriteScopePolicy::new(&patterns).map_err(|message| ContractError::Malformed {
-        path: contract.path.clone(),
-        line: 1,
-        message,
-    })?;
+    let mut scope =
+        WriteScopePolicy::new(&patterns).map_err(|message| ContractError::Malformed {
+            path: contract.path.clone(),
+            line: 1,
+            message,
+        })?;
     for dir in protected {
         scope = scope.protected(dir.to_path_buf());
     }
@@ -155,8 +156,11 @@ mod tests {
 
     #[test]
     fn the_default_turn_budget_is_thirty() {
-        let c = parse_str("# Contract: T\n## Status\npending\n## Task\nDo.\n", Path::new("t.md"))
-            .unwrap();
+        let c = parse_str(
+            "# Contract: T\n## Status\npending\n## Task\nDo.\n",
+            Path::new("t.md"),
+        )
+        .unwrap();
         let o = contract_options(&c, &Options::new(), Path::new("/w"), &[], "P").unwrap();
         assert_eq!(o.max_turns, Some(30));
     }

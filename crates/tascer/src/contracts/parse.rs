@@ -151,9 +151,7 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Contract, ContractError> {
     let status = Status::parse(word).ok_or_else(|| {
         malformed(
             status_range.start,
-            format!(
-                "unknown status `{word}` (expected pending, in_progress, completed or failed)"
-            ),
+            format!("unknown status `{word}` (expected pending, in_progress, completed or failed)"),
         )
     })?;
     let Some(task_section) = find("task").first().copied() else {
@@ -304,9 +302,12 @@ mod tests {
 
     #[test]
     fn malformed_contracts_name_the_line_and_problem() {
-        let err = parse_str("# Contract: x\n## Status\ndone\n## Task\nx\n", Path::new("a.md"))
-            .unwrap_err()
-            .to_string();
+        let err = parse_str(
+            "# Contract: x\n## Status\ndone\n## Task\nx\n",
+            Path::new("a.md"),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("a.md:3"), "{err}");
         assert!(err.contains("unknown status `done`"), "{err}");
 

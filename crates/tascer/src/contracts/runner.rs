@@ -88,8 +88,9 @@ impl RunOptions {
     pub fn working_dir(&self) -> Result<PathBuf, ContractError> {
         match &self.cwd {
             Some(cwd) => Ok(cwd.clone()),
-            None => std::env::current_dir()
-                .map_err(|e| ContractError::Other(format!("cannot read the working directory: {e}"))),
+            None => std::env::current_dir().map_err(|e| {
+                ContractError::Other(format!("cannot read the working directory: {e}"))
+            }),
         }
     }
 
@@ -180,7 +181,13 @@ impl RunSummary {
             self.count(RunStatus::Skipped),
         );
         for c in &self.contracts {
-            out.push_str(&format!("- {} ({}): {} — {}", c.name, c.title, c.status.as_str(), c.why));
+            out.push_str(&format!(
+                "- {} ({}): {} — {}",
+                c.name,
+                c.title,
+                c.status.as_str(),
+                c.why
+            ));
             if let Some(s) = &c.session {
                 out.push_str(&format!(
                     "; session {}, {} turn(s), ${:.4}, ledger head {}",
@@ -372,7 +379,10 @@ pub fn result_markdown(status: Status, o: &SessionOutcome) -> String {
     md.push_str(&format!("- Session: {session}\n"));
     md.push_str(&format!("- Turns: {}\n", o.turns));
     md.push_str(&format!("- Cost: ${:.4}\n", o.cost_usd));
-    md.push_str(&format!("- Duration: {:.2} s\n", o.duration_ms as f64 / 1000.0));
+    md.push_str(&format!(
+        "- Duration: {:.2} s\n",
+        o.duration_ms as f64 / 1000.0
+    ));
     let files = if o.files_changed.is_empty() {
         "none".to_string()
     } else {
@@ -397,7 +407,10 @@ pub fn result_markdown(status: Status, o: &SessionOutcome) -> String {
     if let Some(summary) = &o.summary {
         let longest = longest_run(summary, '`');
         let fence = "`".repeat(longest.max(2) + 1);
-        md.push_str(&format!("\n**Summary:**\n\n{fence}text\n{}\n{fence}\n", summary.trim_end()));
+        md.push_str(&format!(
+            "\n**Summary:**\n\n{fence}text\n{}\n{fence}\n",
+            summary.trim_end()
+        ));
     }
     md
 }

@@ -90,16 +90,12 @@ pub(crate) async fn run_session(
                     Message::Assistant(a) => {
                         turn += 1;
                         if let Some(report) = progress {
-                            let tool = a
-                                .message
-                                .content
-                                .iter()
-                                .find_map(|b| match b {
-                                    tascer_core::ContentBlock::ToolUse { name, .. } => {
-                                        Some(name.clone())
-                                    }
-                                    _ => None,
-                                });
+                            let tool = a.message.content.iter().find_map(|b| match b {
+                                tascer_core::ContentBlock::ToolUse { name, .. } => {
+                                    Some(name.clone())
+                                }
+                                _ => None,
+                            });
                             report(Progress::Turn {
                                 name: contract.name.clone(),
                                 turn,
@@ -182,7 +178,10 @@ pub(crate) async fn run_session(
         } else {
             result.errors.join("; ")
         };
-        format!("the session ended in error ({}): {detail}", result.terminal_reason)
+        format!(
+            "the session ended in error ({}): {detail}",
+            result.terminal_reason
+        )
     } else if !refused_writes.is_empty() {
         format!(
             "tried to write outside its allowed files: {} (refused)",

@@ -26,7 +26,10 @@ pub fn render(contract: &Contract, status: Status, result: Option<&str>) -> Stri
             }
             None => {
                 let sep = if text.ends_with('\n') { "\n" } else { "\n\n" };
-                edits.push((text.len()..text.len(), format!("{sep}## Result\n\n{result}\n")));
+                edits.push((
+                    text.len()..text.len(),
+                    format!("{sep}## Result\n\n{result}\n"),
+                ));
             }
         }
     }
@@ -97,9 +100,9 @@ pub fn move_into(contract_path: &Path, dir: &Path) -> Result<PathBuf, ContractEr
         path: dir.to_path_buf(),
         source,
     })?;
-    let name = contract_path
-        .file_name()
-        .ok_or_else(|| ContractError::Other(format!("{} has no file name", contract_path.display())))?;
+    let name = contract_path.file_name().ok_or_else(|| {
+        ContractError::Other(format!("{} has no file name", contract_path.display()))
+    })?;
     let mut target = dir.join(name);
     let stem = contract_path
         .file_stem()
@@ -142,7 +145,10 @@ mod tests {
         let text = "# Contract: x\n## Status\npending\n## Task\nDo.";
         let c = parse_str(text, Path::new("a.md")).unwrap();
         let out = render(&c, Status::Failed, Some("why"));
-        assert_eq!(out, "# Contract: x\n## Status\nfailed\n## Task\nDo.\n\n## Result\n\nwhy\n");
+        assert_eq!(
+            out,
+            "# Contract: x\n## Status\nfailed\n## Task\nDo.\n\n## Result\n\nwhy\n"
+        );
     }
 
     #[test]
