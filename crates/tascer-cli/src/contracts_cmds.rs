@@ -196,10 +196,11 @@ fn summary_table(summary: &RunSummary) -> String {
     }
     let mut out = table(&rows);
     out.push_str(&format!(
-        "{} completed, {} failed, {} malformed\n",
+        "{} completed, {} failed, {} malformed, {} skipped\n",
         summary.count(RunStatus::Completed),
         summary.count(RunStatus::Failed),
-        summary.count(RunStatus::Malformed)
+        summary.count(RunStatus::Malformed),
+        summary.count(RunStatus::Skipped)
     ));
     out
 }

@@ -7,9 +7,11 @@
 
 mod error;
 mod history;
+mod lease;
 mod schema;
 mod store;
 
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
+pub use lease::{Acquired, Holder, Lease, LeaseStore, now_ms};
 pub use store::{NewSession, SessionInfo, SessionStore, Totals};

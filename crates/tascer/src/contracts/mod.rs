@@ -18,6 +18,7 @@
 
 mod constraints;
 mod error;
+mod lease;
 mod options;
 mod parse;
 mod progress;
@@ -27,6 +28,7 @@ mod writeback;
 
 pub use constraints::Constraints;
 pub use error::ContractError;
+pub use lease::{HEARTBEAT_EVERY, MAX_ATTEMPTS, STALE_AFTER, host_name};
 pub use options::{
     CONTRACT_SYSTEM_PROMPT, DEFAULT_MAX_TURNS, GIT_WRITE_DENY_RULES, contract_options,
     contract_prompt,

@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use tascer_store::Acquired;
+
 use super::error::ContractError;
+use super::lease::{Leases, MAX_ATTEMPTS, lease_key};
 use super::options::{CONTRACT_SYSTEM_PROMPT, contract_options, contract_prompt};
 use super::parse::{Contract, Status, parse};
 use super::progress::{Progress, ProgressFn};
@@ -232,13 +235,17 @@ pub fn contract_files(dir: &Path) -> Result<Vec<PathBuf>, ContractError> {
 ///
 /// Malformed contracts are reported and left untouched; completed ones are
 /// written back and moved to the completed directory; failed ones stay,
-/// with status `failed` and why.
+/// with status `failed` and why. Each contract is leased in the store
+/// first, so two executors never run it at once; one left `in_progress` by
+/// an executor that died is retried once, then marked failed.
 pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
     let dir = opts.contracts_dir()?;
     let completed_dir = opts.completed_dir()?;
     let cwd = opts.working_dir()?;
+    let home = opts.base.home.clone().unwrap_or_else(crate::tascer_home);
+    let leases = Leases::open(&home)?;
     let mut summary = RunSummary::default();
-    let mut pending = Vec::new();
+    let mut candidates = Vec::new();
     for path in contract_files(&dir)? {
         match parse(&path) {
             Err(err) => {
@@ -257,17 +264,112 @@ pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
                 // Completed earlier but not moved (a crash in between).
                 move_into(&c.path, &completed_dir)?;
             }
-            Ok(c) if c.status == Status::Pending => pending.push(c),
+            Ok(c) if matches!(c.status, Status::Pending | Status::InProgress) => candidates.push(c),
             Ok(_) => {}
         }
     }
-    for contract in pending {
-        let report = run_contract(contract, opts, &cwd, &dir, &completed_dir).await;
-        notify(opts, &report);
-        summary.contracts.push(report);
+    for contract in candidates {
+        let ctx = RunContext {
+            opts,
+            cwd: &cwd,
+            dir: &dir,
+            completed_dir: &completed_dir,
+        };
+        if let Some(report) = run_leased(contract, &ctx, &leases).await {
+            notify(opts, &report);
+            summary.contracts.push(report);
+        }
     }
     summary.contracts.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(summary)
+}
+
+/// Where one contract runs and where its file goes.
+#[derive(Clone, Copy)]
+pub(crate) struct RunContext<'a> {
+    pub opts: &'a RunOptions,
+    /// The session's working directory.
+    pub cwd: &'a Path,
+    /// The contracts directory (protected from the agent).
+    pub dir: &'a Path,
+    /// The completed directory (protected too).
+    pub completed_dir: &'a Path,
+}
+
+/// Leases `contract` and runs it; `None` when it turned out to be finished
+/// by another executor meanwhile.
+pub(crate) async fn run_leased(
+    contract: Contract,
+    ctx: &RunContext<'_>,
+    leases: &Leases,
+) -> Option<ContractReport> {
+    let key = lease_key(&contract.path);
+    let mut report = ContractReport {
+        name: contract.name.clone(),
+        title: contract.title.clone(),
+        path: contract.path.clone(),
+        status: RunStatus::Skipped,
+        why: String::new(),
+        session: None,
+    };
+    let acquired = {
+        let leases = leases.clone();
+        let path = contract.path.clone();
+        tokio::task::spawn_blocking(move || leases.acquire(&path)).await
+    };
+    let (attempt, previous) = match acquired {
+        Ok(Ok(Acquired::Taken { attempt, previous })) => (attempt, previous),
+        Ok(Ok(Acquired::Held(lease))) => {
+            report.why = format!(
+                "being run by another executor (pid {} on {})",
+                lease.holder.pid, lease.holder.host
+            );
+            return Some(report);
+        }
+        Ok(Err(err)) => {
+            report.why = format!("not started: {err}");
+            return Some(report);
+        }
+        Err(err) => {
+            report.why = format!("not started: {err}");
+            return Some(report);
+        }
+    };
+    // Another executor may have finished it between listing and leasing.
+    let current = match parse(&contract.path) {
+        Ok(c) if c.text == contract.text => c,
+        _ => {
+            leases.release(&key);
+            return None;
+        }
+    };
+    let note = (current.status == Status::InProgress).then(|| match &previous {
+        Some(lease) => format!(
+            "retried after its executor (pid {} on {}) stopped",
+            lease.holder.pid, lease.holder.host
+        ),
+        None => "retried: it was left in progress".to_string(),
+    });
+    let report = if current.status == Status::InProgress && attempt > MAX_ATTEMPTS {
+        let outcome = SessionOutcome {
+            why: format!(
+                "its executor stopped during {} attempts (last: {}); not retried again",
+                attempt - 1,
+                previous
+                    .map(|l| format!("pid {} on {}", l.holder.pid, l.holder.host))
+                    .unwrap_or_else(|| "unknown".into())
+            ),
+            ..SessionOutcome::default()
+        };
+        finish(current, outcome, ctx.completed_dir, report)
+    } else {
+        let heartbeat = leases.keep_alive(&current.path);
+        let report = run_contract(current, ctx, note).await;
+        heartbeat.abort();
+        report
+    };
+    leases.release(&key);
+    Some(report)
 }
 
 fn notify(opts: &RunOptions, report: &ContractReport) {
@@ -286,11 +388,15 @@ fn stem(path: &Path) -> String {
 /// session, writes the result back and moves it when completed.
 pub(crate) async fn run_contract(
     contract: Contract,
-    opts: &RunOptions,
-    cwd: &Path,
-    dir: &Path,
-    completed_dir: &Path,
+    ctx: &RunContext<'_>,
+    note: Option<String>,
 ) -> ContractReport {
+    let RunContext {
+        opts,
+        cwd,
+        dir,
+        completed_dir,
+    } = *ctx;
     let mut report = ContractReport {
         name: contract.name.clone(),
         title: contract.title.clone(),
@@ -334,6 +440,10 @@ pub(crate) async fn run_contract(
             ..SessionOutcome::default()
         },
     };
+    let mut outcome = outcome;
+    if let Some(note) = note {
+        outcome.why = format!("{}; {note}", outcome.why);
+    }
     finish(contract, outcome, completed_dir, report)
 }
 
