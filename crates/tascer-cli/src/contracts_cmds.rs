@@ -10,7 +10,8 @@ use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use tascer::Options;
 use tascer::contracts::{
-    Progress, RunOptions, RunStatus, RunSummary, Status, contract_files, parse, run_all,
+    MergeOutcome, Progress, RunOptions, RunStatus, RunSummary, Status, completed_branches,
+    contract_files, merge_branches, parse, repo_root, run_all,
 };
 use tascer::guard::settings::SettingsSource;
 
@@ -29,6 +30,8 @@ pub enum ContractsCommand {
     Run(ContractsRunArgs),
     /// Show every contract of DIR and of the completed directory with its status.
     Status(ContractsStatusArgs),
+    /// Merge the branches of completed contracts (run with --parallel) into the current branch.
+    Merge(ContractsStatusArgs),
 }
 
 /// Arguments of `tascer contracts run`.
@@ -43,6 +46,10 @@ pub struct ContractsRunArgs {
     /// Model for contracts that name none (default: the provider's).
     #[arg(long)]
     pub model: Option<String>,
+    /// Run up to N contracts at once, each in its own git worktree on branch
+    /// `contracts/<name>` (merge them with `tascer contracts merge`).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub parallel: usize,
     /// Print the run's summary as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -67,6 +74,7 @@ pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         ContractsCommand::Run(a) => run_contracts(a).await,
         ContractsCommand::Status(a) => status(a),
+        ContractsCommand::Merge(a) => merge(a).await,
     }
 }
 
@@ -79,7 +87,12 @@ async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
         SettingsSource::Project,
         SettingsSource::Local,
     ];
-    let mut opts = RunOptions::new(&args.dir).base(base);
+    if args.parallel == 0 {
+        anyhow::bail!("--parallel must be at least 1");
+    }
+    let mut opts = RunOptions::new(&args.dir)
+        .base(base)
+        .parallel(args.parallel);
     opts.completed_dir = args.completed_dir.clone();
     let dir = opts.contracts_dir()?;
     if !dir.is_dir() {
@@ -330,4 +343,49 @@ fn status_row(path: PathBuf) -> StatusRow {
             outcome: None,
         },
     }
+}
+
+/// `tascer contracts merge`: merges completed contracts' branches, in
+/// file-name order; conflicts are reported and aborted, never forced.
+async fn merge(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = RunOptions::new(&args.dir);
+    opts.completed_dir = args.completed_dir.clone();
+    let cwd = opts.working_dir()?;
+    let repo = repo_root(&cwd).await?;
+    let branches = completed_branches(&opts.completed_dir()?)?;
+    let results = merge_branches(&repo, &branches).await?;
+    let ok = results
+        .iter()
+        .all(|(_, o)| matches!(o, MergeOutcome::Merged { .. } | MergeOutcome::UpToDate));
+    if args.json {
+        let rows: Vec<_> = results
+            .iter()
+            .map(|(b, o)| serde_json::json!({"branch": b, "outcome": o}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if results.is_empty() {
+        println!("no completed contract branches to merge");
+    } else {
+        let mut rows = vec![["BRANCH".to_string(), "RESULT".to_string()]];
+        for (branch, outcome) in &results {
+            let text = match outcome {
+                MergeOutcome::Merged { head } => format!("merged ({head})"),
+                MergeOutcome::UpToDate => "already merged".to_string(),
+                MergeOutcome::Conflict { files } => {
+                    format!(
+                        "CONFLICT in {} (merge aborted; resolve by hand: git merge {branch})",
+                        files.join(", ")
+                    )
+                }
+                MergeOutcome::Refused { message } => format!("not merged: {message}"),
+            };
+            rows.push([branch.clone(), text]);
+        }
+        print!("{}", table(&rows));
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -24,6 +24,7 @@ mod parse;
 mod progress;
 mod runner;
 mod session;
+mod worktree;
 mod writeback;
 
 pub use constraints::Constraints;
@@ -39,4 +40,8 @@ pub use runner::{
     ContractReport, RunOptions, RunStatus, RunSummary, contract_files, result_markdown, run_all,
 };
 pub use session::SessionOutcome;
+pub use worktree::{
+    BRANCH_PREFIX, MergeOutcome, Worktree, branch_name, commit_message, completed_branches,
+    merge_branches, repo_root,
+};
 pub use writeback::{move_into, render, write_atomic, write_back};

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use futures::StreamExt;
 use tascer_store::Acquired;
 
 use super::error::ContractError;
@@ -11,6 +12,7 @@ use super::options::{CONTRACT_SYSTEM_PROMPT, contract_options, contract_prompt};
 use super::parse::{Contract, Status, parse};
 use super::progress::{Progress, ProgressFn};
 use super::session::{SessionOutcome, run_session};
+use super::worktree::{self, repo_root};
 use super::writeback::{move_into, write_back};
 use crate::options::Options;
 
@@ -268,14 +270,25 @@ pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
             Ok(_) => {}
         }
     }
-    for contract in candidates {
-        let ctx = RunContext {
-            opts,
-            cwd: &cwd,
-            dir: &dir,
-            completed_dir: &completed_dir,
-        };
-        if let Some(report) = run_leased(contract, &ctx, &leases).await {
+    let repo = if opts.parallel > 1 && !candidates.is_empty() {
+        Some(repo_root(&cwd).await?)
+    } else {
+        None
+    };
+    let git_lock = tokio::sync::Mutex::new(());
+    let ctx = RunContext {
+        opts,
+        cwd: &cwd,
+        dir: &dir,
+        completed_dir: &completed_dir,
+        repo: repo.as_deref(),
+        git_lock: &git_lock,
+    };
+    let mut runs = futures::stream::iter(candidates)
+        .map(|contract| run_leased(contract, &ctx, &leases))
+        .buffer_unordered(opts.parallel.max(1));
+    while let Some(done) = runs.next().await {
+        if let Some(report) = done {
             notify(opts, &report);
             summary.contracts.push(report);
         }
@@ -294,6 +307,11 @@ pub(crate) struct RunContext<'a> {
     pub dir: &'a Path,
     /// The completed directory (protected too).
     pub completed_dir: &'a Path,
+    /// With `--parallel`: the repository, each contract runs in its own
+    /// worktree of it.
+    pub repo: Option<&'a Path>,
+    /// Serializes git commands that change the repository's refs.
+    pub git_lock: &'a tokio::sync::Mutex<()>,
 }
 
 /// Leases `contract` and runs it; `None` when it turned out to be finished
@@ -396,6 +414,8 @@ pub(crate) async fn run_contract(
         cwd,
         dir,
         completed_dir,
+        repo,
+        git_lock,
     } = *ctx;
     let mut report = ContractReport {
         name: contract.name.clone(),
@@ -418,11 +438,39 @@ pub(crate) async fn run_contract(
             title: contract.title.clone(),
         });
     }
+    let worktree = match repo {
+        Some(repo) => {
+            let _git = git_lock.lock().await;
+            match worktree::create(repo, &contract.name).await {
+                Ok(wt) => Some(wt),
+                Err(err) => {
+                    let outcome = SessionOutcome {
+                        why: format!("no worktree: {err}"),
+                        ..SessionOutcome::default()
+                    };
+                    return finish(contract, outcome, completed_dir, report);
+                }
+            }
+        }
+        None => None,
+    };
+    let session_cwd = worktree.as_ref().map(|w| w.path.as_path()).unwrap_or(cwd);
+    // The worktree's own copy of the contract directories is protected too.
+    let mirrored: Vec<PathBuf> = match (&worktree, repo) {
+        (Some(wt), Some(repo)) => [dir, completed_dir]
+            .iter()
+            .filter_map(|d| d.strip_prefix(repo).ok())
+            .map(|rel| wt.path.join(rel))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut protected: Vec<&Path> = vec![dir, completed_dir];
+    protected.extend(mirrored.iter().map(PathBuf::as_path));
     let outcome = match contract_options(
         &contract,
         &opts.base,
-        cwd,
-        &[dir, completed_dir],
+        session_cwd,
+        &protected,
         &opts.system_prompt,
     ) {
         Ok(options) => {
@@ -441,6 +489,38 @@ pub(crate) async fn run_contract(
         },
     };
     let mut outcome = outcome;
+    if let Some(wt) = &worktree {
+        let _git = git_lock.lock().await;
+        if outcome.completed {
+            let file = contract
+                .path
+                .strip_prefix(repo.unwrap_or(cwd))
+                .unwrap_or(&contract.path)
+                .display()
+                .to_string();
+            let message = worktree::commit_message(
+                &contract.title,
+                &outcome.why,
+                &outcome.session_id,
+                outcome.ledger_head.as_deref(),
+                &file,
+            );
+            outcome.branch = Some(wt.branch.clone());
+            match wt.commit(&message).await {
+                Ok(commit) => outcome.commit = commit,
+                Err(err) => {
+                    outcome.completed = false;
+                    outcome.why = format!(
+                        "{}, but its changes could not be committed: {err}",
+                        outcome.why
+                    );
+                }
+            }
+        }
+        if let Err(err) = wt.remove().await {
+            tracing::warn!("cannot remove the worktree {}: {err}", wt.path.display());
+        }
+    }
     if let Some(note) = note {
         outcome.why = format!("{}; {note}", outcome.why);
     }
@@ -510,6 +590,12 @@ pub fn result_markdown(status: Status, o: &SessionOutcome) -> String {
     match &o.signing_key {
         Some(k) => md.push_str(&format!("- Signing key: `{k}`\n")),
         None => md.push_str("- Signing key: none (unsigned: no signing key was configured)\n"),
+    }
+    if let Some(branch) = &o.branch {
+        match &o.commit {
+            Some(c) => md.push_str(&format!("- Branch: `{branch}` at `{c}`\n")),
+            None => md.push_str(&format!("- Branch: `{branch}` (no changes to commit)\n")),
+        }
     }
     if !o.refused.is_empty() {
         md.push_str(&format!("- Refused calls: {}\n", o.refused.join(", ")));

@@ -43,6 +43,10 @@ pub struct SessionOutcome {
     pub signing_key: Option<String>,
     /// Tool calls that were refused, as `Tool(detail)`.
     pub refused: Vec<String>,
+    /// With `--parallel`: the contract's branch.
+    pub branch: Option<String>,
+    /// With `--parallel`: the commit Tascer made on it (`None`: no changes).
+    pub commit: Option<String>,
 }
 
 /// Runs `prompt` as a session with `options`, stopping it after
