@@ -236,6 +236,10 @@ pub struct RunArgs {
     /// Use only the servers of --mcp-config (ignore .mcp.json and settings files).
     #[arg(long)]
     pub strict_mcp_config: bool,
+    /// Offer the ExecuteContracts tool (a manager session): it runs the pending
+    /// contracts of DIR (default `contracts`) and returns their summary.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "contracts")]
+    pub execute_contracts: Option<PathBuf>,
 }
 
 /// Arguments of `tascer demo`.

@@ -78,15 +78,59 @@ pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
+/// Variables read from the environment for contractors' provider: when any
+/// `TASCER_CONTRACTOR_<NAME>` is set, contractors use only those (e.g.
+/// `TASCER_CONTRACTOR_CLAUDE_CODE_OAUTH_TOKEN`), so a manager on one
+/// provider can run contractors on another.
+pub const CONTRACTOR_PREFIX: &str = "TASCER_CONTRACTOR_";
+
+/// The options contractors start from: their provider (see
+/// [`CONTRACTOR_PREFIX`]), settings files, and `TASCER_CONTRACTOR_MODEL`.
+pub fn contractor_base() -> anyhow::Result<Options> {
     let mut base = Options::new();
-    base.provider = crate::run::provider_from_env()?;
-    base.model = args.model.clone();
+    let prefixed = std::env::vars().any(|(k, _)| {
+        k.strip_prefix(CONTRACTOR_PREFIX)
+            .is_some_and(|rest| rest != "MODEL")
+    });
+    base.provider = if prefixed {
+        let mut provider = tascer::ProviderConfig::from_env_with(|name| {
+            std::env::var(format!("{CONTRACTOR_PREFIX}{name}")).ok()
+        })
+        .context("contractor provider (TASCER_CONTRACTOR_* variables)")?;
+        if let Some(general) = crate::run::provider_from_env()? {
+            provider.max_retries = general.max_retries;
+            provider.prices = general.prices;
+        }
+        Some(provider)
+    } else {
+        crate::run::provider_from_env()?
+    };
+    base.model = std::env::var(format!("{CONTRACTOR_PREFIX}MODEL"))
+        .ok()
+        .filter(|m| !m.is_empty());
     base.setting_sources = vec![
         SettingsSource::User,
         SettingsSource::Project,
         SettingsSource::Local,
     ];
+    Ok(base)
+}
+
+/// The run options of a manager session's `ExecuteContracts` tool.
+pub fn manager_run_options(
+    dir: &std::path::Path,
+    cwd: Option<PathBuf>,
+) -> anyhow::Result<RunOptions> {
+    let mut opts = RunOptions::new(dir).base(contractor_base()?);
+    opts.cwd = cwd;
+    Ok(opts)
+}
+
+async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
+    let mut base = contractor_base()?;
+    if args.model.is_some() {
+        base.model = args.model.clone();
+    }
     if args.parallel == 0 {
         anyhow::bail!("--parallel must be at least 1");
     }

@@ -240,6 +240,11 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     options.claude_settings = args.claude_settings;
     options.additional_directories = args.add_dir.clone();
     options.mcp_servers = mcp_servers(args)?;
+    if let Some(dir) = &args.execute_contracts {
+        options.execute_contracts = Some(std::sync::Arc::new(
+            crate::contracts_cmds::manager_run_options(dir, args.cwd.clone())?,
+        ));
+    }
     Ok(options)
 }
 

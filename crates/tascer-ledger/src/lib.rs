@@ -30,6 +30,7 @@ pub mod record;
 pub mod report;
 pub mod sign;
 pub mod store;
+pub mod tree;
 pub mod verify;
 mod worktree_watch;
 
@@ -54,4 +55,5 @@ pub use record::{GateOutcome, ToolRecord, ToolStatus};
 pub use report::{ReportData, ReportTool};
 pub use sign::{SignedHead, head_message};
 pub use store::LedgerStore;
+pub use tree::{CHILD_SESSION_FIELD, ChildLink, TreeNode, child_link_payload, child_links};
 pub use verify::{VerifyReport, verify_session};

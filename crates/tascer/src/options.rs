@@ -143,6 +143,9 @@ pub struct Options {
     /// Answers the model's `AskUserQuestion` calls (a terminal prompt, a
     /// UI). Without one, the tool reports that no one can answer.
     pub user_answerer: Option<Arc<dyn tascer_tools::UserAnswerer>>,
+    /// Offer the `ExecuteContracts` tool (a manager session): it runs the
+    /// pending contracts with these options and returns their summary.
+    pub execute_contracts: Option<Arc<crate::contracts::RunOptions>>,
 }
 
 /// Environment variables recorded in tool-call context by default.

@@ -121,6 +121,12 @@ impl Proof {
             .push((kind, payload));
     }
 
+    /// Appends a `checkpoint` naming a child session and its head (see
+    /// [`tascer_ledger::child_link_payload`]).
+    pub fn child_session(&self, payload: Value) {
+        self.append(EntryKind::Checkpoint, payload);
+    }
+
     /// Writes every staged entry (and its evidence) now.
     pub fn flush(&self) {
         self.inner.commit(None);

@@ -24,6 +24,7 @@ mod parse;
 mod progress;
 mod runner;
 mod session;
+mod tool;
 mod worktree;
 mod writeback;
 
@@ -40,6 +41,8 @@ pub use runner::{
     ContractReport, RunOptions, RunStatus, RunSummary, contract_files, result_markdown, run_all,
 };
 pub use session::SessionOutcome;
+pub use tool::EXECUTE_CONTRACTS_TOOL_NAME;
+pub(crate) use tool::ExecuteContractsTool;
 pub use worktree::{
     BRANCH_PREFIX, MergeOutcome, Worktree, branch_name, commit_message, completed_branches,
     merge_branches, repo_root,

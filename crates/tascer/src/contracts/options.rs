@@ -107,6 +107,7 @@ pub fn contract_options(
         scope = scope.protected(dir.to_path_buf());
     }
     o.policies.push(Arc::new(scope));
+    o.execute_contracts = None;
     o.session_id = None;
     o.resume = None;
     o.continue_conversation = false;
