@@ -115,3 +115,72 @@ fn a_manager_runs_contracts_and_its_verify_covers_the_children() {
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains(&format!("✗ {child}")), "{stdout}");
 }
+
+/// The mission's set-up: the manager on an OpenAI-compatible router (key +
+/// the router's extra headers), contractors on Anthropic with an OAuth
+/// bearer token and no API key. Each request reaches the mock with the
+/// right credentials and headers.
+#[test]
+fn manager_on_a_router_and_contractors_on_an_oauth_token() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(ws.join("contracts")).unwrap();
+    std::fs::write(ws.join("contracts/01-alpha.md"), ALPHA).unwrap();
+    let server = MockServer::start_blocking(scenario()).unwrap();
+
+    let out = tascer(&home, &ws)
+        .env("OPENAI_API_KEY", "router-key")
+        .env("OPENAI_BASE_URL", server.openai_base_url())
+        .env(
+            "TASCER_EXTRA_HEADERS",
+            r#"{"HTTP-Referer": "https://tascer.example", "X-Title": "Tascer manager"}"#,
+        )
+        .env("TASCER_CONTRACTOR_CLAUDE_CODE_OAUTH_TOKEN", "oat-secret")
+        .env("TASCER_CONTRACTOR_ANTHROPIC_BASE_URL", server.url())
+        .args([
+            "run",
+            "--output-format",
+            "stream-json",
+            "--permission-mode",
+            "bypassPermissions",
+            "--execute-contracts",
+            "contracts",
+            "Run the contracts.",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        ws.join("contracts_completed/01-alpha.md").is_file(),
+        "{stdout}"
+    );
+
+    let requests = server.requests();
+    let manager: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    let contractor: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/v1/messages"))
+        .collect();
+    assert_eq!(manager.len(), 2, "{requests:#?}");
+    assert_eq!(contractor.len(), 2, "{requests:#?}");
+    for r in manager {
+        assert_eq!(r.headers["authorization"], "Bearer router-key");
+        assert_eq!(r.headers["http-referer"], "https://tascer.example");
+        assert_eq!(r.headers["x-title"], "Tascer manager");
+    }
+    for r in contractor {
+        assert_eq!(r.headers["authorization"], "Bearer oat-secret");
+        assert!(r.headers["anthropic-beta"].contains("oauth-2025-04-20"));
+        assert!(!r.headers.contains_key("x-api-key"), "{:?}", r.headers);
+        assert!(
+            !r.headers.contains_key("x-title"),
+            "router headers stay with the manager"
+        );
+    }
+}
