@@ -242,9 +242,19 @@ pub struct RunArgs {
     pub execute_contracts: Option<PathBuf>,
 }
 
+/// What `tascer demo` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DemoTopic {
+    /// Markdown contracts run as governed sessions (`tascer contracts run`).
+    Contracts,
+}
+
 /// Arguments of `tascer demo`.
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
+    /// Another demo instead of the default session (`contracts`).
+    #[arg(value_enum)]
+    pub topic: Option<DemoTopic>,
     /// Keep the demo's workspace and store instead of deleting them.
     #[arg(long)]
     pub keep: bool,

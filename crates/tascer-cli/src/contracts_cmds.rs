@@ -166,13 +166,13 @@ async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
 /// Progress bars: one spinner per running contract (hidden when standard
 /// error is not a terminal).
 #[derive(Clone)]
-struct Display {
+pub(crate) struct Display {
     multi: MultiProgress,
     bars: Arc<Mutex<HashMap<String, ProgressBar>>>,
 }
 
 impl Display {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Display {
             multi: MultiProgress::new(),
             bars: Arc::new(Mutex::new(HashMap::new())),
@@ -197,7 +197,7 @@ impl Display {
             .clone()
     }
 
-    fn update(&self, progress: Progress) {
+    pub(crate) fn update(&self, progress: Progress) {
         match progress {
             Progress::Started { name, title } => self.bar(&name).set_message(title),
             Progress::Turn { name, turn, tool } => {
@@ -215,13 +215,13 @@ impl Display {
         }
     }
 
-    fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let _ = self.multi.clear();
     }
 }
 
 /// The final table: contract, status, turns, cost, duration, session, why.
-fn summary_table(summary: &RunSummary) -> String {
+pub(crate) fn summary_table(summary: &RunSummary) -> String {
     let mut rows = vec![[
         "CONTRACT".to_string(),
         "STATUS".to_string(),

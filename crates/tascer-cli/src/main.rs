@@ -4,6 +4,7 @@ mod args;
 mod asker;
 mod contracts_cmds;
 mod demo;
+mod demo_contracts;
 mod ledger_cmds;
 mod mcp_check;
 mod mcp_cmds;
@@ -36,6 +37,9 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async move {
         match cli.command {
             Some(Command::Run(args)) => run::run(*args).await,
+            Some(Command::Demo(args)) if args.topic == Some(args::DemoTopic::Contracts) => {
+                demo_contracts::demo_contracts(args).await
+            }
             Some(Command::Demo(args)) => demo::demo(args).await,
             Some(Command::Sessions {
                 command: SessionsCommand::List { limit, json },

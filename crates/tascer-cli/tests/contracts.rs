@@ -255,3 +255,20 @@ fn status_table_and_missing_directory() {
     assert!(!out.status.success());
     assert!(stderr.contains("no contracts directory"), "{stderr}");
 }
+
+#[test]
+fn demo_contracts_runs_without_an_api_key() {
+    let root = tempfile::tempdir().unwrap();
+    let out = tascer(root.path(), root.path())
+        .args(["demo", "contracts"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 completed, 2 failed, 1 malformed"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("entries, signed").count(), 3, "{stdout}");
+    assert!(!stdout.contains('✗'), "{stdout}");
+}
