@@ -4,6 +4,7 @@
 //! `scripts/bench grep` (see [`GROUPS`]).
 
 mod cli;
+mod contracts;
 mod gates;
 mod guard;
 mod ledger;
@@ -20,6 +21,7 @@ const GROUPS: &[(&str, &str)] = &[
     ("guard", "permission decisions and PreToolUse hooks"),
     ("ledger", "ledger append, verify, context capture"),
     ("gates", "default pre+post gates of an Edit call"),
+    ("contracts", "contract executor overhead and contracts/minute at --parallel 1, 2, 4"),
 ];
 
 fn usage() -> String {
@@ -56,6 +58,7 @@ async fn main() -> anyhow::Result<()> {
             "guard" => guard::run().await?,
             "ledger" => ledger::run().await?,
             "gates" => gates::run().await?,
+            "contracts" => contracts::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());
