@@ -32,7 +32,8 @@ fn contract_text(title: &str, file: &str) -> String {
 
 fn turns(file: &str, latency_ms: u64) -> Vec<Turn> {
     vec![
-        Turn::tool("Write", json!({"file_path": file, "content": "x\n"})).with_latency_ms(latency_ms),
+        Turn::tool("Write", json!({"file_path": file, "content": "x\n"}))
+            .with_latency_ms(latency_ms),
         Turn::text(format!("Wrote {file}.")).with_latency_ms(latency_ms),
     ]
 }
@@ -89,7 +90,10 @@ async fn one_contract(base: &Options, ws: &Path, i: usize) -> anyhow::Result<f64
     let summary = run_all(&RunOptions::new("contracts").cwd(ws).base(base.clone())).await?;
     let ms = ms_since(start);
     if summary.count(RunStatus::Completed) != 1 {
-        bail!("the benchmarked contract did not complete: {}", summary.to_markdown());
+        bail!(
+            "the benchmarked contract did not complete: {}",
+            summary.to_markdown()
+        );
     }
     Ok(ms)
 }
@@ -136,7 +140,9 @@ pub async fn run() -> anyhow::Result<()> {
         "",
         "",
     );
-    table.note(format!("{SAMPLES} samples each, after 2 warm-up rounds; sequential, in one directory."));
+    table.note(format!(
+        "{SAMPLES} samples each, after 2 warm-up rounds; sequential, in one directory."
+    ));
     table.print();
 
     // Throughput at --parallel 1, 2, 4.
@@ -180,7 +186,10 @@ pub async fn run() -> anyhow::Result<()> {
             let summary = run_all(&opts).await?;
             let ms = ms_since(start);
             if summary.count(RunStatus::Completed) != CONTRACTS {
-                bail!("throughput run at --parallel {parallel}: {}", summary.to_markdown());
+                bail!(
+                    "throughput run at --parallel {parallel}: {}",
+                    summary.to_markdown()
+                );
             }
             walls.push(ms);
             rates.push(CONTRACTS as f64 / (ms / 60_000.0));

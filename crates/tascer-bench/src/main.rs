@@ -21,7 +21,10 @@ const GROUPS: &[(&str, &str)] = &[
     ("guard", "permission decisions and PreToolUse hooks"),
     ("ledger", "ledger append, verify, context capture"),
     ("gates", "default pre+post gates of an Edit call"),
-    ("contracts", "contract executor overhead and contracts/minute at --parallel 1, 2, 4"),
+    (
+        "contracts",
+        "contract executor overhead and contracts/minute at --parallel 1, 2, 4",
+    ),
 ];
 
 fn usage() -> String {
