@@ -5,6 +5,7 @@
 
 mod cli;
 mod concurrency;
+mod contracts;
 mod gates;
 mod guard;
 mod hook;
@@ -29,6 +30,9 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "concurrency",
         "sessions/s of 20 and 50 tascer run processes on one home",
+    (
+        "contracts",
+        "contract executor overhead and contracts/minute at --parallel 1, 2, 4",
     ),
 ];
 
@@ -68,6 +72,7 @@ async fn main() -> anyhow::Result<()> {
             "gates" => gates::run().await?,
             "hook" => hook::run().await?,
             "concurrency" => concurrency::run().await?,
+            "contracts" => contracts::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

@@ -56,6 +56,8 @@ pub enum Command {
     Install(InstallArgs),
     /// Take out what `tascer install` put in.
     Uninstall(InstallArgs),
+    /// Contracts: markdown task files run as governed agent sessions (run, status).
+    Contracts(crate::contracts_cmds::ContractsArgs),
 }
 
 /// Arguments of `tascer install` / `tascer uninstall`.
@@ -269,6 +271,10 @@ pub struct RunArgs {
     /// is retried like a server error. Connecting waits at most 10 s.
     #[arg(long, value_name = "SECONDS", env = "TASCER_REQUEST_TIMEOUT", value_parser = parse_seconds)]
     pub request_timeout: Option<std::time::Duration>,
+    /// Offer the ExecuteContracts tool (a manager session): it runs the pending
+    /// contracts of DIR (default `contracts`) and returns their summary.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "contracts")]
+    pub execute_contracts: Option<PathBuf>,
 }
 
 /// A positive number of seconds (fractions allowed), as a duration.
@@ -285,9 +291,19 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
+/// What `tascer demo` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DemoTopic {
+    /// Markdown contracts run as governed sessions (`tascer contracts run`).
+    Contracts,
+}
+
 /// Arguments of `tascer demo`.
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
+    /// Another demo instead of the default session (`contracts`).
+    #[arg(value_enum)]
+    pub topic: Option<DemoTopic>,
     /// Keep the demo's workspace and store instead of deleting them.
     #[arg(long)]
     pub keep: bool,

@@ -195,13 +195,46 @@ pub(crate) fn verify_sessions(
             }
         };
         out.ok &= report.ok;
-        out.reports.push(serde_json::to_value(&report)?);
+        let mut value = serde_json::to_value(&report)?;
         let head = ledger.head(session).ok().flatten();
         let signer = head
             .and_then(|h| h.key_id)
             .or_else(|| key.as_ref().filter(|_| report.signed).map(key_id));
         out.lines
             .extend(verify_lines(&report, signer.as_deref(), key.is_some()));
+        if !all {
+            // Child sessions the session recorded (contracts run by a
+            // manager): each must verify and hold the recorded head.
+            let children = ledger
+                .verify_children(session, key.as_ref())
+                .map_err(|err| session_error(session, err))?;
+            for node in &children {
+                out.ok &= node.ok();
+                let indent = "    ".repeat(node.depth);
+                let link = format!(
+                    "child of {} (entry {}, head {} at entry {})",
+                    node.parent, node.link.parent_seq, node.link.head, node.link.seq
+                );
+                if let Some(err) = &node.error {
+                    out.lines
+                        .push(format!("{indent}✗ {}: {link}: {err}", node.link.session_id));
+                } else if let Some(r) = &node.report {
+                    let signer = ledger
+                        .head(&node.link.session_id)
+                        .ok()
+                        .flatten()
+                        .and_then(|h| h.key_id);
+                    for line in verify_lines(r, signer.as_deref(), key.is_some()) {
+                        out.lines.push(format!("{indent}{line}"));
+                    }
+                    out.lines.push(format!("{indent}    {link}"));
+                }
+            }
+            if !children.is_empty() {
+                value["children"] = serde_json::to_value(&children)?;
+            }
+        }
+        out.reports.push(value);
     }
     Ok(out)
 }

@@ -2,9 +2,11 @@
 
 mod args;
 mod asker;
+mod contracts_cmds;
 mod demo;
 mod hook;
 mod install;
+mod demo_contracts;
 mod ledger_cmds;
 mod mcp_check;
 mod mcp_cmds;
@@ -41,6 +43,9 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async move {
         match cli.command {
             Some(Command::Run(args)) => run::run(*args).await,
+            Some(Command::Demo(args)) if args.topic == Some(args::DemoTopic::Contracts) => {
+                demo_contracts::demo_contracts(args).await
+            }
             Some(Command::Demo(args)) => demo::demo(args).await,
             Some(Command::Sessions {
                 command: SessionsCommand::List { limit, json },
@@ -59,6 +64,7 @@ fn main() -> ExitCode {
             Some(Command::Hook) => Ok(ExitCode::FAILURE),
             Some(Command::Install(args)) => install::install(args.user),
             Some(Command::Uninstall(args)) => install::uninstall(args.user),
+            Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

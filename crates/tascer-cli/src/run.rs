@@ -213,7 +213,7 @@ fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {
 /// over the defaults) and `--request-timeout` / `TASCER_REQUEST_TIMEOUT`.
 /// `None` when none is set: the library then reads the provider variables
 /// itself.
-fn provider_from_env(
+pub(crate) fn provider_from_env(
     request_timeout: Option<std::time::Duration>,
 ) -> anyhow::Result<Option<tascer::ProviderConfig>> {
     let retries = std::env::var("TASCER_MAX_RETRIES")
@@ -297,6 +297,11 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     if let Some(schema) = &args.json_schema {
         options = options.json_schema(json_schema(schema)?);
         options.max_structured_output_retries = structured_retries_from_env()?;
+    }
+    if let Some(dir) = &args.execute_contracts {
+        options.execute_contracts = Some(std::sync::Arc::new(
+            crate::contracts_cmds::manager_run_options(dir, args.cwd.clone())?,
+        ));
     }
     Ok(options)
 }

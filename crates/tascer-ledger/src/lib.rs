@@ -31,6 +31,7 @@ pub mod report;
 pub mod sign;
 pub mod store;
 pub mod summary;
+pub mod tree;
 pub mod verify;
 mod worktree_watch;
 
@@ -56,4 +57,5 @@ pub use report::{ReportData, ReportTool};
 pub use sign::{SignedHead, head_message};
 pub use store::LedgerStore;
 pub use summary::{SummaryMismatch, check_summary};
+pub use tree::{CHILD_SESSION_FIELD, ChildLink, TreeNode, child_link_payload, child_links};
 pub use verify::{VerifyReport, verify_session};

@@ -32,8 +32,49 @@ pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// The environment variables [`ProviderConfig::from_env`] looks for, as named
 /// in [`ModelError::MissingApiKey`].
-pub const API_KEY_VARS: &str =
-    "ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server";
+pub const API_KEY_VARS: &str = "ANTHROPIC_API_KEY (or an OAuth bearer token in ANTHROPIC_AUTH_TOKEN / \
+     CLAUDE_CODE_OAUTH_TOKEN), or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server";
+
+/// Extra headers for every request, from the environment: a JSON object
+/// (`{"HTTP-Referer": "https://…", "X-Title": "…"}`) or `Name: value`
+/// lines (e.g. an OpenAI-compatible router's attribution headers).
+pub const EXTRA_HEADERS_VAR: &str = "TASCER_EXTRA_HEADERS";
+
+/// The `anthropic-beta` flag sent with a `CLAUDE_CODE_OAUTH_TOKEN`.
+pub const ANTHROPIC_OAUTH_BETA: &str = "oauth-2025-04-20";
+
+/// Parses [`EXTRA_HEADERS_VAR`]'s value: a JSON object of strings, or
+/// `Name: value` pairs one per line.
+pub fn parse_extra_headers(text: &str) -> Result<Vec<(String, String)>, ModelError> {
+    let text = text.trim();
+    if text.starts_with('{') {
+        let map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).map_err(|e| {
+                ModelError::InvalidConfig(format!("{EXTRA_HEADERS_VAR} is not a JSON object: {e}"))
+            })?;
+        return map
+            .into_iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => Ok((k, s)),
+                other => Err(ModelError::InvalidConfig(format!(
+                    "{EXTRA_HEADERS_VAR}: the value of {k:?} must be a string, got {other}"
+                ))),
+            })
+            .collect();
+    }
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let (name, value) = line.split_once(':').ok_or_else(|| {
+                ModelError::InvalidConfig(format!(
+                    "{EXTRA_HEADERS_VAR}: {line:?} is not `Name: value` (or pass a JSON object)"
+                ))
+            })?;
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        })
+        .collect()
+}
 
 /// How to reach and use one model provider.
 #[derive(Clone)]
@@ -112,11 +153,41 @@ impl ProviderConfig {
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
+        let mut config = Self::provider_from_vars(&var)?;
+        if let Some(headers) = var(EXTRA_HEADERS_VAR) {
+            config.extra_headers.extend(parse_extra_headers(&headers)?);
+        }
+        Ok(config)
+    }
+
+    /// The provider and its credentials, without `TASCER_EXTRA_HEADERS`.
+    fn provider_from_vars(var: &impl Fn(&str) -> Option<String>) -> Result<Self, ModelError> {
         if let Some(key) = var("ANTHROPIC_API_KEY") {
             let mut config = Self::anthropic();
             config.api_key = Some(key);
             if let Some(base) = var("ANTHROPIC_BASE_URL") {
                 config.base_url = base;
+            }
+            return Ok(config);
+        }
+        // An OAuth bearer token instead of an API key (Claude Code's
+        // variables): sent as `Authorization: Bearer`, no `x-api-key`.
+        let bearer = var("ANTHROPIC_AUTH_TOKEN")
+            .map(|t| (t, false))
+            .or_else(|| var("CLAUDE_CODE_OAUTH_TOKEN").map(|t| (t, true)));
+        if let Some((token, oauth)) = bearer {
+            let mut config = Self::anthropic();
+            if let Some(base) = var("ANTHROPIC_BASE_URL") {
+                config.base_url = base;
+            }
+            config
+                .extra_headers
+                .push(("authorization".into(), format!("Bearer {token}")));
+            if oauth {
+                // Anthropic accepts Claude OAuth tokens with this beta flag.
+                config
+                    .extra_headers
+                    .push(("anthropic-beta".into(), ANTHROPIC_OAUTH_BETA.into()));
             }
             return Ok(config);
         }
@@ -182,6 +253,60 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn oauth_tokens_are_bearer_headers_without_an_api_key() {
+        let c = ProviderConfig::from_env_with(env(&[
+            ("CLAUDE_CODE_OAUTH_TOKEN", "oat-1"),
+            ("OPENAI_API_KEY", "sk-oai"),
+        ]))
+        .unwrap();
+        assert_eq!(c.kind, ProviderKind::Anthropic);
+        assert_eq!(c.api_key, None);
+        assert_eq!(
+            c.extra_headers,
+            vec![
+                ("authorization".to_string(), "Bearer oat-1".to_string()),
+                (
+                    "anthropic-beta".to_string(),
+                    ANTHROPIC_OAUTH_BETA.to_string()
+                ),
+            ]
+        );
+        let c = ProviderConfig::from_env_with(env(&[
+            ("ANTHROPIC_AUTH_TOKEN", "tok"),
+            ("CLAUDE_CODE_OAUTH_TOKEN", "oat-1"),
+            ("ANTHROPIC_BASE_URL", "http://gw"),
+        ]))
+        .unwrap();
+        assert_eq!(c.base_url, "http://gw");
+        assert_eq!(
+            c.extra_headers,
+            vec![("authorization".to_string(), "Bearer tok".to_string())]
+        );
+    }
+
+    #[test]
+    fn extra_headers_from_json_or_lines() {
+        let c = ProviderConfig::from_env_with(env(&[
+            ("OPENAI_API_KEY", "k"),
+            ("OPENAI_BASE_URL", "https://openrouter.ai/api/v1"),
+            (
+                EXTRA_HEADERS_VAR,
+                r#"{"HTTP-Referer": "https://x.example", "X-Title": "T"}"#,
+            ),
+        ]))
+        .unwrap();
+        assert_eq!(c.extra_headers.len(), 2);
+        assert!(c.extra_headers.contains(&("X-Title".into(), "T".into())));
+        assert_eq!(
+            parse_extra_headers("A: 1\n\n B : two words ").unwrap(),
+            vec![("A".into(), "1".into()), ("B".into(), "two words".into())]
+        );
+        let err = parse_extra_headers("no colon").unwrap_err().to_string();
+        assert!(err.contains("TASCER_EXTRA_HEADERS"), "{err}");
+        assert!(parse_extra_headers(r#"{"A": 1}"#).is_err());
     }
 
     #[test]

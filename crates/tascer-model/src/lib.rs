@@ -40,7 +40,8 @@ mod types;
 
 pub use client::ModelClient;
 pub use config::{
-    ANTHROPIC_DEFAULT_BASE_URL, API_KEY_VARS, OPENAI_DEFAULT_BASE_URL, ProviderConfig, ProviderKind,
+    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_OAUTH_BETA, API_KEY_VARS, EXTRA_HEADERS_VAR,
+    OPENAI_DEFAULT_BASE_URL, ProviderConfig, ProviderKind, parse_extra_headers,
 };
 pub use error::ModelError;
 pub use price::{Price, PriceTable};

@@ -8,6 +8,7 @@
 pub mod db;
 mod error;
 mod history;
+mod lease;
 mod schema;
 mod store;
 mod summary;
@@ -15,5 +16,6 @@ mod summary;
 pub use db::{Contention, Db, DbError};
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
+pub use lease::{Acquired, Holder, Lease, LeaseStore, now_ms};
 pub use store::{NewSession, SessionInfo, SessionStore, Totals};
 pub use summary::{SessionSummary, session_summary};

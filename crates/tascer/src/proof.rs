@@ -138,6 +138,12 @@ impl Proof {
             .push((kind, payload));
     }
 
+    /// Appends a `checkpoint` naming a child session and its head (see
+    /// [`tascer_ledger::child_link_payload`]).
+    pub fn child_session(&self, payload: Value) {
+        self.append(EntryKind::Checkpoint, payload);
+    }
+
     /// Writes every staged entry (and its evidence) now. False when the
     /// write failed: the caller must not act as if it were recorded.
     #[must_use]

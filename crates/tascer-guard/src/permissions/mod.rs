@@ -33,6 +33,7 @@ mod shell_policy;
 mod suggest;
 mod wildcard;
 mod workaround;
+mod write_scope;
 
 pub use call::ToolCall;
 pub use callback::{
@@ -54,3 +55,4 @@ pub use sensitive::{DEFAULT_SENSITIVE, SensitivePatterns};
 pub use shell_policy::{CommandRule, ShellCommandPolicy};
 pub use wildcard::wildcard_match;
 pub use workaround::{Escalation, WorkaroundConfig};
+pub use write_scope::WriteScopePolicy;

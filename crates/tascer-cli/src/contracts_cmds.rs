@@ -1,0 +1,435 @@
+//! `tascer contracts run|status`: markdown contracts run as governed sessions.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use tascer::Options;
+use tascer::contracts::{
+    MergeOutcome, Progress, RunOptions, RunStatus, RunSummary, Status, completed_branches,
+    contract_files, merge_branches, parse, repo_root, run_all,
+};
+use tascer::guard::settings::SettingsSource;
+
+/// Arguments of `tascer contracts`.
+#[derive(Debug, Args)]
+pub struct ContractsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ContractsCommand,
+}
+
+/// `tascer contracts …`
+#[derive(Debug, Subcommand)]
+pub enum ContractsCommand {
+    /// Run the pending contracts of DIR (default `contracts/`), in file-name order.
+    Run(ContractsRunArgs),
+    /// Show every contract of DIR and of the completed directory with its status.
+    Status(ContractsStatusArgs),
+    /// Merge the branches of completed contracts (run with --parallel) into the current branch.
+    Merge(ContractsStatusArgs),
+}
+
+/// Arguments of `tascer contracts run`.
+#[derive(Debug, Args)]
+pub struct ContractsRunArgs {
+    /// The contracts directory.
+    #[arg(default_value = "contracts")]
+    pub dir: PathBuf,
+    /// Where completed contracts are moved (default: `contracts_completed` next to DIR).
+    #[arg(long, value_name = "DIR")]
+    pub completed_dir: Option<PathBuf>,
+    /// Model for contracts that name none (default: the provider's).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Run up to N contracts at once, each in its own git worktree on branch
+    /// `contracts/<name>` (merge them with `tascer contracts merge`).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub parallel: usize,
+    /// Print the run's summary as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tascer contracts status`.
+#[derive(Debug, Args)]
+pub struct ContractsStatusArgs {
+    /// The contracts directory.
+    #[arg(default_value = "contracts")]
+    pub dir: PathBuf,
+    /// The completed directory (default: `contracts_completed` next to DIR).
+    #[arg(long, value_name = "DIR")]
+    pub completed_dir: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `tascer contracts …`.
+pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        ContractsCommand::Run(a) => run_contracts(a).await,
+        ContractsCommand::Status(a) => status(a),
+        ContractsCommand::Merge(a) => merge(a).await,
+    }
+}
+
+/// Variables read from the environment for contractors' provider: when any
+/// `TASCER_CONTRACTOR_<NAME>` is set, contractors use only those (e.g.
+/// `TASCER_CONTRACTOR_CLAUDE_CODE_OAUTH_TOKEN`), so a manager on one
+/// provider can run contractors on another.
+pub const CONTRACTOR_PREFIX: &str = "TASCER_CONTRACTOR_";
+
+/// The options contractors start from: their provider (see
+/// [`CONTRACTOR_PREFIX`]), settings files, and `TASCER_CONTRACTOR_MODEL`.
+pub fn contractor_base() -> anyhow::Result<Options> {
+    let mut base = Options::new();
+    let prefixed = std::env::vars().any(|(k, _)| {
+        k.strip_prefix(CONTRACTOR_PREFIX)
+            .is_some_and(|rest| rest != "MODEL")
+    });
+    base.provider = if prefixed {
+        let mut provider = tascer::ProviderConfig::from_env_with(|name| {
+            std::env::var(format!("{CONTRACTOR_PREFIX}{name}")).ok()
+        })
+        .context("contractor provider (TASCER_CONTRACTOR_* variables)")?;
+        if let Some(general) = crate::run::provider_from_env()? {
+            provider.max_retries = general.max_retries;
+            provider.prices = general.prices;
+        }
+        Some(provider)
+    } else {
+        crate::run::provider_from_env()?
+    };
+    base.model = std::env::var(format!("{CONTRACTOR_PREFIX}MODEL"))
+        .ok()
+        .filter(|m| !m.is_empty());
+    base.setting_sources = vec![
+        SettingsSource::User,
+        SettingsSource::Project,
+        SettingsSource::Local,
+    ];
+    Ok(base)
+}
+
+/// The run options of a manager session's `ExecuteContracts` tool.
+pub fn manager_run_options(
+    dir: &std::path::Path,
+    cwd: Option<PathBuf>,
+) -> anyhow::Result<RunOptions> {
+    let mut opts = RunOptions::new(dir).base(contractor_base()?);
+    opts.cwd = cwd;
+    Ok(opts)
+}
+
+async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
+    let mut base = contractor_base()?;
+    if args.model.is_some() {
+        base.model = args.model.clone();
+    }
+    if args.parallel == 0 {
+        anyhow::bail!("--parallel must be at least 1");
+    }
+    let mut opts = RunOptions::new(&args.dir)
+        .base(base)
+        .parallel(args.parallel);
+    opts.completed_dir = args.completed_dir.clone();
+    let dir = opts.contracts_dir()?;
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "no contracts directory {}: create it and add contract files (see docs/contracts.md)",
+            dir.display()
+        );
+    }
+    let display = Display::new();
+    let shown = display.clone();
+    opts = opts.progress(Arc::new(move |p| shown.update(p)));
+    let summary = run_all(&opts).await?;
+    display.clear();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", summary_table(&summary));
+    }
+    let bad = summary.count(RunStatus::Failed) + summary.count(RunStatus::Malformed);
+    Ok(if bad == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Progress bars: one spinner per running contract (hidden when standard
+/// error is not a terminal).
+#[derive(Clone)]
+pub(crate) struct Display {
+    multi: MultiProgress,
+    bars: Arc<Mutex<HashMap<String, ProgressBar>>>,
+}
+
+impl Display {
+    pub(crate) fn new() -> Self {
+        Display {
+            multi: MultiProgress::new(),
+            bars: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    fn bar(&self, name: &str) -> ProgressBar {
+        let mut bars = match self.bars.lock() {
+            Ok(b) => b,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        bars.entry(name.to_string())
+            .or_insert_with(|| {
+                let bar = self.multi.add(ProgressBar::new_spinner());
+                if let Ok(style) = ProgressStyle::with_template("{spinner} {prefix:.bold} {msg}") {
+                    bar.set_style(style);
+                }
+                bar.set_prefix(name.to_string());
+                bar.enable_steady_tick(std::time::Duration::from_millis(120));
+                bar
+            })
+            .clone()
+    }
+
+    pub(crate) fn update(&self, progress: Progress) {
+        match progress {
+            Progress::Started { name, title } => self.bar(&name).set_message(title),
+            Progress::Turn { name, turn, tool } => {
+                let tool = tool.map(|t| format!(" · {t}")).unwrap_or_default();
+                self.bar(&name).set_message(format!("turn {turn}{tool}"));
+            }
+            Progress::Cost { name, cost_usd } => {
+                self.bar(&name).set_message(format!("${cost_usd:.4}"));
+            }
+            Progress::Finished(report) => {
+                let bar = self.bar(&report.name);
+                bar.finish_with_message(format!("{} — {}", report.status.as_str(), report.why));
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn clear(&self) {
+        let _ = self.multi.clear();
+    }
+}
+
+/// The final table: contract, status, turns, cost, duration, session, why.
+pub(crate) fn summary_table(summary: &RunSummary) -> String {
+    let mut rows = vec![[
+        "CONTRACT".to_string(),
+        "STATUS".to_string(),
+        "TURNS".to_string(),
+        "COST".to_string(),
+        "TIME".to_string(),
+        "SESSION".to_string(),
+        "WHY".to_string(),
+    ]];
+    for c in &summary.contracts {
+        let (turns, cost, time, session) = match &c.session {
+            Some(s) => (
+                s.turns.to_string(),
+                format!("${:.4}", s.cost_usd),
+                format!("{:.1}s", s.duration_ms as f64 / 1000.0),
+                s.session_id.clone(),
+            ),
+            None => Default::default(),
+        };
+        rows.push([
+            c.name.clone(),
+            c.status.as_str().to_string(),
+            turns,
+            cost,
+            time,
+            session,
+            c.why.clone(),
+        ]);
+    }
+    let mut out = table(&rows);
+    out.push_str(&format!(
+        "{} completed, {} failed, {} malformed, {} skipped\n",
+        summary.count(RunStatus::Completed),
+        summary.count(RunStatus::Failed),
+        summary.count(RunStatus::Malformed),
+        summary.count(RunStatus::Skipped)
+    ));
+    out
+}
+
+/// Left-aligned columns separated by two spaces (the last one unpadded).
+fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// One line of `tascer contracts status`.
+#[derive(Debug, serde::Serialize)]
+struct StatusRow {
+    name: String,
+    title: String,
+    status: String,
+    path: PathBuf,
+    /// `file:line: what is wrong` for a malformed contract.
+    error: Option<String>,
+    session: Option<String>,
+    outcome: Option<String>,
+}
+
+fn status(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = RunOptions::new(&args.dir);
+    opts.completed_dir = args.completed_dir.clone();
+    let dir = opts.contracts_dir()?;
+    let completed = opts.completed_dir()?;
+    let mut rows = Vec::new();
+    for d in [&dir, &completed] {
+        if !d.is_dir() {
+            continue;
+        }
+        for path in contract_files(d).with_context(|| format!("cannot list {}", d.display()))? {
+            rows.push(status_row(path));
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        println!(
+            "no contracts in {} or {}",
+            dir.display(),
+            completed.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table_rows = vec![[
+        "CONTRACT".to_string(),
+        "STATUS".to_string(),
+        "SESSION".to_string(),
+        "TITLE / OUTCOME".to_string(),
+    ]];
+    for r in &rows {
+        let detail = match (&r.error, &r.outcome) {
+            (Some(e), _) => e.clone(),
+            (None, Some(o)) => format!("{} — {o}", r.title),
+            (None, None) => r.title.clone(),
+        };
+        table_rows.push([
+            r.name.clone(),
+            r.status.clone(),
+            r.session.clone().unwrap_or_default(),
+            detail,
+        ]);
+    }
+    print!("{}", table(&table_rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status_row(path: PathBuf) -> StatusRow {
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match parse(&path) {
+        Ok(c) => {
+            let result = c.result.clone().unwrap_or_default();
+            let field = |label: &str| {
+                result.lines().find_map(|l| {
+                    l.trim()
+                        .strip_prefix(label)
+                        .map(|v| v.trim().trim_matches('`').to_string())
+                })
+            };
+            let outcome = match c.status {
+                Status::Completed | Status::Failed => field("**Outcome:**"),
+                _ => None,
+            };
+            StatusRow {
+                name,
+                title: c.title,
+                status: c.status.to_string(),
+                path,
+                error: None,
+                session: field("- Session:").filter(|s| s != "none"),
+                outcome,
+            }
+        }
+        Err(err) => StatusRow {
+            name,
+            title: String::new(),
+            status: "malformed".to_string(),
+            path,
+            error: Some(err.to_string()),
+            session: None,
+            outcome: None,
+        },
+    }
+}
+
+/// `tascer contracts merge`: merges completed contracts' branches, in
+/// file-name order; conflicts are reported and aborted, never forced.
+async fn merge(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = RunOptions::new(&args.dir);
+    opts.completed_dir = args.completed_dir.clone();
+    let cwd = opts.working_dir()?;
+    let repo = repo_root(&cwd).await?;
+    let branches = completed_branches(&opts.completed_dir()?)?;
+    let results = merge_branches(&repo, &branches).await?;
+    let ok = results
+        .iter()
+        .all(|(_, o)| matches!(o, MergeOutcome::Merged { .. } | MergeOutcome::UpToDate));
+    if args.json {
+        let rows: Vec<_> = results
+            .iter()
+            .map(|(b, o)| serde_json::json!({"branch": b, "outcome": o}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if results.is_empty() {
+        println!("no completed contract branches to merge");
+    } else {
+        let mut rows = vec![["BRANCH".to_string(), "RESULT".to_string()]];
+        for (branch, outcome) in &results {
+            let text = match outcome {
+                MergeOutcome::Merged { head } => format!("merged ({head})"),
+                MergeOutcome::UpToDate => "already merged".to_string(),
+                MergeOutcome::Conflict { files } => {
+                    format!(
+                        "CONFLICT in {} (merge aborted; resolve by hand: git merge {branch})",
+                        files.join(", ")
+                    )
+                }
+                MergeOutcome::Refused { message } => format!("not merged: {message}"),
+            };
+            rows.push([branch.clone(), text]);
+        }
+        print!("{}", table(&rows));
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,168 @@
+//! Constraints → session [`Options`]: what a contract may do, enforced.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tascer_guard::permissions::{PermissionMode, WriteScopePolicy};
+
+use super::error::ContractError;
+use super::parse::Contract;
+use crate::options::{Options, SystemPrompt};
+
+/// The turn budget of a contract that names none.
+pub const DEFAULT_MAX_TURNS: u32 = 30;
+
+/// What the executor tells every contract's agent (after Tascer's default
+/// system prompt).
+pub const CONTRACT_SYSTEM_PROMPT: &str = "You are executing a contract: a self-contained task. \
+Only modify files, do not use git (Tascer commits your changes). Stay within the contract's \
+constraints; writes outside the files it allows are refused. When you are done, reply with a \
+short summary of what you changed and anything left undone.";
+
+/// Deny rules that refuse git commands which write (the repository, its
+/// refs, its index or the working tree).
+pub const GIT_WRITE_DENY_RULES: &[&str] = &[
+    "Bash(git add:*)",
+    "Bash(git am:*)",
+    "Bash(git apply:*)",
+    "Bash(git branch:*)",
+    "Bash(git checkout:*)",
+    "Bash(git cherry-pick:*)",
+    "Bash(git clean:*)",
+    "Bash(git commit:*)",
+    "Bash(git config:*)",
+    "Bash(git fetch:*)",
+    "Bash(git gc:*)",
+    "Bash(git init:*)",
+    "Bash(git merge:*)",
+    "Bash(git mv:*)",
+    "Bash(git notes:*)",
+    "Bash(git pull:*)",
+    "Bash(git push:*)",
+    "Bash(git rebase:*)",
+    "Bash(git remote:*)",
+    "Bash(git reset:*)",
+    "Bash(git restore:*)",
+    "Bash(git revert:*)",
+    "Bash(git rm:*)",
+    "Bash(git stash:*)",
+    "Bash(git submodule:*)",
+    "Bash(git switch:*)",
+    "Bash(git tag:*)",
+    "Bash(git update-ref:*)",
+    "Bash(git worktree:*)",
+];
+
+/// The options of `contract`'s session: `base` (provider, home, key,
+/// settings…) with the contract's constraints applied, run in `cwd`.
+///
+/// * files → a [`WriteScopePolicy`] (writes elsewhere are refused); with no
+///   file constraint, writes are still limited to `cwd`;
+/// * `protected` directories (the contract directories) refuse every write;
+/// * tools → `tools`; turns → `max_turns` (default [`DEFAULT_MAX_TURNS`]);
+///   `$` → `max_budget_usd`; model → `model`;
+/// * the mode is `bypassPermissions` unless `base` sets one (deny rules,
+///   policies and gates still apply), and git commands that write are
+///   denied by rule.
+pub fn contract_options(
+    contract: &Contract,
+    base: &Options,
+    cwd: &Path,
+    protected: &[&Path],
+    system_prompt: &str,
+) -> Result<Options, ContractError> {
+    let c = &contract.constraints;
+    let mut o = base.clone();
+    o.cwd = Some(cwd.to_path_buf());
+    o.system_prompt = match &base.system_prompt {
+        SystemPrompt::Replace(p) => SystemPrompt::Replace(format!("{p}\n\n{system_prompt}")),
+        SystemPrompt::Append(p) => SystemPrompt::Append(format!("{p}\n\n{system_prompt}")),
+        SystemPrompt::Default => SystemPrompt::Append(system_prompt.to_string()),
+    };
+    o.max_turns = Some(c.max_turns.or(base.max_turns).unwrap_or(DEFAULT_MAX_TURNS));
+    o.max_budget_usd = c.max_budget_usd.or(base.max_budget_usd);
+    if let Some(model) = &c.model {
+        o.model = Some(model.clone());
+    }
+    if let Some(tools) = &c.tools {
+        o.tools = Some(tools.clone());
+    }
+    if o.permission_mode.is_none() {
+        o.permission_mode = Some(PermissionMode::BypassPermissions);
+    }
+    o.disallowed_tools
+        .extend(GIT_WRITE_DENY_RULES.iter().map(|r| r.to_string()));
+    let patterns: Vec<String> = if c.files.is_empty() {
+        vec!["**".to_string()]
+    } else {
+        c.files.clone()
+    };
+    let mut scope =
+        WriteScopePolicy::new(&patterns).map_err(|message| ContractError::Malformed {
+            path: contract.path.clone(),
+            line: 1,
+            message,
+        })?;
+    for dir in protected {
+        scope = scope.protected(dir.to_path_buf());
+    }
+    o.policies.push(Arc::new(scope));
+    o.execute_contracts = None;
+    o.session_id = None;
+    o.resume = None;
+    o.continue_conversation = false;
+    Ok(o)
+}
+
+/// The first prompt of a contract's session: its title, task and
+/// constraints.
+pub fn contract_prompt(contract: &Contract) -> String {
+    let mut prompt = format!("# Contract: {}\n\n{}\n", contract.title, contract.task);
+    let lines = contract.constraints.describe();
+    if !lines.is_empty() {
+        prompt.push_str("\n## Constraints\n");
+        for line in lines {
+            prompt.push_str(&format!("- {line}\n"));
+        }
+    }
+    prompt
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::contracts::parse::parse_str;
+
+    #[test]
+    fn constraints_become_options() {
+        let c = parse_str(
+            "# Contract: T\n## Status\npending\n## Task\nDo.\n## Constraints\n- Files: a.txt\n- Tools: Write\n- Budget: 4 turns, $0.10\n- Model: m-1\n- Be brief\n",
+            Path::new("t.md"),
+        )
+        .unwrap();
+        let o = contract_options(&c, &Options::new(), Path::new("/w"), &[], "P").unwrap();
+        assert_eq!(o.max_turns, Some(4));
+        assert_eq!(o.max_budget_usd, Some(0.10));
+        assert_eq!(o.model.as_deref(), Some("m-1"));
+        assert_eq!(o.tools, Some(vec!["Write".to_string()]));
+        assert_eq!(o.permission_mode, Some(PermissionMode::BypassPermissions));
+        assert!(o.disallowed_tools.iter().any(|r| r == "Bash(git commit:*)"));
+        assert_eq!(o.policies.len(), 1);
+        assert_eq!(o.system_prompt, SystemPrompt::Append("P".into()));
+        let prompt = contract_prompt(&c);
+        assert!(prompt.contains("# Contract: T\n\nDo.\n"));
+        assert!(prompt.contains("- Be brief\n"));
+    }
+
+    #[test]
+    fn the_default_turn_budget_is_thirty() {
+        let c = parse_str(
+            "# Contract: T\n## Status\npending\n## Task\nDo.\n",
+            Path::new("t.md"),
+        )
+        .unwrap();
+        let o = contract_options(&c, &Options::new(), Path::new("/w"), &[], "P").unwrap();
+        assert_eq!(o.max_turns, Some(30));
+    }
+}
