@@ -30,6 +30,7 @@ pub mod record;
 pub mod report;
 pub mod sign;
 pub mod store;
+pub mod transfer;
 pub mod verify;
 mod worktree_watch;
 

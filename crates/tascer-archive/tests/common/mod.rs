@@ -1,0 +1,347 @@
+//! Shared set-up: a real signed session (SQLite ledger, evidence blobs and
+//! files, a working directory with a .gitignore), a failing store wrapper
+//! for interrupted uploads, and a real S3-compatible server (moto).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::fmt;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, UploadPart,
+};
+use serde_json::json;
+use tascer_ledger::keys::random_signing_key;
+use tascer_ledger::{EntryKind, Ledger, SigningKey, key_id};
+
+/// A session recorded in a temporary Tascer home.
+pub struct Session {
+    pub dir: tempfile::TempDir,
+    pub ledger: Ledger,
+    pub key: SigningKey,
+    pub id: String,
+    pub workdir: PathBuf,
+}
+
+impl Session {
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+}
+
+/// Records a signed session: start, a tool record with one small (database)
+/// and one large (file) evidence, end; and a working directory.
+pub fn recorded_session(big_file_bytes: usize) -> Session {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let key = random_signing_key().unwrap();
+    let ledger = Ledger::open_in_home(&home, Some(key.clone())).unwrap();
+    let id = "0b6f7c1e-archive-test".to_string();
+    ledger
+        .append(
+            &id,
+            EntryKind::SessionStart,
+            json!({"model": "mock", "signing_key_id": key_id(&key.verifying_key())}),
+        )
+        .unwrap();
+    let small = b"small tool output".to_vec();
+    let large = vec![b'L'; 100 * 1024];
+    let refs = [
+        tascer_ledger::sha256_ref(&small),
+        tascer_ledger::sha256_ref(&large),
+    ];
+    ledger
+        .append_with_evidence(
+            &id,
+            EntryKind::ToolRecord,
+            json!({"tool": "Bash", "evidence": refs}),
+            &[small, large],
+        )
+        .unwrap();
+    ledger
+        .append(&id, EntryKind::SessionEnd, json!({"status": "success"}))
+        .unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(workdir.join("src")).unwrap();
+    std::fs::create_dir_all(workdir.join("target")).unwrap();
+    std::fs::write(workdir.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(workdir.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(workdir.join("README.md"), "# work\n").unwrap();
+    std::fs::write(workdir.join("target/ignored.o"), "junk").unwrap();
+    if big_file_bytes > 0 {
+        // Incompressible, so the tarball is as large (multipart upload).
+        let mut bytes = vec![0u8; big_file_bytes];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for b in &mut bytes {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        std::fs::write(workdir.join("data.bin"), bytes).unwrap();
+    }
+    Session {
+        dir,
+        ledger,
+        key,
+        id,
+        workdir,
+    }
+}
+
+/// Every regular file under `dir`, relative, with its bytes, sorted.
+pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in walk(dir) {
+        let rel = entry
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        out.push((rel, std::fs::read(&entry).unwrap()));
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Wraps a real store and fails the `fail_at`-th simple put, or the
+/// `fail_at`-th multipart part, as a dropped connection would.
+#[derive(Debug)]
+pub struct Failing {
+    pub inner: Arc<dyn ObjectStore>,
+    pub fail_put_at: usize,
+    pub fail_part_at: usize,
+    pub puts: AtomicUsize,
+    pub parts: Arc<AtomicUsize>,
+}
+
+impl Failing {
+    pub fn new(inner: Arc<dyn ObjectStore>, fail_put_at: usize, fail_part_at: usize) -> Self {
+        Failing {
+            inner,
+            fail_put_at,
+            fail_part_at,
+            puts: AtomicUsize::new(0),
+            parts: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+}
+
+impl fmt::Display for Failing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Failing({})", self.inner)
+    }
+}
+
+fn injected() -> object_store::Error {
+    object_store::Error::Generic {
+        store: "failing",
+        source: "connection dropped (injected)".into(),
+    }
+}
+
+#[derive(Debug)]
+struct FailingUpload {
+    inner: Box<dyn MultipartUpload>,
+    fail_at: usize,
+    parts: Arc<AtomicUsize>,
+}
+
+#[async_trait]
+impl MultipartUpload for FailingUpload {
+    fn put_part(&mut self, data: PutPayload) -> UploadPart {
+        let n = self.parts.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == self.fail_at {
+            return Box::pin(async { Err(injected()) });
+        }
+        self.inner.put_part(data)
+    }
+    async fn complete(&mut self) -> object_store::Result<PutResult> {
+        self.inner.complete().await
+    }
+    async fn abort(&mut self) -> object_store::Result<()> {
+        self.inner.abort().await
+    }
+}
+
+#[async_trait]
+impl ObjectStore for Failing {
+    async fn put_opts(
+        &self,
+        location: &ObjectPath,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        let n = self.puts.fetch_add(1, Ordering::SeqCst) + 1;
+        if n == self.fail_put_at {
+            return Err(injected());
+        }
+        self.inner.put_opts(location, payload, opts).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        location: &ObjectPath,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        let inner = self.inner.put_multipart_opts(location, opts).await?;
+        Ok(Box::new(FailingUpload {
+            inner,
+            fail_at: self.fail_part_at,
+            parts: Arc::clone(&self.parts),
+        }))
+    }
+    async fn get_opts(
+        &self,
+        location: &ObjectPath,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<ObjectPath>>,
+    ) -> BoxStream<'static, object_store::Result<ObjectPath>> {
+        self.inner.delete_stream(locations)
+    }
+    fn list(
+        &self,
+        prefix: Option<&ObjectPath>,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&ObjectPath>,
+    ) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+    async fn copy_opts(
+        &self,
+        from: &ObjectPath,
+        to: &ObjectPath,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+/// A moto S3 server on a free loopback port, killed when dropped — and by
+/// a watchdog when the test process dies without dropping it.
+pub struct Moto {
+    pub endpoint: String,
+    child: Child,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How to install moto, for the SKIPPED line.
+pub const MOTO_HINT: &str = "install with scripts/install-test-deps (pip install 'moto[server]')";
+
+/// Starts moto, or returns `None` (after printing one SKIPPED line) when
+/// `moto_server` is not installed.
+pub fn start_moto(test: &str) -> Option<Moto> {
+    let found = Command::new("moto_server")
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!("SKIPPED: {test}: moto_server not found; {MOTO_HINT}");
+        return None;
+    }
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // The watchdog shell runs moto and kills it once this test process is
+    // gone (a panicking or killed test binary leaves no server behind).
+    let script = format!(
+        "moto_server -H 127.0.0.1 -p {port} >/dev/null 2>&1 & m=$!; \
+         trap 'kill $m 2>/dev/null' EXIT TERM; \
+         while kill -0 {pid} 2>/dev/null && kill -0 $m 2>/dev/null; do sleep 0.2; done",
+        pid = std::process::id()
+    );
+    let child = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let moto = Moto {
+        endpoint: format!("http://127.0.0.1:{port}"),
+        child,
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "moto_server did not start on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some(moto)
+}
+
+impl Moto {
+    /// The `AWS_*` environment a client of this server needs.
+    pub fn env(&self) -> Vec<(String, String)> {
+        [
+            ("AWS_ENDPOINT_URL", self.endpoint.as_str()),
+            ("AWS_ACCESS_KEY_ID", "testing"),
+            ("AWS_SECRET_ACCESS_KEY", "testing"),
+            ("AWS_REGION", "us-east-1"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+
+    /// Raw HTTP to the server (bucket creation, multipart listing).
+    pub fn http(&self, method: &str, path: &str) -> String {
+        use std::io::{Read, Write};
+        let addr = self.endpoint.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    /// Creates a bucket.
+    pub fn create_bucket(&self, bucket: &str) {
+        let reply = self.http("PUT", &format!("/{bucket}"));
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    }
+}
