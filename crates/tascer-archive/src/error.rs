@@ -63,6 +63,20 @@ pub enum ArchiveError {
         /// What is wrong.
         detail: String,
     },
+    /// The Tascer home has no signing key: archives must be signed.
+    #[error("no signing key at {path}: run `tascer keys generate` first (archives are signed)")]
+    NoKey {
+        /// Where the key was looked for.
+        path: PathBuf,
+    },
+    /// The archive was uploaded but does not verify from the destination.
+    #[error("the archive at {url} does not verify after upload: {detail}")]
+    NotVerified {
+        /// The archive's URL.
+        url: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// JSON (de)serialization failed.
     #[error("invalid JSON: {0}")]
     Json(#[from] serde_json::Error),

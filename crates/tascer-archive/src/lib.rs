@@ -21,6 +21,7 @@
 pub mod create;
 pub mod error;
 pub mod manifest;
+pub mod session;
 pub mod target;
 pub mod verify;
 pub mod workdir;
@@ -28,6 +29,9 @@ pub mod workdir;
 pub use create::{ArchiveRequest, Archived, Staged, list_archives, stage, upload};
 pub use error::{ArchiveError, Result};
 pub use manifest::{FileEntry, LedgerHead, Manifest, Signer, Skipped};
+pub use session::{
+    ArchiveRecord, ArchiveSettings, PruneOutcome, archive_session, prune_evidence, recorded_workdir,
+};
 pub use target::Location;
 pub use verify::{ArchiveReport, VerifyProblem, verify_archive};
 pub use workdir::WorkdirPolicy;

@@ -43,13 +43,19 @@ pub fn recorded_session(big_file_bytes: usize) -> Session {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let key = random_signing_key().unwrap();
+    tascer_ledger::keys::write_keypair(&key, &tascer_ledger::KeyPaths::in_home(&home)).unwrap();
     let ledger = Ledger::open_in_home(&home, Some(key.clone())).unwrap();
     let id = "0b6f7c1e-archive-test".to_string();
+    let workdir = dir.path().join("work");
     ledger
         .append(
             &id,
             EntryKind::SessionStart,
-            json!({"model": "mock", "signing_key_id": key_id(&key.verifying_key())}),
+            json!({
+                "model": "mock",
+                "signing_key_id": key_id(&key.verifying_key()),
+                "context": {"cwd": workdir.display().to_string()},
+            }),
         )
         .unwrap();
     let small = b"small tool output".to_vec();
@@ -69,7 +75,6 @@ pub fn recorded_session(big_file_bytes: usize) -> Session {
     ledger
         .append(&id, EntryKind::SessionEnd, json!({"status": "success"}))
         .unwrap();
-    let workdir = dir.path().join("work");
     std::fs::create_dir_all(workdir.join("src")).unwrap();
     std::fs::create_dir_all(workdir.join("target")).unwrap();
     std::fs::write(workdir.join(".gitignore"), "target/\n").unwrap();
