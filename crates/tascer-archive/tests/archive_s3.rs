@@ -6,22 +6,22 @@ mod common;
 
 use std::sync::{Arc, OnceLock};
 
-use common::{Failing, Moto, recorded_session, start_moto, tree};
+use common::{Failing, recorded_session, tree};
 use object_store::ObjectStoreExt as _;
 use tascer_archive::{
     ArchiveRequest, Location, WorkdirPolicy, list_archives, stage, upload, verify_archive,
 };
+use tascer_testkit::s3::{MOTO_INSTALL_HINT, S3Server as Moto};
 
 /// The one server of this binary (its watchdog kills it when the binary
 /// exits).
 fn moto(test: &str) -> Option<&'static Moto> {
     static MOTO: OnceLock<Option<Moto>> = OnceLock::new();
-    let moto = MOTO.get_or_init(|| start_moto("archive_s3")).as_ref();
+    let moto = MOTO
+        .get_or_init(|| Moto::start().expect("moto_server is installed but does not start"))
+        .as_ref();
     if moto.is_none() {
-        eprintln!(
-            "SKIPPED: {test}: moto_server not found; {}",
-            common::MOTO_HINT
-        );
+        eprintln!("SKIPPED: {test}: moto_server not found; {MOTO_INSTALL_HINT}");
     }
     moto
 }
@@ -46,7 +46,7 @@ async fn s3_round_trip_with_multipart_upload() {
     let Some(moto) = moto("s3_round_trip_with_multipart_upload") else {
         return;
     };
-    moto.create_bucket("roundtrip");
+    moto.create_bucket("roundtrip").unwrap();
     // 12 MiB of incompressible data: the tarball goes up in 2 parts.
     let s = recorded_session(12 * 1024 * 1024);
     let loc = s3(moto, "s3://roundtrip/team/archives");
@@ -71,7 +71,7 @@ async fn s3_round_trip_with_multipart_upload() {
         vec![archived.url.clone()]
     );
     assert!(
-        !moto.http("GET", "/roundtrip?uploads").contains("<Upload>"),
+        !moto.has_open_multipart_upload("roundtrip").unwrap(),
         "a multipart upload was left open"
     );
 
@@ -93,7 +93,7 @@ async fn s3_a_tampered_object_is_named() {
     let Some(moto) = moto("s3_a_tampered_object_is_named") else {
         return;
     };
-    moto.create_bucket("tamper");
+    moto.create_bucket("tamper").unwrap();
     let s = recorded_session(0);
     let loc = s3(moto, "s3://tamper");
     let archived = upload(&stage(&request(&s)).unwrap(), &loc).await.unwrap();
@@ -144,7 +144,7 @@ async fn s3_an_interrupted_upload_leaves_no_archive() {
     let Some(moto) = moto("s3_an_interrupted_upload_leaves_no_archive") else {
         return;
     };
-    moto.create_bucket("interrupted");
+    moto.create_bucket("interrupted").unwrap();
     let s = recorded_session(12 * 1024 * 1024);
     let real = s3(moto, "s3://interrupted/a");
     let staged = stage(&request(&s)).unwrap();
@@ -155,10 +155,9 @@ async fn s3_an_interrupted_upload_leaves_no_archive() {
     let err = upload(&staged, &loc).await.unwrap_err();
     assert!(err.to_string().contains("injected"), "{err}");
     assert!(list_archives(&real).await.unwrap().is_empty());
-    let uploads = moto.http("GET", "/interrupted?uploads");
     assert!(
-        !uploads.contains("<Upload>"),
-        "multipart upload not aborted: {uploads}"
+        !moto.has_open_multipart_upload("interrupted").unwrap(),
+        "multipart upload not aborted"
     );
 
     // The manifest put fails: every object uploaded before is removed.
@@ -168,8 +167,8 @@ async fn s3_an_interrupted_upload_leaves_no_archive() {
     let loc = Location::new(failing, "a", real.url());
     upload(&staged, &loc).await.unwrap_err();
     assert!(list_archives(&real).await.unwrap().is_empty());
-    let listing = moto.http("GET", "/interrupted?list-type=2");
-    assert!(!listing.contains("<Key>"), "objects left behind: {listing}");
+    let keys = moto.keys("interrupted").unwrap();
+    assert!(keys.is_empty(), "objects left behind: {keys:?}");
 
     let archived = upload(&staged, &real).await.unwrap();
     assert_eq!(list_archives(&real).await.unwrap(), vec![archived.url]);

@@ -1,15 +1,12 @@
 //! Shared set-up: a real signed session (SQLite ledger, evidence blobs and
 //! files, a working directory with a .gitignore), a failing store wrapper
-//! for interrupted uploads, and a real S3-compatible server (moto).
+//! for interrupted uploads.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::fmt;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -248,105 +245,5 @@ impl ObjectStore for Failing {
         options: CopyOptions,
     ) -> object_store::Result<()> {
         self.inner.copy_opts(from, to, options).await
-    }
-}
-
-/// A moto S3 server on a free loopback port, killed when dropped — and by
-/// a watchdog when the test process dies without dropping it.
-pub struct Moto {
-    pub endpoint: String,
-    child: Child,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// How to install moto, for the SKIPPED line.
-pub const MOTO_HINT: &str = "install with scripts/install-test-deps (pip install 'moto[server]')";
-
-/// Starts moto, or returns `None` (after printing one SKIPPED line) when
-/// `moto_server` is not installed.
-pub fn start_moto(test: &str) -> Option<Moto> {
-    let found = Command::new("moto_server")
-        .arg("--help")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        eprintln!("SKIPPED: {test}: moto_server not found; {MOTO_HINT}");
-        return None;
-    }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    // The watchdog shell runs moto and kills it once this test process is
-    // gone (a panicking or killed test binary leaves no server behind).
-    let script = format!(
-        "moto_server -H 127.0.0.1 -p {port} >/dev/null 2>&1 & m=$!; \
-         trap 'kill $m 2>/dev/null' EXIT TERM; \
-         while kill -0 {pid} 2>/dev/null && kill -0 $m 2>/dev/null; do sleep 0.2; done",
-        pid = std::process::id()
-    );
-    let child = Command::new("bash")
-        .arg("-c")
-        .arg(script)
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let moto = Moto {
-        endpoint: format!("http://127.0.0.1:{port}"),
-        child,
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "moto_server did not start on port {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Some(moto)
-}
-
-impl Moto {
-    /// The `AWS_*` environment a client of this server needs.
-    pub fn env(&self) -> Vec<(String, String)> {
-        [
-            ("AWS_ENDPOINT_URL", self.endpoint.as_str()),
-            ("AWS_ACCESS_KEY_ID", "testing"),
-            ("AWS_SECRET_ACCESS_KEY", "testing"),
-            ("AWS_REGION", "us-east-1"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-    }
-
-    /// Raw HTTP to the server (bucket creation, multipart listing).
-    pub fn http(&self, method: &str, path: &str) -> String {
-        use std::io::{Read, Write};
-        let addr = self.endpoint.trim_start_matches("http://");
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        write!(
-            s,
-            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        out
-    }
-
-    /// Creates a bucket.
-    pub fn create_bucket(&self, bucket: &str) {
-        let reply = self.http("PUT", &format!("/{bucket}"));
-        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     }
 }
