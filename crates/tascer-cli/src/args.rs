@@ -49,6 +49,9 @@ pub enum Command {
     Export(ExportArgs),
     /// MCP: serve Tascer's tools to MCP clients, or list the configured MCP servers.
     Mcp(crate::mcp_cmds::McpArgs),
+    /// Archive a session (working directory, ledger, evidence, attestation, signed
+    /// manifest) to S3 or a directory; list, verify and fetch archives.
+    Archive(crate::archive_cmds::ArchiveArgs),
 }
 
 /// `tascer keys …`

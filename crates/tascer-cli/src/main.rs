@@ -1,5 +1,6 @@
 //! The `tascer` command-line tool.
 
+mod archive_cmds;
 mod args;
 mod asker;
 mod demo;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
             Some(Command::Report(args)) => ledger_cmds::report(&args),
             Some(Command::Export(args)) => ledger_cmds::export(&args),
             Some(Command::Mcp(args)) => mcp_cmds::run(args).await,
+            Some(Command::Archive(args)) => archive_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

@@ -67,7 +67,10 @@ pub async fn run_with_options(
         renderer.render(&message)?;
     }
     renderer.finish();
+    let session_id = client.session_id().to_string();
     client.disconnect().await;
+    // Automatic archival (settings `archive.auto` + `archive.to`).
+    crate::archive_cmds::after_session(&session_id).await;
     Ok(if is_error {
         ExitCode::FAILURE
     } else {
