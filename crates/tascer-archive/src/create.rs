@@ -141,16 +141,21 @@ pub fn stage(req: &ArchiveRequest<'_>) -> Result<Staged> {
         ))?;
     let root = dir.path();
 
-    let mut lines = String::new();
-    for entry in req.ledger.store().entries(session)? {
-        lines.push_str(&serde_json::to_string(&entry)?);
-        lines.push('\n');
-    }
-    write_file(&root.join(LEDGER_NAME), lines.as_bytes())?;
+    // The head first, then the entries up to it: a session still being
+    // written is archived as the signed prefix its head names.
     let head = req
         .ledger
         .head(session)?
         .ok_or_else(|| tascer_ledger::LedgerError::EmptySession(session.to_string()))?;
+    let mut lines = String::new();
+    for entry in req.ledger.store().entries(session)? {
+        if entry.seq > head.seq {
+            break;
+        }
+        lines.push_str(&serde_json::to_string(&entry)?);
+        lines.push('\n');
+    }
+    write_file(&root.join(LEDGER_NAME), lines.as_bytes())?;
     write_file(&root.join(HEAD_NAME), &serde_json::to_vec_pretty(&head)?)?;
 
     for (digest, bytes) in session_blobs(req.ledger.store(), session)? {
@@ -243,9 +248,12 @@ pub async fn upload(staged: &Staged, dest: &Location) -> Result<Archived> {
     let outcome = match outcome {
         Ok(()) => {
             let manifest = serde_json::to_vec_pretty(&staged.envelope)?;
+            let path = location.child(MANIFEST_NAME);
+            // A failed put may still have landed: clean it up too.
+            done.push(path.clone());
             location
                 .store()
-                .put(&location.child(MANIFEST_NAME), PutPayload::from(manifest))
+                .put(&path, PutPayload::from(manifest))
                 .await
                 .map(|_| ())
                 .map_err(ArchiveError::from)
@@ -253,7 +261,9 @@ pub async fn upload(staged: &Staged, dest: &Location) -> Result<Archived> {
         Err(e) => Err(e),
     };
     if let Err(e) = outcome {
-        for path in done {
+        // The manifest (last in `done`) goes first, so that no moment
+        // shows an archive with objects missing.
+        for path in done.into_iter().rev() {
             let _ = location.store().delete(&path).await;
         }
         return Err(e);

@@ -28,7 +28,7 @@ pub mod workdir;
 
 pub use create::{ArchiveRequest, Archived, Staged, list_archives, stage, upload};
 pub use error::{ArchiveError, Result};
-pub use manifest::{FileEntry, LedgerHead, Manifest, Signer, Skipped};
+pub use manifest::{FileEntry, LedgerHead, Manifest, ManifestRejected, Signer, Skipped};
 pub use session::{
     ArchiveRecord, ArchiveSettings, PruneOutcome, archive_session, prune_evidence, recorded_workdir,
 };

@@ -134,6 +134,23 @@ impl Manifest {
     }
 }
 
+/// Why [`open_manifest`] rejected a manifest, with the manifest when it
+/// could at least be read.
+#[derive(Debug, Clone)]
+pub struct ManifestRejected {
+    /// The manifest as read (unverified), if it parsed.
+    pub manifest: Option<Box<Manifest>>,
+    /// Why it is rejected.
+    pub detail: String,
+}
+
+fn rejected(manifest: Option<Manifest>, detail: impl Into<String>) -> ManifestRejected {
+    ManifestRejected {
+        manifest: manifest.map(Box::new),
+        detail: detail.into(),
+    }
+}
+
 /// Checks a manifest envelope's signature and returns the manifest and the
 /// key that verified it. With `trusted`, only that key is accepted;
 /// without, the signer key the manifest names is used (and must match its
@@ -142,19 +159,20 @@ pub fn open_manifest(
     envelope: &Envelope,
     trusted: Option<&VerifyingKey>,
     url: &str,
-) -> Result<(Manifest, VerifyingKey), (Option<Manifest>, String)> {
-    let manifest = Manifest::unverified(envelope, url).map_err(|e| (None, e.to_string()))?;
+) -> Result<(Manifest, VerifyingKey), ManifestRejected> {
+    let manifest =
+        Manifest::unverified(envelope, url).map_err(|e| rejected(None, e.to_string()))?;
     let named = match manifest.signer_key() {
         Ok(k) => k,
         Err(e) => {
-            return Err((
+            return Err(rejected(
                 Some(manifest),
                 format!("the signer's public key is malformed: {e}"),
             ));
         }
     };
     if key_id(&named) != manifest.signer.key_id {
-        return Err((
+        return Err(rejected(
             Some(manifest),
             "the signer's key id does not match its public key".to_string(),
         ));
@@ -166,7 +184,7 @@ pub fn open_manifest(
                 manifest.signer.key_id,
                 key_id(t)
             );
-            return Err((Some(manifest), detail));
+            return Err(rejected(Some(manifest), detail));
         }
         Some(t) => *t,
         None => named,
@@ -177,12 +195,12 @@ pub fn open_manifest(
             // re-read it from the verified bytes to be certain.
             match serde_json::from_slice::<Manifest>(&signed) {
                 Ok(m) => Ok((m, key)),
-                Err(e) => Err((
+                Err(e) => Err(rejected(
                     Some(manifest),
                     format!("signed payload is not a manifest: {e}"),
                 )),
             }
         }
-        Err(e) => Err((Some(manifest), format!("manifest signature: {e}"))),
+        Err(e) => Err(rejected(Some(manifest), format!("manifest signature: {e}"))),
     }
 }

@@ -107,10 +107,11 @@ pub async fn verify_archive(
     };
     let (manifest, key) = match open_manifest(&envelope, trusted, &url) {
         Ok(ok) => ok,
-        Err((manifest, detail)) => {
-            report.session_id = manifest.as_ref().map(|m| m.session_id.clone());
-            report.signer_key_id = manifest.as_ref().map(|m| m.signer.key_id.clone());
-            report.problem(MANIFEST_NAME, detail);
+        Err(rejected) => {
+            let manifest = rejected.manifest.as_deref();
+            report.session_id = manifest.map(|m| m.session_id.clone());
+            report.signer_key_id = manifest.map(|m| m.signer.key_id.clone());
+            report.problem(MANIFEST_NAME, rejected.detail);
             return Ok(report);
         }
     };
