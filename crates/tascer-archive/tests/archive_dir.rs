@@ -5,22 +5,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Failing, recorded_session, tree};
+use common::{Failing, recorded_session, request, tree};
 use tascer_archive::{
-    ArchiveError, ArchiveRequest, Location, WorkdirPolicy, list_archives, stage, upload,
-    verify_archive,
+    ArchiveError, Location, WorkdirPolicy, list_archives, stage, upload, verify_archive,
 };
-
-fn request(s: &common::Session) -> ArchiveRequest<'_> {
-    ArchiveRequest {
-        ledger: &s.ledger,
-        session_id: &s.id,
-        workdir: Some(&s.workdir),
-        key: &s.key,
-        subjects: Vec::new(),
-        policy: WorkdirPolicy::default(),
-    }
-}
 
 #[tokio::test]
 async fn round_trip_list_verify_restore() {

@@ -4,41 +4,19 @@
 
 mod common;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use common::{Failing, recorded_session, tree};
+use common::{Failing, recorded_session, request, tree};
 use object_store::ObjectStoreExt as _;
-use tascer_archive::{
-    ArchiveRequest, Location, WorkdirPolicy, list_archives, stage, upload, verify_archive,
-};
-use tascer_testkit::s3::{MOTO_INSTALL_HINT, S3Server as Moto};
+use tascer_archive::{Location, list_archives, stage, upload, verify_archive};
+use tascer_testkit::s3::S3Server as Moto;
 
-/// The one server of this binary (its watchdog kills it when the binary
-/// exits).
 fn moto(test: &str) -> Option<&'static Moto> {
-    static MOTO: OnceLock<Option<Moto>> = OnceLock::new();
-    let moto = MOTO
-        .get_or_init(|| Moto::start().expect("moto_server is installed but does not start"))
-        .as_ref();
-    if moto.is_none() {
-        eprintln!("SKIPPED: {test}: moto_server not found; {MOTO_INSTALL_HINT}");
-    }
-    moto
+    Moto::shared(test)
 }
 
 fn s3(moto: &Moto, url: &str) -> Location {
     Location::parse_with_env(url, moto.env()).unwrap()
-}
-
-fn request(s: &common::Session) -> ArchiveRequest<'_> {
-    ArchiveRequest {
-        ledger: &s.ledger,
-        session_id: &s.id,
-        workdir: Some(&s.workdir),
-        key: &s.key,
-        subjects: Vec::new(),
-        policy: WorkdirPolicy::default(),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

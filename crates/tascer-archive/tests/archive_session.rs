@@ -11,6 +11,22 @@ use tascer_archive::{
 };
 use tascer_ledger::EntryKind;
 
+/// `archive_session` of the fixture's session to `dest`, defaults.
+async fn archive_to(
+    s: &common::Session,
+    dest: &Location,
+) -> tascer_archive::Result<(tascer_archive::Archived, tascer_archive::ArchiveRecord)> {
+    archive_session(
+        &s.home(),
+        &s.id,
+        dest,
+        None,
+        &WorkdirPolicy::default(),
+        vec![],
+    )
+    .await
+}
+
 #[tokio::test]
 async fn archive_session_uses_the_recorded_workdir_and_records_the_archive() {
     let s = recorded_session(0);
@@ -19,16 +35,7 @@ async fn archive_session_uses_the_recorded_workdir_and_records_the_archive() {
         Some(s.workdir.clone())
     );
     let dest = Location::parse(s.dir.path().join("archives").to_str().unwrap()).unwrap();
-    let (archived, record) = archive_session(
-        &s.home(),
-        &s.id,
-        &dest,
-        None,
-        &WorkdirPolicy::default(),
-        Vec::new(),
-    )
-    .await
-    .unwrap();
+    let (archived, record) = archive_to(&s, &dest).await.unwrap();
     assert_eq!(archived.manifest.workdir_files.len(), 3);
     assert_eq!(record.url, archived.url);
     assert_eq!(record.head_seq, 3);
@@ -43,16 +50,7 @@ async fn archive_session_needs_the_key() {
     let s = recorded_session(0);
     std::fs::remove_dir_all(s.home().join("keys")).unwrap();
     let dest = Location::parse(s.dir.path().join("a").to_str().unwrap()).unwrap();
-    let err = archive_session(
-        &s.home(),
-        &s.id,
-        &dest,
-        None,
-        &WorkdirPolicy::default(),
-        vec![],
-    )
-    .await
-    .unwrap_err();
+    let err = archive_to(&s, &dest).await.unwrap_err();
     assert!(err.to_string().contains("tascer keys generate"), "{err}");
 }
 
@@ -71,16 +69,7 @@ async fn retention_deletes_evidence_only_once_a_verified_archive_holds_the_head(
 
     let dest_dir = s.dir.path().join("archives");
     let dest = Location::parse(dest_dir.to_str().unwrap()).unwrap();
-    let (archived, _) = archive_session(
-        &s.home(),
-        &s.id,
-        &dest,
-        None,
-        &WorkdirPolicy::default(),
-        vec![],
-    )
-    .await
-    .unwrap();
+    let (archived, _) = archive_to(&s, &dest).await.unwrap();
 
     // Too recent: kept.
     let out = prune(36_500).await.unwrap();
@@ -118,16 +107,7 @@ async fn retention_deletes_evidence_only_once_a_verified_archive_holds_the_head(
 async fn a_session_that_went_on_after_its_archive_is_kept() {
     let s = recorded_session(0);
     let dest = Location::parse(s.dir.path().join("a").to_str().unwrap()).unwrap();
-    archive_session(
-        &s.home(),
-        &s.id,
-        &dest,
-        None,
-        &WorkdirPolicy::default(),
-        vec![],
-    )
-    .await
-    .unwrap();
+    archive_to(&s, &dest).await.unwrap();
     s.ledger
         .append(&s.id, EntryKind::Checkpoint, json!({"resumed": true}))
         .unwrap();

@@ -5,44 +5,21 @@
 //! and an upload killed with SIGKILL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::{tascer, texts};
 use serde_json::{Value, json};
-use tascer_testkit::s3::{MOTO_INSTALL_HINT, S3Server};
+use tascer_testkit::s3::S3Server;
 use tascer_testkit::{MockServer, Scenario, Turn};
-
-const PROVIDER_VARS: [&str; 6] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "TASCER_MODEL",
-    "TASCER_PRICES",
-];
-
-fn tascer(home: &Path, cwd: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tascer"));
-    for var in PROVIDER_VARS {
-        cmd.env_remove(var);
-    }
-    cmd.env("TASCER_HOME", home).current_dir(cwd);
-    cmd
-}
 
 async fn output(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap()
-}
-
-fn texts(out: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 struct Fixture {
@@ -142,6 +119,7 @@ async fn auto_archive_to_a_directory_then_list_verify_fetch_and_tamper() {
     // verify and fetch with the original home gone: only the public key kept.
     let pubkey = f.path("tascer.pub.pem");
     std::fs::copy(f.home().join("keys/tascer-ed25519.pub.pem"), &pubkey).unwrap();
+    let pubkey_arg = pubkey.display().to_string();
     std::fs::remove_dir_all(f.home()).unwrap();
     let auditor_home = f.path("auditor");
     let auditor = |args: &[&str]| {
@@ -149,14 +127,7 @@ async fn auto_archive_to_a_directory_then_list_verify_fetch_and_tamper() {
         cmd.args(args);
         cmd
     };
-    let out = output(auditor(&[
-        "archive",
-        "verify",
-        &url,
-        "--key",
-        pubkey.to_str().unwrap(),
-    ]))
-    .await;
+    let out = output(auditor(&["archive", "verify", &url, "--key", &pubkey_arg])).await;
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.starts_with('✓'), "{stdout}");
@@ -213,14 +184,7 @@ async fn auto_archive_to_a_directory_then_list_verify_fetch_and_tamper() {
     let n = bytes.len();
     bytes[n / 2] ^= 0x55;
     std::fs::write(&tarball, bytes).unwrap();
-    let out = output(auditor(&[
-        "archive",
-        "verify",
-        &url,
-        "--key",
-        pubkey.to_str().unwrap(),
-    ]))
-    .await;
+    let out = output(auditor(&["archive", "verify", &url, "--key", &pubkey_arg])).await;
     let (stdout, _) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
@@ -273,17 +237,6 @@ async fn bad_input_gets_a_clear_error() {
     assert!(stderr.contains("has no manifest.json"), "{stderr}");
 }
 
-fn moto(test: &str) -> Option<&'static S3Server> {
-    static MOTO: OnceLock<Option<S3Server>> = OnceLock::new();
-    let moto = MOTO
-        .get_or_init(|| S3Server::start().expect("moto_server is installed but does not start"))
-        .as_ref();
-    if moto.is_none() {
-        println!("SKIPPED: {test}: moto_server not found; {MOTO_INSTALL_HINT}");
-    }
-    moto
-}
-
 /// Incompressible bytes.
 fn noise(len: usize) -> Vec<u8> {
     let mut x: u64 = 0x2545_F491_4F6C_DD1D;
@@ -299,7 +252,8 @@ fn noise(len: usize) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn s3_archive_list_verify_and_a_killed_upload_lists_nothing() {
-    let Some(moto) = moto("s3_archive_list_verify_and_a_killed_upload_lists_nothing") else {
+    let Some(moto) = S3Server::shared("s3_archive_list_verify_and_a_killed_upload_lists_nothing")
+    else {
         return;
     };
     moto.create_bucket("cli").unwrap();

@@ -11,6 +11,7 @@
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How to install the server, for a test's `SKIPPED` line.
@@ -74,6 +75,26 @@ impl S3Server {
             std::thread::sleep(Duration::from_millis(100));
         }
         Ok(Some(server))
+    }
+
+    /// The one server of this test binary, started on first use; `None`
+    /// (after printing `SKIPPED: <test>: …`) when moto is not installed.
+    /// Its watchdog stops it when the binary exits.
+    ///
+    /// # Panics
+    ///
+    /// When `moto_server` is installed but does not start (a test set-up
+    /// failure, not a skip).
+    #[allow(clippy::expect_used)]
+    pub fn shared(test: &str) -> Option<&'static S3Server> {
+        static SERVER: OnceLock<Option<S3Server>> = OnceLock::new();
+        let server = SERVER
+            .get_or_init(|| S3Server::start().expect("moto_server is installed but does not start"))
+            .as_ref();
+        if server.is_none() {
+            println!("SKIPPED: {test}: moto_server not found; {MOTO_INSTALL_HINT}");
+        }
+        server
     }
 
     /// `http://127.0.0.1:<port>`.

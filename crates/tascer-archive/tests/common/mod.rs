@@ -99,6 +99,18 @@ pub fn recorded_session(big_file_bytes: usize) -> Session {
     }
 }
 
+/// A request to archive `s` with the default policy.
+pub fn request(s: &Session) -> tascer_archive::ArchiveRequest<'_> {
+    tascer_archive::ArchiveRequest {
+        ledger: &s.ledger,
+        session_id: &s.id,
+        workdir: Some(&s.workdir),
+        key: &s.key,
+        subjects: Vec::new(),
+        policy: tascer_archive::WorkdirPolicy::default(),
+    }
+}
+
 /// Every regular file under `dir`, relative, with its bytes, sorted.
 pub fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
