@@ -58,6 +58,9 @@ pub enum Command {
     Uninstall(InstallArgs),
     /// Contracts: markdown task files run as governed agent sessions (run, status).
     Contracts(crate::contracts_cmds::ContractsArgs),
+    /// Archive a session (working directory, ledger, evidence, attestation, signed
+    /// manifest) to S3 or a directory; list, verify and fetch archives.
+    Archive(crate::archive_cmds::ArchiveArgs),
 }
 
 /// Arguments of `tascer install` / `tascer uninstall`.

@@ -458,7 +458,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 /// MultiEdit/NotebookEdit calls changed that still exist, with the SHA-256
 /// of their current content. Relative paths are resolved against the
 /// record's `context.cwd`; names are relative to it when the file is under it.
-fn changed_file_subjects(data: &ReportData) -> anyhow::Result<Vec<Subject>> {
+pub(crate) fn changed_file_subjects(data: &ReportData) -> anyhow::Result<Vec<Subject>> {
     let mut subjects: BTreeMap<String, Subject> = BTreeMap::new();
     for tool in &data.tools {
         let r = &tool.record;

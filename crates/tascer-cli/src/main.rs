@@ -1,5 +1,6 @@
 //! The `tascer` command-line tool.
 
+mod archive_cmds;
 mod args;
 mod asker;
 mod contracts_cmds;
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
             Some(Command::Install(args)) => install::install(args.user),
             Some(Command::Uninstall(args)) => install::uninstall(args.user),
             Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
+            Some(Command::Archive(args)) => archive_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

@@ -69,7 +69,10 @@ pub async fn run_with_options(
         renderer.render(&message)?;
     }
     renderer.finish();
+    let session_id = client.session_id().to_string();
     client.disconnect().await;
+    // Automatic archival (settings `archive.auto` + `archive.to`).
+    crate::archive_cmds::after_session(&session_id).await;
     if let Some(line) = failure.line() {
         // The last line on stderr in every output format: scripts that only
         // read the result frame keep it, people and logs see it too.

@@ -32,6 +32,7 @@ pub mod sign;
 pub mod store;
 pub mod summary;
 pub mod tree;
+pub mod transfer;
 pub mod verify;
 mod worktree_watch;
 

@@ -29,6 +29,7 @@ mod openai;
 mod pairing;
 mod reply;
 mod request;
+pub mod s3;
 mod scenario;
 mod server;
 
