@@ -30,6 +30,7 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "concurrency",
         "sessions/s of 20 and 50 tascer run processes on one home",
+    ),
     (
         "contracts",
         "contract executor overhead and contracts/minute at --parallel 1, 2, 4",

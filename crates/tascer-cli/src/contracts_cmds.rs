@@ -97,13 +97,13 @@ pub fn contractor_base() -> anyhow::Result<Options> {
             std::env::var(format!("{CONTRACTOR_PREFIX}{name}")).ok()
         })
         .context("contractor provider (TASCER_CONTRACTOR_* variables)")?;
-        if let Some(general) = crate::run::provider_from_env()? {
+        if let Some(general) = crate::run::provider_from_env(None)? {
             provider.max_retries = general.max_retries;
             provider.prices = general.prices;
         }
         Some(provider)
     } else {
-        crate::run::provider_from_env()?
+        crate::run::provider_from_env(None)?
     };
     base.model = std::env::var(format!("{CONTRACTOR_PREFIX}MODEL"))
         .ok()

@@ -31,8 +31,8 @@ pub mod report;
 pub mod sign;
 pub mod store;
 pub mod summary;
-pub mod tree;
 pub mod transfer;
+pub mod tree;
 pub mod verify;
 mod worktree_watch;
 
