@@ -29,9 +29,6 @@ use crate::call_context::{ContextCapture, decision_record, gate_outcomes};
 use crate::options::Options;
 use crate::setup;
 
-/// Outputs up to this size are kept inline in the tool record.
-const INLINE_OUTPUT_LIMIT: usize = 4096;
-
 /// What the hook process answers: Claude Code reads the exit code, then
 /// standard output (JSON) on exit 0 or standard error on exit 2.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -374,17 +371,7 @@ impl HookContext {
             .ledger
             .put_evidence(&self.session_id, text.as_bytes())
             .map_err(|e| format!("cannot store evidence: {e}"))?;
-        record.output_digest = Some(digest.clone());
-        record.evidence.push(digest);
-        if let Some(raw) = &output.raw
-            && raw.to_string().len() <= INLINE_OUTPUT_LIMIT
-        {
-            record.output = Some(raw.clone());
-        } else if text.len() <= INLINE_OUTPUT_LIMIT {
-            record.output = Some(Value::String(text));
-        }
-        record.finished_at = Some(now());
-        record.status = status;
+        crate::proof::finish_record(&mut record, output, text, digest, status);
         self.ledger
             .close_tool_call(&self.session_id, &mut record)
             .map(|_| ())

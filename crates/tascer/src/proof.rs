@@ -92,6 +92,28 @@ impl Drop for Inner {
     }
 }
 
+/// Fills in how a call ended: the output's evidence digest, the output
+/// inline when small, the end time and the status.
+pub(crate) fn finish_record(
+    record: &mut ToolRecord,
+    output: &ToolOutput,
+    text: String,
+    digest: String,
+    status: ToolStatus,
+) {
+    record.output_digest = Some(digest.clone());
+    record.evidence.push(digest);
+    if let Some(raw) = &output.raw
+        && raw.to_string().len() <= INLINE_OUTPUT_LIMIT
+    {
+        record.output = Some(raw.clone());
+    } else if text.len() <= INLINE_OUTPUT_LIMIT {
+        record.output = Some(Value::String(text));
+    }
+    record.finished_at = Some(now());
+    record.status = status;
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
@@ -261,17 +283,7 @@ impl Proof {
     pub fn close_tool(&self, mut record: ToolRecord, output: &ToolOutput, status: ToolStatus) {
         let text = output.content.to_text();
         let digest = self.evidence(text.as_bytes());
-        record.output_digest = Some(digest.clone());
-        record.evidence.push(digest);
-        if let Some(raw) = &output.raw
-            && raw.to_string().len() <= INLINE_OUTPUT_LIMIT
-        {
-            record.output = Some(raw.clone());
-        } else if text.len() <= INLINE_OUTPUT_LIMIT {
-            record.output = Some(Value::String(text));
-        }
-        record.finished_at = Some(now());
-        record.status = status;
+        finish_record(&mut record, output, text, digest, status);
         let payload = record.seal().and_then(|()| record.to_payload());
         match payload {
             Ok(payload) => self.append(EntryKind::ToolRecord, payload),
