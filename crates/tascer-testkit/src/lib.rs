@@ -27,6 +27,7 @@ mod anthropic;
 mod http;
 mod openai;
 mod pairing;
+pub mod postgres;
 mod reply;
 mod request;
 pub mod s3;
