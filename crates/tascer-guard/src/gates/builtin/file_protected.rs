@@ -1,6 +1,8 @@
 //! `file_protected` (alias `not_protected`): writes to protected paths fail.
 
 use futures::future::BoxFuture;
+use std::sync::OnceLock;
+
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -46,11 +48,15 @@ const LOCKFILES: &[&str] = &[
 
 pub(crate) struct FileProtected {
     name: &'static str,
-    globs: Vec<String>,
-    set: GlobSet,
+    globs: Vec<Glob>,
+    /// Built on the first check: a process that never writes a file (a
+    /// `tascer hook` call for `Bash`) does not pay for it.
+    set: OnceLock<Result<GlobSet, String>>,
 }
 
 impl FileProtected {
+    /// Checks every glob now (a bad one is a configuration error); the
+    /// matcher is built when first needed.
     pub(crate) fn new(
         name: &'static str,
         options: &FileProtectedOptions,
@@ -59,19 +65,33 @@ impl FileProtected {
         if options.lockfiles {
             globs.extend(LOCKFILES.iter().map(|s| (*s).to_string()));
         }
-        let mut builder = GlobSetBuilder::new();
-        for g in &globs {
-            let glob = Glob::new(g).map_err(|source| GateError::InvalidGlob {
-                glob: g.clone(),
-                source,
-            })?;
-            builder.add(glob);
-        }
-        let set = builder.build().map_err(|source| GateError::InvalidGlob {
-            glob: globs.join(", "),
-            source,
-        })?;
-        Ok(FileProtected { name, globs, set })
+        let globs = globs
+            .iter()
+            .map(|g| {
+                Glob::new(g).map_err(|source| GateError::InvalidGlob {
+                    glob: g.clone(),
+                    source,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(FileProtected {
+            name,
+            globs,
+            set: OnceLock::new(),
+        })
+    }
+
+    fn set(&self) -> Result<&GlobSet, &str> {
+        self.set
+            .get_or_init(|| {
+                let mut builder = GlobSetBuilder::new();
+                for glob in &self.globs {
+                    builder.add(glob.clone());
+                }
+                builder.build().map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 }
 
@@ -82,14 +102,23 @@ impl Gate for FileProtected {
 
     fn check<'a>(&'a self, ctx: &'a GateContext) -> BoxFuture<'a, GateResult> {
         Box::pin(async move {
+            let set = match self.set() {
+                Ok(set) => set,
+                Err(e) => {
+                    return GateResult::fail(
+                        self.name,
+                        format!("the protected-path globs do not build: {e}"),
+                    );
+                }
+            };
             let mut findings = Vec::new();
             for path in &ctx.changed_files {
                 let rel = ctx.relative(path);
-                let hits = self.set.matches(rel);
+                let hits = set.matches(rel);
                 if !hits.is_empty() {
                     let globs: Vec<&str> = hits
                         .iter()
-                        .filter_map(|i| self.globs.get(*i).map(String::as_str))
+                        .filter_map(|i| self.globs.get(*i).map(Glob::glob))
                         .collect();
                     findings.push(json!({ "path": rel.display().to_string(), "globs": globs }));
                 }

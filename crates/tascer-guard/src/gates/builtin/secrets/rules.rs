@@ -1,5 +1,7 @@
-//! The gitleaks rules: parsed from the embedded TOML, regexes compiled
-//! lazily (only when a rule's keyword appears).
+//! The gitleaks rules: the built-in set as a Rust table made from the
+//! embedded TOML when Tascer is built (`build.rs`), or any gitleaks TOML
+//! parsed at run time; regexes compiled lazily (only when a rule's keyword
+//! appears).
 
 use std::sync::OnceLock;
 
@@ -7,7 +9,56 @@ use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
 /// The gitleaks v8.30.0 default rules (MIT licence; see `data/README.md`).
+#[cfg(test)]
 pub(crate) const GITLEAKS_TOML: &str = include_str!("../../../../data/gitleaks-v8.30.0.toml");
+
+/// One rule of the built-in set, as `build.rs` writes it.
+struct StaticRule {
+    id: &'static str,
+    description: &'static str,
+    regex: Option<&'static str>,
+    entropy: Option<f64>,
+    secret_group: Option<usize>,
+    keywords: &'static [&'static str],
+    allowlists: &'static [StaticAllowlist],
+}
+
+/// One allowlist of a built-in rule.
+struct StaticAllowlist {
+    regexes: &'static [&'static str],
+    regex_target: Option<&'static str>,
+    stopwords: &'static [&'static str],
+}
+
+/// The built-in rules, from `data/gitleaks-v8.30.0.toml` at build time.
+static BUILTIN_RULES: &[StaticRule] = include!(concat!(env!("OUT_DIR"), "/gitleaks_rules.rs"));
+
+/// The built-in rules, ready to compile on demand.
+pub(crate) fn builtin_rules() -> Vec<Rule> {
+    let owned = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+    BUILTIN_RULES
+        .iter()
+        .filter_map(|r| {
+            Rule::from_raw(RawRule {
+                id: r.id.to_string(),
+                description: r.description.to_string(),
+                regex: r.regex.map(str::to_string),
+                entropy: r.entropy,
+                secret_group: r.secret_group,
+                keywords: owned(r.keywords),
+                allowlists: r
+                    .allowlists
+                    .iter()
+                    .map(|a| RawAllowlist {
+                        regexes: owned(a.regexes),
+                        regex_target: a.regex_target.map(str::to_string),
+                        stopwords: owned(a.stopwords),
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
 
 const SIZE_LIMIT: usize = 64 * 1024 * 1024;
 
@@ -144,36 +195,38 @@ fn is_repetition(rest: &[char]) -> bool {
 /// Parses the rules of a gitleaks TOML config.
 pub(crate) fn parse_rules(toml_text: &str) -> Result<Vec<Rule>, toml::de::Error> {
     let raw: RawConfig = toml::from_str(toml_text)?;
-    Ok(raw
-        .rules
-        .into_iter()
-        .filter_map(|r| {
-            let source = r.regex?;
-            let mut allow_sources = Vec::new();
-            let mut stopwords = Vec::new();
-            for a in r.allowlists {
-                let target = match a.regex_target.as_deref() {
-                    Some("match") => AllowTarget::Match,
-                    Some("line") => AllowTarget::Line,
-                    _ => AllowTarget::Secret,
-                };
-                allow_sources.extend(a.regexes.into_iter().map(|s| (s, target)));
-                stopwords.extend(a.stopwords.into_iter().map(|s| s.to_lowercase()));
-            }
-            Some(Rule {
-                id: r.id,
-                description: r.description,
-                source,
-                regex: OnceLock::new(),
-                entropy: r.entropy,
-                secret_group: r.secret_group,
-                keywords: r.keywords.into_iter().map(|k| k.to_lowercase()).collect(),
-                allow_sources,
-                allow: OnceLock::new(),
-                stopwords,
-            })
+    Ok(raw.rules.into_iter().filter_map(Rule::from_raw).collect())
+}
+
+impl Rule {
+    /// The rule as scanning uses it; `None` for a rule without a regex
+    /// (gitleaks' path-only rules).
+    fn from_raw(r: RawRule) -> Option<Rule> {
+        let source = r.regex?;
+        let mut allow_sources = Vec::new();
+        let mut stopwords = Vec::new();
+        for a in r.allowlists {
+            let target = match a.regex_target.as_deref() {
+                Some("match") => AllowTarget::Match,
+                Some("line") => AllowTarget::Line,
+                _ => AllowTarget::Secret,
+            };
+            allow_sources.extend(a.regexes.into_iter().map(|s| (s, target)));
+            stopwords.extend(a.stopwords.into_iter().map(|s| s.to_lowercase()));
+        }
+        Some(Rule {
+            id: r.id,
+            description: r.description,
+            source,
+            regex: OnceLock::new(),
+            entropy: r.entropy,
+            secret_group: r.secret_group,
+            keywords: r.keywords.into_iter().map(|k| k.to_lowercase()).collect(),
+            allow_sources,
+            allow: OnceLock::new(),
+            stopwords,
         })
-        .collect())
+    }
 }
 
 /// Shannon entropy (bits per character) of `s`.
@@ -195,4 +248,23 @@ pub(crate) fn shannon_entropy(s: &str) -> f64 {
             -p * p.log2()
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    /// The table `build.rs` made holds exactly what parsing the TOML at
+    /// run time gives.
+    #[test]
+    fn the_built_table_matches_the_toml() {
+        let parsed = parse_rules(GITLEAKS_TOML).unwrap();
+        let built = builtin_rules();
+        assert!(parsed.len() > 200, "{}", parsed.len());
+        assert_eq!(built.len(), parsed.len());
+        for (b, p) in built.iter().zip(&parsed) {
+            assert_eq!(format!("{b:?}"), format!("{p:?}"), "rule {}", p.id);
+        }
+    }
 }
