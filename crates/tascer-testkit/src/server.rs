@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, Uri};
+use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
@@ -23,9 +23,14 @@ use crate::{anthropic, openai};
 /// Model name reported when neither the request nor the scenario names one.
 pub const DEFAULT_MODEL: &str = "mock-model";
 
-/// One request the server received, as served by `GET /_mock/requests`.
+/// One request the server received, as served by `GET /_mock/requests`:
+/// model requests, and any other request a client sends (answered 404),
+/// so a test sees everything a client such as Claude Code sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedRequest {
+    /// HTTP method (`POST` for model requests).
+    #[serde(default = "default_method")]
+    pub method: String,
     /// Request path, e.g. `/v1/messages`.
     pub path: String,
     /// Parsed JSON body (a JSON string holding the raw text when the body
@@ -33,6 +38,10 @@ pub struct RecordedRequest {
     pub body: Value,
     /// Headers, lowercase names; repeated headers joined with `, `.
     pub headers: BTreeMap<String, String>,
+}
+
+fn default_method() -> String {
+    "POST".to_string()
 }
 
 /// Shared server state.
@@ -78,7 +87,13 @@ impl Shared {
         None
     }
 
-    fn record(&self, path: &str, headers: &HeaderMap, body: &Bytes) -> Option<Value> {
+    fn record(
+        &self,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Option<Value> {
         let parsed: Option<Value> = serde_json::from_slice(body).ok();
         let mut map: BTreeMap<String, String> = BTreeMap::new();
         for (name, value) in headers {
@@ -91,6 +106,7 @@ impl Shared {
                 .or_insert(value);
         }
         lock(&self.requests).push(RecordedRequest {
+            method: method.to_string(),
             path: path.to_string(),
             body: parsed
                 .clone()
@@ -116,7 +132,7 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let path = uri.path();
-    let Some(json) = shared.record(path, headers, &body) else {
+    let Some(json) = shared.record(&Method::POST, path, headers, &body) else {
         return bad_request(wire, "request body is not valid JSON");
     };
     let info = match RequestInfo::parse(wire, path, &json, body.len()) {
@@ -167,6 +183,24 @@ async fn openai_route(
     handle(&shared, Wire::OpenAi, &uri, &headers, body).await
 }
 
+/// Any other request: recorded, answered 404 (as the Anthropic API
+/// answers an unknown path).
+async fn other_route(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.record(&method, uri.path(), &headers, &body);
+    anthropic::error(
+        404,
+        "not_found_error",
+        &format!("mock: no route for {method} {}", uri.path()),
+        None,
+    )
+}
+
 async fn requests_route(State(shared): State<Arc<Shared>>) -> axum::Json<Vec<RecordedRequest>> {
     axum::Json(lock(&shared.requests).clone())
 }
@@ -177,6 +211,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(openai_route))
         .route("/_mock/requests", get(requests_route))
         .route("/_mock/health", get(|| async { "ok" }))
+        .fallback(other_route)
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)
 }

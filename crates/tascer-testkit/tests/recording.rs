@@ -118,3 +118,38 @@ fn blocking_server_serves_sync_callers() {
     assert!(text.contains("\"sync\""));
     assert_eq!(server.requests().len(), 1);
 }
+
+/// A request to any other path (Claude Code's `HEAD /api/hello`, say) is
+/// recorded with its method and answered 404, so a test sees everything a
+/// client sends.
+#[tokio::test]
+async fn other_requests_are_recorded_and_answered_404() {
+    let server = MockServer::start(Scenario::new()).await.unwrap();
+    let client = reqwest::Client::new();
+    let head = client
+        .head(format!("{}/api/hello", server.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status().as_u16(), 404);
+    let post = client
+        .post(format!("{}/v1/other?beta=true", server.url()))
+        .body("{\"a\": 1}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(post.status().as_u16(), 404);
+    let body: serde_json::Value = post.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "not_found_error", "{body}");
+    let recorded = server.requests();
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    assert_eq!(
+        (recorded[0].method.as_str(), recorded[0].path.as_str()),
+        ("HEAD", "/api/hello")
+    );
+    assert_eq!(
+        (recorded[1].method.as_str(), recorded[1].path.as_str()),
+        ("POST", "/v1/other")
+    );
+    assert_eq!(recorded[1].body, json!({"a": 1}));
+}
