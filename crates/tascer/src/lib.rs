@@ -32,6 +32,7 @@ pub mod contracts;
 mod error;
 mod frontmatter;
 mod governance;
+pub mod host;
 pub mod memory;
 mod options;
 mod pipeline;

@@ -61,6 +61,30 @@ pub(crate) fn build(
     cwd: &Path,
     secrets: Vec<String>,
 ) -> Result<GovernanceParts, Error> {
+    let permissions = Arc::new(permission_engine(options, settings, cwd)?);
+    let admission = admission_over(options, settings, cwd, permissions)?.secrets(secrets);
+    let context_env = options.context_env.clone().unwrap_or_else(|| {
+        DEFAULT_CONTEXT_ENV
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect()
+    });
+    let mut env: HashMap<String, String> = settings.env().into_iter().collect();
+    env.extend(options.env.clone());
+    Ok(GovernanceParts {
+        admission,
+        context: ContextCapture::new(context_env),
+        env,
+    })
+}
+
+/// The permission engine the options and settings configure: rules,
+/// mode, directories, policies, callback, workaround detection.
+fn permission_engine(
+    options: &Options,
+    settings: &LoadedSettings,
+    cwd: &Path,
+) -> Result<PermissionEngine, Error> {
     let user_home = std::env::home_dir();
     let mut builder = settings.apply(PermissionEngine::builder(), user_home.as_deref());
     builder = builder.rules(option_rules(options, cwd)?);
@@ -85,8 +109,17 @@ pub(crate) fn build(
     if let Some(w) = &options.workaround {
         builder = builder.workaround(*w);
     }
-    let permissions = Arc::new(builder.build()?);
+    Ok(builder.build()?)
+}
 
+/// Admission over `permissions` with the hooks and gates the options and
+/// settings configure.
+pub(crate) fn admission_over(
+    options: &Options,
+    settings: &LoadedSettings,
+    cwd: &Path,
+    permissions: Arc<PermissionEngine>,
+) -> Result<Admission, Error> {
     let mut hooks = options.hooks.clone().unwrap_or_default();
     for (source, value) in settings.hooks() {
         let registry = HookRegistry::from_settings(value, cwd)
@@ -104,26 +137,11 @@ pub(crate) fn build(
     }
     registry.validate(&validation)?;
 
-    let context_env = options.context_env.clone().unwrap_or_else(|| {
-        DEFAULT_CONTEXT_ENV
-            .iter()
-            .map(|s| (*s).to_string())
-            .collect()
-    });
-    let mut env: HashMap<String, String> = settings.env().into_iter().collect();
-    env.extend(options.env.clone());
-
-    let admission = Admission::new(permissions)
+    Ok(Admission::new(permissions)
         .hooks(HookRunner::new(hooks))
         .asker(options.asker.clone())
         .answers_questions(options.user_answerer.is_some())
-        .gates(GateRunner::new(registry), validation)
-        .secrets(secrets);
-    Ok(GovernanceParts {
-        admission,
-        context: ContextCapture::new(context_env),
-        env,
-    })
+        .gates(GateRunner::new(registry), validation))
 }
 
 /// `allowed_tools` (allow rules) and `disallowed_tools` (deny rules); the
