@@ -4,6 +4,13 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
+/// True when the command line is exactly `tascer hook` (what `tascer
+/// install` writes): answered before the rest of the CLI is even parsed.
+pub fn is_invocation() -> bool {
+    let mut args = std::env::args_os().skip(1);
+    args.next().is_some_and(|a| a == "hook") && args.next().is_none()
+}
+
 /// Reads the event from standard input, answers it, and exits with the
 /// code Claude Code expects (0, 1 or 2).
 pub fn main() -> ExitCode {

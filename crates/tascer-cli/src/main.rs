@@ -25,10 +25,15 @@ use clap::Parser;
 use crate::args::{Cli, Command, KeysCommand, SessionsCommand};
 
 fn main() -> ExitCode {
+    if hook::is_invocation() {
+        // A new process per Claude Code tool call: its start-up skips
+        // parsing the whole command line.
+        init_tracing();
+        return hook::main();
+    }
     let cli = Cli::parse();
     init_tracing();
     if matches!(cli.command, Some(Command::Hook)) {
-        // A new process per Claude Code tool call: keep its start-up lean.
         return hook::main();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()

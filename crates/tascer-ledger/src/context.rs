@@ -435,6 +435,37 @@ impl ContextCapturer {
     }
 }
 
+/// Where `HEAD` of a repository points, read without the worktree status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitHead {
+    /// The worktree root (or the git dir for a bare repository), lossy UTF-8.
+    pub root: String,
+    /// The commit `HEAD` resolves to (hex); `None` before the first commit.
+    pub head: Option<String>,
+    /// The short branch name `HEAD` points to; `None` when detached.
+    pub branch: Option<String>,
+    /// `HEAD` points directly at a commit.
+    pub detached: bool,
+}
+
+/// `HEAD` of the repository enclosing `cwd` (`Ok(None)` outside one),
+/// without the worktree status: what a process that captures context only
+/// once can afford (`tascer hook` runs once per Claude Code event, and a
+/// full status walks the whole worktree).
+pub fn git_head(cwd: &Path) -> Result<Option<GitHead>, ContextError> {
+    let RepoSlot::Open(repo) = discover(cwd)? else {
+        return Ok(None);
+    };
+    let head = head_info(&repo)?;
+    let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
+    Ok(Some(GitHead {
+        root: root.to_string_lossy().into_owned(),
+        head: head.head,
+        branch: head.branch,
+        detached: head.detached,
+    }))
+}
+
 fn watch(path: PathBuf) -> (PathBuf, Option<StatSig>) {
     let sig = StatSig::of(&path);
     (path, sig)

@@ -2,32 +2,38 @@
 //!
 //! Claude Code runs a command hook as a new process per event, with the
 //! event's JSON on standard input (claude-compat §5.3, §6.2). For tool calls
-//! the answer comes from the same [`Admission`] a Tascer session uses —
-//! Tascer's settings, rules, policies, workaround detection and gates — and
-//! every event lands in one ledger session per Claude Code `session_id`:
-//! the call is opened at `PreToolUse` and closed with its result at
-//! `PostToolUse`, so `tascer verify`, `report` and `export` work on a
-//! Claude Code session as on a Tascer one.
+//! the answer comes from the same [`Admission`](tascer_guard::admission::Admission)
+//! a Tascer session uses — Tascer's settings, rules, policies, workaround
+//! detection and gates, built by [`HostGovernance`] — and every event lands
+//! in one ledger session per Claude Code `session_id`: the call is opened at
+//! `PreToolUse` and closed with its result at `PostToolUse`, so `tascer
+//! verify`, `report` and `export` work on a Claude Code session as on a
+//! Tascer one.
 //!
 //! Tascer adds refusals to Claude Code's own permission system and never
 //! widens it: a call Tascer denies is denied (`permissionDecision: deny`
 //! with Tascer's reason); one a Tascer ask rule or policy asks about is
 //! asked; everything else is left to Claude Code's own rules and mode.
+//!
+//! Each event has its own function below and builds only what it needs,
+//! because the process runs on every tool call: `PreToolUse` builds the
+//! permission engine and pre-gates, `PostToolUse` only the post-gates,
+//! the other events only open the ledger.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tascer_core::{ToolCall, ToolOutput};
-use tascer_guard::admission::{Admission, CallRequest, Refusal, RefusedBy};
+use tascer_guard::admission::CallRequest;
 use tascer_guard::hooks::HookCommon;
-use tascer_guard::permissions::{Behavior, DecisionSource, PermissionMode};
-use tascer_guard::settings::SettingsSource;
-use tascer_ledger::{EntryKind, Ledger, SessionStart, ToolRecord, ToolStatus, sha256_hex};
+use tascer_guard::permissions::PermissionMode;
+use tascer_ledger::{
+    EntryKind, Evidence, Ledger, SessionStart, ToolRecord, ToolStatus, sha256_hex,
+};
 
-use crate::call_context::{ContextCapture, decision_record, gate_outcomes};
-use crate::options::Options;
-use crate::setup;
+use crate::call_context::{decision_record, gate_outcomes};
+use crate::host::{HostAnswer, HostGovernance, HostStep};
+use crate::options::DEFAULT_CONTEXT_ENV;
 
 /// What the hook process answers: Claude Code reads the exit code, then
 /// standard output (JSON) on exit 0 or standard error on exit 2.
@@ -83,64 +89,49 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
         }
     };
     let event = text(&input, "hook_event_name");
+    // A PreToolUse that cannot be decided is refused; anything else only
+    // reports the problem.
+    let error_code = if event == "PreToolUse" { 2 } else { 1 };
     let Some(session_id) = input.get("session_id").and_then(Value::as_str) else {
         return HookReply::error(
-            if event == "PreToolUse" { 2 } else { 1 },
+            error_code,
             format!("tascer hook: the {event} hook input has no session_id"),
         );
     };
-    let hook = match HookContext::open(&input, session_id, home) {
-        Ok(h) => h,
-        Err(message) => {
-            let code = if event == "PreToolUse" { 2 } else { 1 };
-            return HookReply::error(code, format!("tascer hook: {message}"));
-        }
+    let result = match HookSession::open(&input, session_id, home) {
+        Err(message) => Err(message),
+        Ok(session) => match event.as_str() {
+            "PreToolUse" => session.pre_tool_use(&input).await,
+            "PostToolUse" | "PostToolUseFailure" => session.post_tool_use(&input, &event).await,
+            "UserPromptSubmit" => session.user_prompt_submit(&input),
+            "SessionEnd" => session.session_end(&input),
+            "SessionStart" | "Stop" | "SubagentStop" | "PreCompact" | "Notification" => {
+                session.checkpoint(&input, &event)
+            }
+            other => {
+                return HookReply::error(
+                    1,
+                    format!("tascer hook: the {other} event is not handled; nothing recorded"),
+                );
+            }
+        },
     };
-    let result = match event.as_str() {
-        "PreToolUse" => hook.pre_tool_use(&input).await,
-        "PostToolUse" | "PostToolUseFailure" => hook.post_tool_use(&input, &event).await,
-        "UserPromptSubmit" => hook
-            .append(
-                EntryKind::UserPrompt,
-                json!({"text": text(&input, "prompt"), "source": "claude-code"}),
-            )
-            .map(|()| HookReply::nothing()),
-        "SessionEnd" => hook
-            .append(
-                EntryKind::SessionEnd,
-                json!({"status": "ended", "reason": text(&input, "reason"), "source": "claude-code"}),
-            )
-            .map(|()| HookReply::nothing()),
-        "SessionStart" | "Stop" | "SubagentStop" | "PreCompact" | "Notification" => hook
-            .append(EntryKind::Checkpoint, event_note(&input, &event))
-            .map(|()| HookReply::nothing()),
-        other => {
-            return HookReply::error(
-                1,
-                format!("tascer hook: the {other} event is not handled; nothing recorded"),
-            );
-        }
-    };
-    match result {
-        Ok(reply) => reply,
-        Err(message) => {
-            let code = if event == "PreToolUse" { 2 } else { 1 };
-            HookReply::error(code, format!("tascer hook: {message}"))
-        }
-    }
+    result.unwrap_or_else(|message| HookReply::error(error_code, format!("tascer hook: {message}")))
 }
 
-/// One event's view of its session: where it runs, its admission and its
-/// ledger.
-struct HookContext {
+/// One event's view of its Claude Code session: where it runs and its
+/// ledger session.
+struct HookSession {
     session_id: String,
     cwd: PathBuf,
     home: PathBuf,
-    ledger: Arc<Ledger>,
+    ledger: Ledger,
     hook_common: HookCommon,
 }
 
-impl HookContext {
+impl HookSession {
+    /// Opens the ledger (starting the session's ledger session on its
+    /// first event).
     fn open(input: &Value, session_id: &str, home: &Path) -> Result<Self, String> {
         let cwd = input
             .get("cwd")
@@ -152,7 +143,8 @@ impl HookContext {
             .map_err(|e| format!("cannot load the signing key from {}: {e}", home.display()))?;
         let ledger = Ledger::open_in_home(home, key)
             .map_err(|e| format!("cannot open the ledger in {}: {e}", home.display()))?;
-        let hook = HookContext {
+        leave_wal_on_close(&ledger);
+        let session = HookSession {
             session_id: session_id.to_string(),
             hook_common: HookCommon {
                 session_id: session_id.to_string(),
@@ -162,10 +154,10 @@ impl HookContext {
             },
             cwd,
             home: home.to_path_buf(),
-            ledger: Arc::new(ledger),
+            ledger,
         };
-        hook.start_if_new(input)?;
-        Ok(hook)
+        session.start_if_new(input)?;
+        Ok(session)
     }
 
     /// The session's first event opens its ledger session.
@@ -199,59 +191,31 @@ impl HookContext {
             .map_err(|e| format!("cannot write the ledger: {e}"))
     }
 
-    fn append(&self, kind: EntryKind, payload: Value) -> Result<(), String> {
+    /// Appends `entries` with the evidence they refer to, in one
+    /// transaction.
+    fn write(&self, entries: Vec<(EntryKind, Value)>, evidence: &[Evidence]) -> Result<(), String> {
         self.ledger
-            .append(&self.session_id, kind, payload)
+            .append_batch(&self.session_id, entries, evidence)
             .map(|_| ())
             .map_err(|e| format!("cannot write the ledger: {e}"))
     }
 
-    /// The session's admission, from Tascer's settings for `cwd`, in
-    /// Claude Code's permission mode.
-    fn admission(
-        &self,
-        mode: Option<PermissionMode>,
-    ) -> Result<(Admission, ContextCapture), String> {
-        let mut options = Options::new();
-        options.permission_mode = mode;
-        options.setting_sources = vec![
-            SettingsSource::User,
-            SettingsSource::Project,
-            SettingsSource::Local,
-        ];
-        let settings = setup::load_settings(&options, &self.cwd, &self.home)
-            .map_err(|e| format!("cannot read Tascer's settings: {e}"))?;
-        let parts = setup::build(&options, &settings, &self.cwd, Vec::new())
-            .map_err(|e| format!("cannot build Tascer's governance: {e}"))?;
-        Ok((parts.admission.defer_asks(true), parts.context))
-    }
-
-    /// Where an admitted call's record waits for its `PostToolUse`.
-    fn pending_path(&self, tool_use_id: &str) -> PathBuf {
-        let safe = |s: &str| -> String {
-            s.chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect()
-        };
-        self.home
-            .join("claude-code")
-            .join("pending")
-            .join(safe(&self.session_id))
-            .join(format!("{}.json", safe(tool_use_id)))
-    }
-
-    async fn pre_tool_use(&self, input: &Value) -> Result<HookReply, String> {
+    /// Tascer's governance for this event's step, in the event's
+    /// permission mode.
+    fn governance(&self, input: &Value, step: HostStep) -> Result<HostGovernance, String> {
         let mode = input
             .get("permission_mode")
             .and_then(Value::as_str)
             .and_then(|m| m.parse::<PermissionMode>().ok());
-        let (admission, context) = self.admission(mode)?;
+        HostGovernance::load(&self.cwd, &self.home, mode, step)
+            .map_err(|e| format!("cannot build Tascer's governance from its settings: {e}"))
+    }
+
+    /// `PreToolUse`: admission; the call's record is opened (and closed
+    /// at once when refused).
+    async fn pre_tool_use(&self, input: &Value) -> Result<HookReply, String> {
+        let governance = self.governance(input, HostStep::Admit)?;
+        let admission = governance.admission();
         let call = tool_call(input, &self.session_id, &self.cwd);
         let mut record = ToolRecord::open(
             &call.tool_use_id,
@@ -259,14 +223,8 @@ impl HookContext {
             admission.recorded_input(&call.tool_name, &call.input),
             now(),
         );
-        record.context = context.capture(&self.cwd, &Default::default());
-        let admitted = admission
-            .admit(CallRequest {
-                call: &call,
-                hook_common: self.hook_common.clone(),
-                agent_id: None,
-            })
-            .await;
+        record.context = head_context(&self.cwd);
+        let (admitted, answer) = governance.admit(&call, self.hook_common.clone()).await;
         record.hooks = admitted
             .hooks
             .runs
@@ -289,102 +247,48 @@ impl HookContext {
         if admitted.decision.is_some() {
             entries.push((EntryKind::PermissionDecision, record.permission.clone()));
         }
-        self.ledger
-            .append_many(&self.session_id, entries, &[])
-            .map_err(|e| format!("cannot write the ledger: {e}"))?;
-        match admitted.verdict {
-            Ok(run_input) => {
-                self.keep_pending(&record)?;
-                if run_input != call.input {
-                    return Ok(HookReply::json(pre_tool_answer(
-                        "allow",
-                        "input rewritten by Tascer",
-                        Some(run_input),
-                    )));
-                }
-                Ok(HookReply::nothing())
+        let reply = match answer {
+            HostAnswer::Deny { reason } => {
+                // Refused: the record is closed in the same transaction.
+                let message = match &admitted.verdict {
+                    Err(refusal) => refusal.message.clone(),
+                    Ok(_) => reason.clone(),
+                };
+                let output = ToolOutput::error(message);
+                let evidence = close_record(&mut record, &output, ToolStatus::Blocked)?;
+                entries.push((EntryKind::ToolRecord, record.to_payload().map_err(encode)?));
+                self.write(entries, &[evidence])?;
+                return Ok(HookReply::json(pre_tool_answer("deny", &reason, None)));
             }
-            Err(refusal) => {
-                let asked = refusal.by == RefusedBy::Permission
-                    && admitted
-                        .decision
-                        .as_ref()
-                        .is_some_and(|d| d.behavior == Behavior::Ask);
-                if asked {
-                    let explicit = admitted.decision.as_ref().is_some_and(|d| {
-                        matches!(
-                            d.decided_by,
-                            DecisionSource::Rule { .. }
-                                | DecisionSource::Policy { .. }
-                                | DecisionSource::Workaround
-                        )
-                    });
-                    self.keep_pending(&record)?;
-                    if !explicit {
-                        // Only the mode or the default would ask: Claude
-                        // Code's own rules and mode decide that.
-                        return Ok(HookReply::nothing());
-                    }
-                    return Ok(HookReply::json(pre_tool_answer(
-                        "ask",
-                        &refusal.message,
-                        None,
-                    )));
-                }
-                self.close_refused(record, &refusal)?;
-                Ok(HookReply::json(pre_tool_answer(
-                    "deny",
-                    &format!("Tascer: {}", refusal.message),
-                    None,
-                )))
+            HostAnswer::Ask { reason } => HookReply::json(pre_tool_answer("ask", &reason, None)),
+            HostAnswer::Run {
+                updated_input: Some(updated),
+            } => HookReply::json(pre_tool_answer(
+                "allow",
+                "input rewritten by Tascer",
+                Some(updated),
+            )),
+            HostAnswer::Run {
+                updated_input: None,
             }
-        }
+            | HostAnswer::HostDecides => HookReply::nothing(),
+        };
+        self.write(entries, &[])?;
+        self.keep_pending(&record)?;
+        Ok(reply)
     }
 
-    fn keep_pending(&self, record: &ToolRecord) -> Result<(), String> {
-        let path = self.pending_path(&record.tool_use_id);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
-        let text =
-            serde_json::to_string(record).map_err(|e| format!("cannot encode the record: {e}"))?;
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-    }
-
-    fn close_refused(&self, record: ToolRecord, refusal: &Refusal) -> Result<(), String> {
-        self.close(
-            record,
-            &ToolOutput::error(refusal.message.clone()),
-            ToolStatus::Blocked,
-        )
-    }
-
-    fn close(
-        &self,
-        mut record: ToolRecord,
-        output: &ToolOutput,
-        status: ToolStatus,
-    ) -> Result<(), String> {
-        let text = output.content.to_text();
-        let digest = self
-            .ledger
-            .put_evidence(&self.session_id, text.as_bytes())
-            .map_err(|e| format!("cannot store evidence: {e}"))?;
-        crate::proof::finish_record(&mut record, output, text, digest, status);
-        self.ledger
-            .close_tool_call(&self.session_id, &mut record)
-            .map(|_| ())
-            .map_err(|e| format!("cannot write the ledger: {e}"))
-    }
-
+    /// `PostToolUse` / `PostToolUseFailure`: review (post-gates and
+    /// Tascer's hooks); the call's record is closed with the output as
+    /// evidence.
     async fn post_tool_use(&self, input: &Value, event: &str) -> Result<HookReply, String> {
         let call = tool_call(input, &self.session_id, &self.cwd);
         let path = self.pending_path(&call.tool_use_id);
-        let record = match std::fs::read_to_string(&path)
+        let pending = std::fs::read_to_string(&path)
             .ok()
-            .and_then(|t| serde_json::from_str::<ToolRecord>(&t).ok())
-        {
+            .and_then(|t| serde_json::from_str::<ToolRecord>(&t).ok());
+        let mut entries = Vec::new();
+        let mut record = match pending {
             Some(record) => record,
             None => {
                 // No PreToolUse record (the hook was installed mid-call):
@@ -396,10 +300,10 @@ impl HookContext {
                     now(),
                 );
                 record.context = json!({"note": "opened at PostToolUse: no PreToolUse record"});
-                let payload = record
-                    .to_payload()
-                    .map_err(|e| format!("cannot encode the record: {e}"))?;
-                self.append(EntryKind::ToolCallOpened, payload)?;
+                entries.push((
+                    EntryKind::ToolCallOpened,
+                    record.to_payload().map_err(encode)?,
+                ));
                 record
             }
         };
@@ -413,11 +317,8 @@ impl HookContext {
             };
             ToolOutput::text(text).with_raw(response)
         };
-        let mode = input
-            .get("permission_mode")
-            .and_then(Value::as_str)
-            .and_then(|m| m.parse::<PermissionMode>().ok());
-        let (admission, _) = self.admission(mode)?;
+        let governance = self.governance(input, HostStep::Review)?;
+        let admission = governance.admission();
         let reviewed = admission
             .review(
                 CallRequest {
@@ -428,7 +329,6 @@ impl HookContext {
                 output.clone(),
             )
             .await;
-        let mut record = record;
         record.post_gates = gate_outcomes(&reviewed.post_gates);
         record.hooks.extend(
             reviewed
@@ -451,7 +351,9 @@ impl HookContext {
         } else {
             output
         };
-        self.close(record, &stored, status)?;
+        let evidence = close_record(&mut record, &stored, status)?;
+        entries.push((EntryKind::ToolRecord, record.to_payload().map_err(encode)?));
+        self.write(entries, &[evidence])?;
         let _ = std::fs::remove_file(&path);
         if reviewed.gate_failed {
             let message = reviewed
@@ -468,6 +370,134 @@ impl HookContext {
         }
         Ok(HookReply::nothing())
     }
+
+    /// `UserPromptSubmit`: a `user_prompt` entry.
+    fn user_prompt_submit(&self, input: &Value) -> Result<HookReply, String> {
+        self.write(
+            vec![(
+                EntryKind::UserPrompt,
+                json!({"text": text(input, "prompt"), "source": "claude-code"}),
+            )],
+            &[],
+        )?;
+        Ok(HookReply::nothing())
+    }
+
+    /// `SessionEnd`: a `session_end` entry.
+    fn session_end(&self, input: &Value) -> Result<HookReply, String> {
+        self.write(
+            vec![(
+                EntryKind::SessionEnd,
+                json!({"status": "ended", "reason": text(input, "reason"), "source": "claude-code"}),
+            )],
+            &[],
+        )?;
+        Ok(HookReply::nothing())
+    }
+
+    /// `SessionStart`, `Stop`, `SubagentStop`, `PreCompact`,
+    /// `Notification`: a `checkpoint` entry naming the event.
+    fn checkpoint(&self, input: &Value, event: &str) -> Result<HookReply, String> {
+        self.write(vec![(EntryKind::Checkpoint, event_note(input, event))], &[])?;
+        Ok(HookReply::nothing())
+    }
+
+    /// Where an admitted call's record waits for its `PostToolUse`.
+    fn pending_path(&self, tool_use_id: &str) -> PathBuf {
+        let safe = |s: &str| -> String {
+            s.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect()
+        };
+        self.home
+            .join("claude-code")
+            .join("pending")
+            .join(safe(&self.session_id))
+            .join(format!("{}.json", safe(tool_use_id)))
+    }
+
+    fn keep_pending(&self, record: &ToolRecord) -> Result<(), String> {
+        let path = self.pending_path(&record.tool_use_id);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let text = serde_json::to_string(record).map_err(encode)?;
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// The WAL pages after which a hook process checkpoints: it then also
+/// bounds what the next process reads to recover the WAL.
+const WAL_CHECKPOINT_PAGES: u32 = 200;
+
+/// A hook process writes a few entries and exits. Closing the last
+/// connection to a WAL database checkpoints it (four `fsync`s) and deletes
+/// the WAL and its index, which the next hook process creates again: on a
+/// busy disk that costs more than everything else the hook does. So the
+/// hook leaves the WAL for the next process (what it committed is in the
+/// WAL, as durable as any commit with `synchronous = NORMAL`) and SQLite
+/// checkpoints once the WAL passes [`WAL_CHECKPOINT_PAGES`]. If the
+/// connection cannot be tuned, closing just costs the usual.
+fn leave_wal_on_close(ledger: &Ledger) {
+    let tuned = ledger.store().db().read(|conn| {
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )?;
+        conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)
+    });
+    if let Err(e) = tuned {
+        tracing::debug!("cannot keep the WAL on close: {e}");
+    }
+}
+
+/// Closes `record` with `output` (sealed, its proof hash set) and returns
+/// the output's evidence, to be written in the same transaction.
+fn close_record(
+    record: &mut ToolRecord,
+    output: &ToolOutput,
+    status: ToolStatus,
+) -> Result<Evidence, String> {
+    let text = output.content.to_text();
+    let evidence = Evidence::new(text.clone().into_bytes());
+    crate::proof::finish_record(record, output, text, evidence.digest().to_string(), status);
+    record.seal().map_err(encode)?;
+    Ok(evidence)
+}
+
+fn encode(e: impl std::fmt::Display) -> String {
+    format!("cannot encode the record: {e}")
+}
+
+/// The context of a call as one hook process can afford to capture it:
+/// the cwd, the allowlisted environment and where git's `HEAD` points.
+/// The worktree status (changed and untracked files, diff digest) is not
+/// captured: it walks the whole worktree, on every call, in a new process
+/// each time. The record says so (`git_status`).
+fn head_context(cwd: &Path) -> Value {
+    let env: serde_json::Map<String, Value> = DEFAULT_CONTEXT_ENV
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_string(), json!(v))))
+        .collect();
+    let mut context = json!({
+        "cwd": cwd.display().to_string(),
+        "tascer_version": crate::VERSION,
+        "env": env,
+        "captured_at": now(),
+        "git_status": "not captured: tascer hook records HEAD only",
+    });
+    match tascer_ledger::git_head(cwd) {
+        Ok(head) => context["git"] = json!(head),
+        Err(e) => context["git_error"] = json!(e.to_string()),
+    }
+    context
 }
 
 /// The `PreToolUse` answer in `hookSpecificOutput`.
@@ -497,16 +527,13 @@ fn tool_call(input: &Value, session_id: &str, cwd: &Path) -> ToolCall {
 fn event_note(input: &Value, event: &str) -> Value {
     let mut note = json!({"event": event, "source": "claude-code"});
     for key in [
-        "source",
         "reason",
         "trigger",
         "message",
         "notification_type",
         "stop_hook_active",
     ] {
-        if let (Some(v), Some(obj)) = (input.get(key), note.as_object_mut())
-            && key != "source"
-        {
+        if let (Some(v), Some(obj)) = (input.get(key), note.as_object_mut()) {
             obj.insert(key.into(), v.clone());
         }
     }
