@@ -9,6 +9,7 @@ mod demo_contracts;
 mod hook;
 mod install;
 mod ledger_cmds;
+mod mcp_admit;
 mod mcp_check;
 mod mcp_cmds;
 mod mcp_git;

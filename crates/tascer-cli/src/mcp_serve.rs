@@ -19,6 +19,7 @@ use tascer::mcp::{McpServerSpec, ServeToolResult, ServedTool, ToolCallContext};
 use tascer::{ContentBlock, Message, SessionStore, UserContent};
 use tascer_ledger::{EntryKind, Ledger, SessionStart, sha256_ref};
 
+use crate::mcp_admit::{Admitter, Refused};
 use crate::mcp_check::{self, CheckPlan, CommandRun};
 use crate::mcp_git;
 use crate::mcp_review::{self, Reviewer};
@@ -164,6 +165,49 @@ impl Server {
         }
     }
 
+    /// Admission of `tool`'s calls in `repo`. When Tascer's settings
+    /// cannot be read, that is the refusal: nothing runs unadmitted.
+    fn admitter(&self, repo: &Path, tool: &'static str) -> Result<Admitter, Refused> {
+        Admitter::load(repo, &self.home, &self.ledger_session, tool).map_err(|e| Refused {
+            call: tool.to_owned(),
+            reason: format!("cannot read Tascer's settings: {e:#}"),
+        })
+    }
+
+    /// A check whose commands admission refused: recorded as a failed
+    /// check of this working-tree state (so `confirm` declines), and an
+    /// error result naming the command and Tascer's reason.
+    async fn check_refused(&self, repo: &Path, refused: Refused) -> ServeToolResult {
+        let digest = match mcp_git::tree_digest(repo).await {
+            Ok(d) => d,
+            Err(e) => return tool_error(&e),
+        };
+        lock(&self.repos)
+            .entry(repo.to_path_buf())
+            .or_default()
+            .check = Some(CheckRecord {
+            digest: digest.clone(),
+            passed: false,
+            failed: vec![refused.call.clone()],
+        });
+        let message = format!("refused by Tascer: {refused}");
+        let data = json!({
+            "passed": false,
+            "repo": repo.display().to_string(),
+            "tree_digest": digest,
+            "refused": {"command": refused.call, "reason": refused.reason},
+        });
+        let on_record = self.record("mcp.check", false, &message, 0, data.clone());
+        Self::recorded(
+            ServeToolResult::structured(
+                format!("check REFUSED in {}: {message}", repo.display()),
+                data,
+                true,
+            ),
+            on_record,
+        )
+    }
+
     async fn check(&self, args: Map<String, Value>, ctx: ToolCallContext) -> ServeToolResult {
         let repo = match self.repo(&args).await {
             Ok(r) => r,
@@ -175,6 +219,19 @@ impl Server {
         };
         if let Some(secs) = args.get("timeout_secs").and_then(Value::as_u64) {
             plan.timeout = std::time::Duration::from_secs(secs.max(1));
+        }
+        let commands: Vec<&str> = plan
+            .lint
+            .iter()
+            .chain(&plan.test)
+            .map(String::as_str)
+            .collect();
+        let refused = match self.admitter(&repo, "check") {
+            Ok(admitter) => admitter.commands(&commands).await,
+            Err(refused) => Some(refused),
+        };
+        if let Some(refused) = refused {
+            return self.check_refused(&repo, refused).await;
         }
         let started = Instant::now();
         let _ = ctx
@@ -307,15 +364,27 @@ impl Server {
                 Some(digest),
             );
         }
-        match mcp_git::changes(repo).await {
+        let changes = match mcp_git::changes(repo).await {
             Ok(c) if c.is_empty() => {
                 return declined(
                     "nothing to confirm: no changes against HEAD".into(),
                     Some(digest),
                 );
             }
-            Ok(_) => {}
+            Ok(c) => c,
             Err(e) => return declined(format!("cannot list changes: {e:#}"), Some(digest)),
+        };
+        let written: Vec<&str> = changes
+            .iter()
+            .filter(|c| c.kind != "deleted")
+            .map(|c| c.path.as_str())
+            .collect();
+        let refused = match self.admitter(repo, "confirm") {
+            Ok(admitter) => admitter.writes(&written).await,
+            Err(refused) => Some(refused),
+        };
+        if let Some(refused) = refused {
+            return declined(format!("refused by Tascer: {refused}"), Some(digest));
         }
         let Some(reviewer) = Reviewer::from_env() else {
             return (
@@ -426,6 +495,27 @@ impl Server {
                 None => (mcp_git::fallback_message(&changes), "fallback"),
             },
         };
+        let git_commit = format!("git commit -q -m {}", crate::install::shell_quote(&message));
+        let refused = match self.admitter(&repo, "commit") {
+            Ok(admitter) => {
+                admitter
+                    .commands(&["git add -A", git_commit.as_str()])
+                    .await
+            }
+            Err(refused) => Some(refused),
+        };
+        if let Some(refused) = refused {
+            let reason = format!("refused by Tascer: {refused}");
+            // Already an error result; a recording failure is logged.
+            let _ = self.record(
+                "mcp.commit",
+                false,
+                &reason,
+                0,
+                json!({"repo": repo.display().to_string(), "refused": refused.call}),
+            );
+            return ServeToolResult::error(format!("commit refused: {reason}"));
+        }
         let commit = match mcp_git::commit_all(&repo, &message).await {
             Ok(c) => c,
             Err(e) => {
@@ -486,6 +576,23 @@ impl Server {
             if let Some(branch) = str_arg(&args, "branch") {
                 git_args.push(branch);
             }
+        }
+        let command = format!("git {}", git_args.join(" "));
+        let refused = match self.admitter(&repo, "push") {
+            Ok(admitter) => admitter.commands(&[command.as_str()]).await,
+            Err(refused) => Some(refused),
+        };
+        if let Some(refused) = refused {
+            let reason = format!("refused by Tascer: {refused}");
+            // Already an error result; a recording failure is logged.
+            let _ = self.record(
+                "mcp.push",
+                false,
+                &reason,
+                0,
+                json!({"repo": repo.display().to_string(), "command": command}),
+            );
+            return ServeToolResult::error(format!("push refused: {reason}"));
         }
         let started = Instant::now();
         let out = match mcp_git::git(&repo, &git_args).await {

@@ -252,6 +252,122 @@ async fn check_outside_git_and_timeouts() {
     client.cancel().await.unwrap();
 }
 
+/// What `tascer hook` answers Claude Code for a `Bash` call of `command`
+/// in `repo`: (permissionDecision, permissionDecisionReason).
+fn hook_answer(repo: &Path, home: &Path, command: &str) -> (String, String) {
+    use std::io::Write as _;
+    let event = json!({
+        "hook_event_name": "PreToolUse",
+        "session_id": "claude-session-1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": repo.display().to_string(),
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_use_id": "toolu_1",
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tascer"))
+        .arg("hook")
+        .env("TASCER_HOME", home)
+        .current_dir(repo)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let specific = &answer["hookSpecificOutput"];
+    (
+        specific["permissionDecision"].as_str().unwrap().to_owned(),
+        specific["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    )
+}
+
+/// `check`, `confirm` and `push` ask the same admission `tascer hook`
+/// asks: a command a deny rule or a policy refuses in Claude Code is
+/// refused here with the same reason, and does not run.
+#[tokio::test]
+async fn check_and_push_are_refused_with_the_reason_tascer_hook_gives() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    repo_with_check(repo.path(), "true", "true");
+    let denied = "touch ran-it && git push origin main";
+    let dangerous = "mkfs.ext4 /nonexistent/tascer-test-device";
+    let settings = |lint: &str| {
+        json!({
+            "check": {"lint": [lint], "test": ["true"]},
+            "permissions": {"deny": ["Bash(git push:*)"]},
+        })
+        .to_string()
+    };
+    std::fs::write(repo.path().join(".tascer/settings.json"), settings(denied)).unwrap();
+    let (decision, rule_reason) = hook_answer(repo.path(), home.path(), denied);
+    assert_eq!(decision, "deny");
+    assert!(rule_reason.contains("Bash(git push:*)"), "{rule_reason}");
+    let (decision, policy_reason) = hook_answer(repo.path(), home.path(), dangerous);
+    assert_eq!(decision, "deny");
+    assert!(policy_reason.contains("mkfs"), "{policy_reason}");
+
+    let client = serve(repo.path(), home.path()).await;
+    // A deny rule: refused with the hook's reason; the command did not run.
+    let r = call(&client, "check", json!({})).await;
+    assert!(is_error(&r), "{r}");
+    assert!(text(&r).contains(&rule_reason), "{r}");
+    let data = &r["structuredContent"];
+    assert_eq!(data["passed"], false, "{r}");
+    assert_eq!(data["refused"]["command"], denied, "{r}");
+    assert_eq!(data["refused"]["reason"], rule_reason.as_str(), "{r}");
+    assert!(
+        !repo.path().join("ran-it").exists(),
+        "a refused command ran"
+    );
+    // confirm declines what was never checked.
+    let r = call(&client, "confirm", json!({})).await;
+    assert_eq!(r["structuredContent"]["verdict"], "DECLINED", "{r}");
+
+    // A policy (a dangerous command): the same.
+    std::fs::write(
+        repo.path().join(".tascer/settings.json"),
+        settings(dangerous),
+    )
+    .unwrap();
+    let r = call(&client, "check", json!({})).await;
+    assert!(is_error(&r), "{r}");
+    assert_eq!(
+        r["structuredContent"]["refused"]["reason"],
+        policy_reason.as_str(),
+        "{r}"
+    );
+
+    // push is a `git push` under the same deny rule.
+    let r = call(
+        &client,
+        "push",
+        json!({"remote": "origin", "branch": "main"}),
+    )
+    .await;
+    assert!(is_error(&r), "{r}");
+    assert!(
+        text(&r).contains("push refused") && text(&r).contains("Bash(git push:*)"),
+        "{r}"
+    );
+
+    // Each refusal is on record.
+    let r = call(&client, "session_verify", json!({"all": true})).await;
+    assert_eq!(r["structuredContent"]["ok"], true, "{r}");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn reviewer_model_decides_and_writes() {
     let home = tempfile::tempdir().unwrap();
