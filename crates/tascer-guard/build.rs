@@ -4,8 +4,9 @@
 //! `tascer hook` is a new process on every Claude Code tool call.
 //!
 //! The table holds the fields `src/gates/builtin/secrets/rules.rs` reads,
-//! as written in the file; a unit test there checks it against the TOML
-//! parsed at run time.
+//! as written in the file (keywords and stopwords lowercased, as scanning
+//! matches them); a unit test there checks it against the TOML parsed at
+//! run time.
 
 use std::fmt::Write as _;
 
@@ -40,7 +41,7 @@ fn main() {
                     "StaticAllowlist {{ regexes: &{:?}, regex_target: {:?}, stopwords: &{:?} }}, ",
                     strings(a, "regexes"),
                     a.get("regexTarget").and_then(toml::Value::as_str),
-                    strings(a, "stopwords"),
+                    lowercase(strings(a, "stopwords")),
                 )
             })
             .collect();
@@ -56,13 +57,18 @@ fn main() {
             rule.get("secretGroup")
                 .and_then(toml::Value::as_integer)
                 .map(|g| usize::try_from(g).unwrap_or_else(|_| panic!("{RULES}: secretGroup {g}"))),
-            strings(rule, "keywords"),
+            lowercase(strings(rule, "keywords")),
         );
     }
     out.push_str("]\n");
     let dir = std::env::var_os("OUT_DIR").unwrap_or_else(|| panic!("cargo sets OUT_DIR"));
     let path = std::path::Path::new(&dir).join("gitleaks_rules.rs");
     std::fs::write(&path, out).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+}
+
+/// Keywords and stopwords are matched against lowercased text.
+fn lowercase(words: Vec<&str>) -> Vec<String> {
+    words.into_iter().map(str::to_lowercase).collect()
 }
 
 fn str_field<'a>(table: &'a toml::Table, key: &str) -> &'a str {

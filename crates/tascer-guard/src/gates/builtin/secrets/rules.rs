@@ -3,6 +3,7 @@
 //! parsed at run time; regexes compiled lazily (only when a rule's keyword
 //! appears).
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use regex::{Regex, RegexBuilder};
@@ -12,7 +13,8 @@ use serde::Deserialize;
 #[cfg(test)]
 pub(crate) const GITLEAKS_TOML: &str = include_str!("../../../../data/gitleaks-v8.30.0.toml");
 
-/// One rule of the built-in set, as `build.rs` writes it.
+/// One rule of the built-in set, as `build.rs` writes it (keywords and
+/// stopwords already lowercase).
 struct StaticRule {
     id: &'static str,
     description: &'static str,
@@ -33,28 +35,32 @@ struct StaticAllowlist {
 /// The built-in rules, from `data/gitleaks-v8.30.0.toml` at build time.
 static BUILTIN_RULES: &[StaticRule] = include!(concat!(env!("OUT_DIR"), "/gitleaks_rules.rs"));
 
-/// The built-in rules, ready to compile on demand.
+/// The built-in rules, ready to compile on demand. They borrow the static
+/// table: nothing is copied.
 pub(crate) fn builtin_rules() -> Vec<Rule> {
-    let owned = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+    let borrowed = |v: &'static [&'static str]| v.iter().map(|s| Cow::Borrowed(*s)).collect();
     BUILTIN_RULES
         .iter()
         .filter_map(|r| {
-            Rule::from_raw(RawRule {
-                id: r.id.to_string(),
-                description: r.description.to_string(),
-                regex: r.regex.map(str::to_string),
+            let source = r.regex?;
+            let mut allow_sources = Vec::new();
+            let mut stopwords = Vec::new();
+            for a in r.allowlists {
+                let target = AllowTarget::of(a.regex_target);
+                allow_sources.extend(a.regexes.iter().map(|s| (Cow::Borrowed(*s), target)));
+                stopwords.extend(a.stopwords.iter().map(|s| Cow::Borrowed(*s)));
+            }
+            Some(Rule {
+                id: Cow::Borrowed(r.id),
+                description: Cow::Borrowed(r.description),
+                source: Cow::Borrowed(source),
+                regex: OnceLock::new(),
                 entropy: r.entropy,
                 secret_group: r.secret_group,
-                keywords: owned(r.keywords),
-                allowlists: r
-                    .allowlists
-                    .iter()
-                    .map(|a| RawAllowlist {
-                        regexes: owned(a.regexes),
-                        regex_target: a.regex_target.map(str::to_string),
-                        stopwords: owned(a.stopwords),
-                    })
-                    .collect(),
+                keywords: borrowed(r.keywords),
+                allow_sources,
+                allow: OnceLock::new(),
+                stopwords,
             })
         })
         .collect()
@@ -96,17 +102,18 @@ struct RawAllowlist {
 /// One compiled-on-demand rule.
 #[derive(Debug)]
 pub(crate) struct Rule {
-    pub(crate) id: String,
-    pub(crate) description: String,
-    source: String,
+    pub(crate) id: Cow<'static, str>,
+    pub(crate) description: Cow<'static, str>,
+    source: Cow<'static, str>,
     regex: OnceLock<Option<Regex>>,
     pub(crate) entropy: Option<f64>,
     pub(crate) secret_group: Option<usize>,
     /// Lowercase keywords; empty means "always try".
-    pub(crate) keywords: Vec<String>,
-    allow_sources: Vec<(String, AllowTarget)>,
+    pub(crate) keywords: Vec<Cow<'static, str>>,
+    allow_sources: Vec<(Cow<'static, str>, AllowTarget)>,
     allow: OnceLock<Vec<(Regex, AllowTarget)>>,
-    pub(crate) stopwords: Vec<String>,
+    /// Lowercase stopwords.
+    pub(crate) stopwords: Vec<Cow<'static, str>>,
 }
 
 /// What an allowlist regex is matched against.
@@ -115,6 +122,17 @@ pub(crate) enum AllowTarget {
     Secret,
     Match,
     Line,
+}
+
+impl AllowTarget {
+    /// From gitleaks' `regexTarget` (default: the secret).
+    fn of(regex_target: Option<&str>) -> Self {
+        match regex_target {
+            Some("match") => AllowTarget::Match,
+            Some("line") => AllowTarget::Line,
+            _ => AllowTarget::Secret,
+        }
+    }
 }
 
 impl Rule {
@@ -206,22 +224,22 @@ impl Rule {
         let mut allow_sources = Vec::new();
         let mut stopwords = Vec::new();
         for a in r.allowlists {
-            let target = match a.regex_target.as_deref() {
-                Some("match") => AllowTarget::Match,
-                Some("line") => AllowTarget::Line,
-                _ => AllowTarget::Secret,
-            };
-            allow_sources.extend(a.regexes.into_iter().map(|s| (s, target)));
-            stopwords.extend(a.stopwords.into_iter().map(|s| s.to_lowercase()));
+            let target = AllowTarget::of(a.regex_target.as_deref());
+            allow_sources.extend(a.regexes.into_iter().map(|s| (Cow::Owned(s), target)));
+            stopwords.extend(a.stopwords.iter().map(|s| Cow::Owned(s.to_lowercase())));
         }
         Some(Rule {
-            id: r.id,
-            description: r.description,
-            source,
+            id: Cow::Owned(r.id),
+            description: Cow::Owned(r.description),
+            source: Cow::Owned(source),
             regex: OnceLock::new(),
             entropy: r.entropy,
             secret_group: r.secret_group,
-            keywords: r.keywords.into_iter().map(|k| k.to_lowercase()).collect(),
+            keywords: r
+                .keywords
+                .iter()
+                .map(|k| Cow::Owned(k.to_lowercase()))
+                .collect(),
             allow_sources,
             allow: OnceLock::new(),
             stopwords,

@@ -68,7 +68,7 @@ impl SecretScanner {
         self.rules
             .iter()
             .filter(|r| r.regex().is_none())
-            .map(|r| r.id.as_str())
+            .map(|r| r.id.as_ref())
             .collect()
     }
 
@@ -79,7 +79,9 @@ impl SecretScanner {
         let lower = text.to_lowercase();
         let mut found: Vec<(usize, usize, &str, &str)> = Vec::new();
         for rule in &self.rules {
-            if !rule.keywords.is_empty() && !rule.keywords.iter().any(|k| lower.contains(k)) {
+            if !rule.keywords.is_empty()
+                && !rule.keywords.iter().any(|k| lower.contains(k.as_ref()))
+            {
                 continue;
             }
             let Some(re) = rule.regex() else { continue };
@@ -93,7 +95,12 @@ impl SecretScanner {
                 if allowed(rule, text, whole, secret) {
                     continue;
                 }
-                found.push((secret.start(), secret.end(), &rule.id, &rule.description));
+                found.push((
+                    secret.start(),
+                    secret.end(),
+                    rule.id.as_ref(),
+                    rule.description.as_ref(),
+                ));
             }
         }
         for s in session_secrets.iter().filter(|s| !s.is_empty()) {
@@ -143,7 +150,11 @@ impl SecretScanner {
 
 fn allowed(rule: &Rule, text: &str, whole: regex::Match<'_>, secret: regex::Match<'_>) -> bool {
     let secret_lower = secret.as_str().to_lowercase();
-    if rule.stopwords.iter().any(|w| secret_lower.contains(w)) {
+    if rule
+        .stopwords
+        .iter()
+        .any(|w| secret_lower.contains(w.as_ref()))
+    {
         return true;
     }
     rule.allowlist().iter().any(|(re, target)| match target {
