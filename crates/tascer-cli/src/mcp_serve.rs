@@ -174,6 +174,22 @@ impl Server {
         })
     }
 
+    /// `tool` (`commit`, `push`) not done because admission refused one
+    /// of its calls: recorded, and a tool error naming the call and
+    /// Tascer's reason.
+    fn refused(&self, tool: &str, repo: &Path, refused: &Refused) -> ServeToolResult {
+        let reason = format!("refused by Tascer: {refused}");
+        // Already an error result; a recording failure is logged.
+        let _ = self.record(
+            &format!("mcp.{tool}"),
+            false,
+            &reason,
+            0,
+            json!({"repo": repo.display().to_string(), "refused": refused.call}),
+        );
+        ServeToolResult::error(format!("{tool} refused: {reason}"))
+    }
+
     /// A check whose commands admission refused: recorded as a failed
     /// check of this working-tree state (so `confirm` declines), and an
     /// error result naming the command and Tascer's reason.
@@ -505,16 +521,7 @@ impl Server {
             Err(refused) => Some(refused),
         };
         if let Some(refused) = refused {
-            let reason = format!("refused by Tascer: {refused}");
-            // Already an error result; a recording failure is logged.
-            let _ = self.record(
-                "mcp.commit",
-                false,
-                &reason,
-                0,
-                json!({"repo": repo.display().to_string(), "refused": refused.call}),
-            );
-            return ServeToolResult::error(format!("commit refused: {reason}"));
+            return self.refused("commit", &repo, &refused);
         }
         let commit = match mcp_git::commit_all(&repo, &message).await {
             Ok(c) => c,
@@ -583,16 +590,7 @@ impl Server {
             Err(refused) => Some(refused),
         };
         if let Some(refused) = refused {
-            let reason = format!("refused by Tascer: {refused}");
-            // Already an error result; a recording failure is logged.
-            let _ = self.record(
-                "mcp.push",
-                false,
-                &reason,
-                0,
-                json!({"repo": repo.display().to_string(), "command": command}),
-            );
-            return ServeToolResult::error(format!("push refused: {reason}"));
+            return self.refused("push", &repo, &refused);
         }
         let started = Instant::now();
         let out = match mcp_git::git(&repo, &git_args).await {

@@ -7,30 +7,13 @@ mod common;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::{Value, json};
 
-use common::{ledger_rows, report_json, tascer};
+use common::{hook, ledger_rows, report_json, tascer};
 
 const SESSION: &str = "5f0c2a1e-cc00-4d7e-9a51-0123456789ab";
-
-/// Runs `tascer hook` with `event` on standard input.
-fn hook(home: &Path, cwd: &Path, event: &Value) -> Output {
-    let mut cmd: Command = tascer(home, cwd);
-    cmd.arg("hook")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
 
 fn event(cwd: &Path, name: &str, mode: &str, extra: Value) -> Value {
     let mut v = json!({

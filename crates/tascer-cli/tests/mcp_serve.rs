@@ -3,6 +3,8 @@
 //! repository, a real (temporary) Tascer home.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -255,7 +257,6 @@ async fn check_outside_git_and_timeouts() {
 /// What `tascer hook` answers Claude Code for a `Bash` call of `command`
 /// in `repo`: (permissionDecision, permissionDecisionReason).
 fn hook_answer(repo: &Path, home: &Path, command: &str) -> (String, String) {
-    use std::io::Write as _;
     let event = json!({
         "hook_event_name": "PreToolUse",
         "session_id": "claude-session-1",
@@ -266,21 +267,7 @@ fn hook_answer(repo: &Path, home: &Path, command: &str) -> (String, String) {
         "tool_input": {"command": command},
         "tool_use_id": "toolu_1",
     });
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tascer"))
-        .arg("hook")
-        .env("TASCER_HOME", home)
-        .current_dir(repo)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::hook(home, repo, &event);
     assert!(out.status.success(), "{out:?}");
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     let specific = &answer["hookSpecificOutput"];

@@ -402,19 +402,10 @@ impl HookSession {
         Ok(HookReply::nothing())
     }
 
-    /// Where an admitted call's record waits for its `PostToolUse`.
+    /// Where an admitted call's record waits for its `PostToolUse` (ids
+    /// made safe as file names: `[A-Za-z0-9_-]` kept, anything else `_`).
     fn pending_path(&self, tool_use_id: &str) -> PathBuf {
-        let safe = |s: &str| -> String {
-            s.chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect()
-        };
+        let safe = tascer_mcp::sanitize_name;
         self.home
             .join("claude-code")
             .join("pending")

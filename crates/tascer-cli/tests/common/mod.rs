@@ -40,6 +40,25 @@ pub fn tascer(home: &Path, cwd: &Path) -> Command {
     cmd
 }
 
+/// Runs `tascer hook` in `cwd` with `event` on standard input, as Claude
+/// Code does.
+pub fn hook(home: &Path, cwd: &Path, event: &Value) -> std::process::Output {
+    let mut child = tascer(home, cwd)
+        .arg("hook")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// `tascer run --output-format stream-json --permission-mode
 /// bypassPermissions PROMPT [extra…]` against the mock at `base_url`.
 pub fn run_cmd(home: &Path, cwd: &Path, base_url: &str, prompt: &str, extra: &[&str]) -> Command {
