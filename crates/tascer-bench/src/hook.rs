@@ -10,12 +10,21 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
+use crate::repo::REPO_FILES;
 use crate::stats::{Stats, Table, ms_since};
 
 const RUNS: usize = 50;
 
-/// The release `tascer` binary next to this executable, if built.
+/// Names another `tascer` binary to measure (an older build, for a
+/// before/after comparison in one session).
+const BINARY_ENV: &str = "TASCER_BENCH_TASCER";
+
+/// The `tascer` binary to measure: `$TASCER_BENCH_TASCER`, else the release
+/// binary next to this executable, if built.
 fn tascer_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(BINARY_ENV) {
+        return Some(PathBuf::from(path)).filter(|p| p.exists());
+    }
     let exe = std::env::current_exe().ok()?;
     Some(exe.parent()?.join("tascer")).filter(|p| p.exists())
 }
@@ -74,11 +83,13 @@ fn event(cwd: &Path, name: &str, extra: Value) -> String {
 /// Runs the group and prints its table.
 pub async fn run() -> anyhow::Result<()> {
     let Some(tascer) = tascer_binary() else {
-        println!("\n(no release `tascer` binary next to the bench; run scripts/bench)");
+        println!("\n(no `tascer` binary: run scripts/bench, or set {BINARY_ENV} to one)");
         return Ok(());
     };
     let home = tempfile::tempdir()?;
+    // Claude Code works in a repository: the benchmark's (10 000 files).
     let work = tempfile::tempdir()?;
+    crate::repo::make_repo(work.path(), REPO_FILES)?;
     std::fs::create_dir_all(work.path().join(".tascer"))?;
     std::fs::write(
         work.path().join(".tascer/settings.json"),
@@ -98,6 +109,7 @@ pub async fn run() -> anyhow::Result<()> {
     let mut allowed = Vec::new();
     let mut denied = Vec::new();
     let mut post = Vec::new();
+    let mut prompt = Vec::new();
     for i in 0..RUNS {
         baseline.push(timed(&tascer, &["--version"], "", &env, cwd)?);
         allowed.push(timed(
@@ -120,6 +132,13 @@ pub async fn run() -> anyhow::Result<()> {
             &tascer,
             &["hook"],
             &pre_tool_use(cwd, RUNS + i, "rm -rf build"),
+            &env,
+            cwd,
+        )?);
+        prompt.push(timed(
+            &tascer,
+            &["hook"],
+            &event(cwd, "UserPromptSubmit", json!({"prompt": "next step"})),
             &env,
             cwd,
         )?);
@@ -166,6 +185,7 @@ pub async fn run() -> anyhow::Result<()> {
             "`tascer hook` PostToolUse (post-gates + closed record)",
             post,
         ),
+        ("`tascer hook` UserPromptSubmit (one ledger entry)", prompt),
         ("`tascer run` one reply from the mock, exec to exit", run),
     ] {
         let s = Stats::of(samples);
@@ -173,7 +193,8 @@ pub async fn run() -> anyhow::Result<()> {
         table.row(name, &s, Some(ratio));
     }
     table.note(format!(
-        "{RUNS} runs each (20 for `tascer run`), interleaved; signed ledger in a temp home"
+        "{RUNS} runs each (20 for `tascer run`), interleaved, in a git repository of \
+         {REPO_FILES} files; signed ledger in a temp home"
     ));
     table.print();
     Ok(())
