@@ -316,20 +316,31 @@ fn claude_code_runs_under_tascer_hook() {
     assert!(verify.status.success(), "verify: {vout}{verr}");
     assert!(!vout.contains("UNSIGNED"), "{vout}");
     let report = report_json(home.path(), &work, &session);
-    let status = |id: &str| {
+    let record = |id: &str| {
         report["tools"]
             .as_array()
             .unwrap()
             .iter()
             .find(|t| t["record"]["tool_use_id"] == id)
-            .and_then(|t| t["record"]["status"].as_str())
+            .map(|t| t["record"].clone())
             .unwrap_or_else(|| panic!("no record of {id}: {report}"))
-            .to_owned()
     };
     for id in ["toolu_write", "toolu_read", "toolu_ls"] {
-        assert_eq!(status(id), "validated", "{id}");
+        assert_eq!(record(id)["status"], "validated", "{id}");
     }
+    // Denied by Tascer: closed as blocked at PreToolUse.
     for id in ["toolu_rm", "toolu_push"] {
-        assert_eq!(status(id), "blocked", "{id}");
+        let r = record(id);
+        assert_eq!(r["status"], "blocked", "{id}");
+        assert_eq!(r["permission"]["behavior"], "deny", "{id}");
+    }
+    // Asked by a Tascer policy, then refused by Claude Code (print mode
+    // has nobody to ask): opened with Tascer's ask, never run, so never
+    // closed.
+    for id in ["toolu_curl", "toolu_ssh", "toolu_env"] {
+        let r = record(id);
+        assert_eq!(r["status"], "pending", "{id}");
+        assert_eq!(r["permission"]["behavior"], "ask", "{id}");
+        assert_eq!(r["permission"]["decided_by"]["type"], "policy", "{id}");
     }
 }

@@ -98,24 +98,12 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
             format!("tascer hook: the {event} hook input has no session_id"),
         );
     };
-    let result = match HookSession::open(&input, session_id, home) {
-        Err(message) => Err(message),
-        Ok(session) => match event.as_str() {
-            "PreToolUse" => session.pre_tool_use(&input).await,
-            "PostToolUse" | "PostToolUseFailure" => session.post_tool_use(&input, &event).await,
-            "UserPromptSubmit" => session.user_prompt_submit(&input),
-            "SessionEnd" => session.session_end(&input),
-            "SessionStart" | "Stop" | "SubagentStop" | "PreCompact" | "Notification" => {
-                session.checkpoint(&input, &event)
-            }
-            other => {
-                return HookReply::error(
-                    1,
-                    format!("tascer hook: the {other} event is not handled; nothing recorded"),
-                );
-            }
-        },
+    let session = match HookSession::open(&input, session_id, home) {
+        Ok(session) => session,
+        Err(message) => return HookReply::error(error_code, format!("tascer hook: {message}")),
     };
+    let result = session.answer(&input, &event).await;
+    session.close();
     result.unwrap_or_else(|message| HookReply::error(error_code, format!("tascer hook: {message}")))
 }
 
@@ -158,6 +146,52 @@ impl HookSession {
         };
         session.start_if_new(input)?;
         Ok(session)
+    }
+
+    /// Answers `event`: each event has its own function.
+    async fn answer(&self, input: &Value, event: &str) -> Result<HookReply, String> {
+        match event {
+            "PreToolUse" => self.pre_tool_use(input).await,
+            "PostToolUse" | "PostToolUseFailure" => self.post_tool_use(input, event).await,
+            "UserPromptSubmit" => self.user_prompt_submit(input),
+            "SessionEnd" => self.session_end(input),
+            "SessionStart" | "Stop" | "SubagentStop" | "PreCompact" | "Notification" => {
+                self.checkpoint(input, event)
+            }
+            other => Ok(HookReply::error(
+                1,
+                format!("tascer hook: the {other} event is not handled; nothing recorded"),
+            )),
+        }
+    }
+
+    /// Ends this process's use of the database. The connection closes
+    /// without a checkpoint (see [`leave_wal_on_close`]); once the WAL has
+    /// grown past [`WAL_TRUNCATE_BYTES`], this process first checkpoints it
+    /// into the database and truncates it. That keeps the WAL bounded: a
+    /// process that opens the database alone recovers the WAL and no longer
+    /// knows which frames were checkpointed, so without a truncation every
+    /// process would append to it. If other processes hold the database,
+    /// the truncation is left to a later hook (or to their own close).
+    fn close(self) {
+        let db = self.ledger.store().db();
+        let mut wal = db.path().as_os_str().to_owned();
+        wal.push("-wal");
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size <= WAL_TRUNCATE_BYTES {
+            return;
+        }
+        let truncated = db.read(|conn| {
+            conn.busy_timeout(WAL_TRUNCATE_WAIT)?;
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+                row.get::<_, i64>(0)
+            })
+        });
+        match truncated {
+            Ok(0) => {}
+            Ok(_) => tracing::debug!("the WAL is in use; a later process truncates it"),
+            Err(e) => tracing::debug!("cannot truncate the WAL: {e}"),
+        }
     }
 
     /// The session's first event opens its ledger session.
@@ -424,25 +458,31 @@ impl HookSession {
     }
 }
 
-/// The WAL pages after which a hook process checkpoints: it then also
-/// bounds what the next process reads to recover the WAL.
-const WAL_CHECKPOINT_PAGES: u32 = 200;
+/// The WAL size past which a hook process checkpoints and truncates it
+/// before it exits (see [`HookSession::close`]): it bounds what the next
+/// process reads to recover the WAL, and how often a hook pays for the
+/// checkpoint's `fsync`s (every 15 to 20 events).
+const WAL_TRUNCATE_BYTES: u64 = 512 * 1024;
+
+/// How long that checkpoint waits for other connections before leaving the
+/// truncation to a later process.
+const WAL_TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// A hook process writes a few entries and exits. Closing the last
 /// connection to a WAL database checkpoints it (four `fsync`s) and deletes
 /// the WAL and its index, which the next hook process creates again: on a
 /// busy disk that costs more than everything else the hook does. So the
-/// hook leaves the WAL for the next process (what it committed is in the
-/// WAL, as durable as any commit with `synchronous = NORMAL`) and SQLite
-/// checkpoints once the WAL passes [`WAL_CHECKPOINT_PAGES`]. If the
-/// connection cannot be tuned, closing just costs the usual.
+/// hook's connection does not checkpoint on close and the WAL stays for the
+/// next process (what it committed is in the WAL, as durable as any commit
+/// with `synchronous = NORMAL`); [`HookSession::close`] truncates it once
+/// it grows. If the connection cannot be tuned, closing just costs the
+/// usual.
 fn leave_wal_on_close(ledger: &Ledger) {
     let tuned = ledger.store().db().read(|conn| {
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
-        )?;
-        conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)
+        )
     });
     if let Err(e) = tuned {
         tracing::debug!("cannot keep the WAL on close: {e}");
