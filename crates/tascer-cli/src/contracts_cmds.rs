@@ -121,9 +121,20 @@ pub fn manager_run_options(
     dir: &std::path::Path,
     cwd: Option<PathBuf>,
 ) -> anyhow::Result<RunOptions> {
-    let mut opts = RunOptions::new(dir).base(contractor_base()?);
+    let mut opts = RunOptions::new(dir)
+        .base(contractor_base()?)
+        .archiver(auto_archiver());
     opts.cwd = cwd;
     Ok(opts)
+}
+
+/// The archiver of contract sessions run here: each session is archived
+/// when the settings say `archive.auto` (as after `tascer run`).
+pub fn auto_archiver() -> Arc<dyn tascer::contracts::SessionArchiver> {
+    Arc::new(crate::archive_cmds::ContractArchiver {
+        home: tascer::tascer_home(),
+        to: None,
+    })
 }
 
 async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
@@ -136,7 +147,8 @@ async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut opts = RunOptions::new(&args.dir)
         .base(base)
-        .parallel(args.parallel);
+        .parallel(args.parallel)
+        .archiver(auto_archiver());
     opts.completed_dir = args.completed_dir.clone();
     let dir = opts.contracts_dir()?;
     if !dir.is_dir() {
