@@ -48,6 +48,6 @@ pub use tool::EXECUTE_CONTRACTS_TOOL_NAME;
 pub(crate) use tool::ExecuteContractsTool;
 pub use worktree::{
     BRANCH_PREFIX, MergeOutcome, Worktree, add as add_worktree, branch_name, commit_message,
-    completed_branches, merge_branches, repo_root,
+    completed_branches, git, merge_branches, repo_root,
 };
 pub use writeback::{move_into, render, write_atomic, write_back};

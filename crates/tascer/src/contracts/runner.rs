@@ -588,12 +588,14 @@ pub(crate) async fn run_contract(
 /// session trailers (the contract file itself is left out of that commit),
 /// and Status and Result are written back — a completed contract moves to
 /// `completed_dir`. No lease is taken: the caller holds one. The caller
-/// removes the checkout.
+/// removes the checkout. `note` (e.g. why an earlier attempt stopped) is
+/// added to the outcome's why.
 pub async fn run_in_checkout(
     contract: Contract,
     opts: &RunOptions,
     checkout: &Worktree,
     completed_dir: &Path,
+    note: Option<String>,
 ) -> ContractReport {
     let dir = contract
         .path
@@ -610,7 +612,7 @@ pub async fn run_in_checkout(
         checkout: Some(checkout),
         git_lock: &git_lock,
     };
-    run_contract(contract, &ctx, None).await
+    run_contract(contract, &ctx, note).await
 }
 
 /// Writes the outcome into the contract and moves it when completed.

@@ -24,8 +24,9 @@ pub struct Worktree {
     pub branch: String,
 }
 
-/// Runs git in `dir`; its standard output on success.
-pub(crate) async fn git(dir: &Path, args: &[&str]) -> Result<String, ContractError> {
+/// Runs git in `dir` (no terminal prompts, no standard input); its
+/// standard output, trimmed, on success, else git's error output.
+pub async fn git(dir: &Path, args: &[&str]) -> Result<String, ContractError> {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
