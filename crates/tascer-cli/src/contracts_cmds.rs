@@ -32,6 +32,10 @@ pub enum ContractsCommand {
     Status(ContractsStatusArgs),
     /// Merge the branches of completed contracts (run with --parallel) into the current branch.
     Merge(ContractsStatusArgs),
+    /// Put the pending contracts of DIR into a queue in PostgreSQL, for workers on any host.
+    Enqueue(crate::contracts_queue_cmds::EnqueueArgs),
+    /// Run contracts from a queue: each in a fresh checkout on its own branch, pushed and archived.
+    Worker(crate::contracts_queue_cmds::WorkerArgs),
 }
 
 /// Arguments of `tascer contracts run`.
@@ -67,14 +71,22 @@ pub struct ContractsStatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// With --queue: the contracts of a queue and their attempts instead of a directory's.
+    #[command(flatten)]
+    pub queue: crate::contracts_queue_cmds::QueueArgs,
 }
 
 /// Runs `tascer contracts …`.
 pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         ContractsCommand::Run(a) => run_contracts(a).await,
+        ContractsCommand::Status(a) if a.queue.queue.is_some() => {
+            crate::contracts_queue_cmds::status(&a.queue, a.json).await
+        }
         ContractsCommand::Status(a) => status(a),
         ContractsCommand::Merge(a) => merge(a).await,
+        ContractsCommand::Enqueue(a) => crate::contracts_queue_cmds::enqueue(a).await,
+        ContractsCommand::Worker(a) => crate::contracts_queue_cmds::worker(a).await,
     }
 }
 
@@ -275,7 +287,7 @@ pub(crate) fn summary_table(summary: &RunSummary) -> String {
 }
 
 /// Left-aligned columns separated by two spaces (the last one unpadded).
-fn table<const N: usize>(rows: &[[String; N]]) -> String {
+pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
     let mut widths = [0usize; N];
     for row in rows {
         for (i, cell) in row.iter().enumerate() {

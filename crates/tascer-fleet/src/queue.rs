@@ -157,7 +157,7 @@ pub struct Job {
 }
 
 /// A job failed while claiming because its workers died too often.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GaveUp {
     /// Job id.
     pub id: i64,

@@ -177,6 +177,8 @@ pub type EventFn = Arc<dyn Fn(WorkerEvent) + Send + Sync>;
 pub struct WorkerSummary {
     /// Every attempt it ran, in the order they ended.
     pub jobs: Vec<JobReport>,
+    /// Jobs it marked failed while claiming (their workers died too often).
+    pub gave_up: Vec<GaveUp>,
 }
 
 impl WorkerSummary {
@@ -222,7 +224,8 @@ pub async fn run_worker(
             match queue.claim(&holder, opts.lease).await {
                 Ok(claimed) => {
                     for gave_up in claimed.gave_up {
-                        emit(opts, WorkerEvent::GaveUp(gave_up));
+                        emit(opts, WorkerEvent::GaveUp(gave_up.clone()));
+                        summary.gave_up.push(gave_up);
                     }
                     let Some(job) = claimed.job else { break };
                     claimed_any = true;
