@@ -14,6 +14,7 @@ mod loop_bench;
 mod repo;
 mod search;
 mod stats;
+mod workers;
 
 /// Benchmark groups, in the order `all` runs them.
 const GROUPS: &[(&str, &str)] = &[
@@ -34,6 +35,10 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "contracts",
         "contract executor overhead and contracts/minute at --parallel 1, 2, 4",
+    ),
+    (
+        "workers",
+        "contract workers on a PostgreSQL queue: contracts/minute at 1, 2, 4 workers; memory per idle session",
     ),
 ];
 
@@ -74,6 +79,7 @@ async fn main() -> anyhow::Result<()> {
             "hook" => hook::run().await?,
             "concurrency" => concurrency::run().await?,
             "contracts" => contracts::run().await?,
+            "workers" => workers::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

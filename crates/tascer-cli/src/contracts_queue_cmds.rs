@@ -187,7 +187,9 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             paths.public.display()
         );
     }
-    let queue = args.queue.open(args.concurrency + 2).await?;
+    // Claims, heartbeats and results are short statements: a few pooled
+    // connections serve many concurrent jobs.
+    let queue = args.queue.open((args.concurrency + 2).min(16)).await?;
     let (work_dir, _temp) = match &args.work_dir {
         Some(dir) => (dir.clone(), None),
         None => {

@@ -335,6 +335,7 @@ async fn run_job(
     opts: &WorkerOptions,
     job: Job,
 ) -> JobReport {
+    let started = std::time::Instant::now();
     let lost = CancellationToken::new();
     let heartbeat = keep_alive(queue, holder, opts, &job, lost.clone());
     let branch = job_branch(&job);
@@ -377,8 +378,18 @@ async fn run_job(
             return report;
         }
     };
+    tracing::debug!(
+        job = job.id,
+        ms = started.elapsed().as_millis() as u64,
+        "checked out"
+    );
     let finish = execute(opts, &job, &wt, &lost).await;
     heartbeat.abort();
+    tracing::debug!(
+        job = job.id,
+        ms = started.elapsed().as_millis() as u64,
+        "ran and pushed"
+    );
     report.session_id = finish.session_id.clone();
     report.archive_url = finish.archive_url.clone();
     report.why = finish.why.clone();
@@ -420,6 +431,11 @@ async fn run_job(
             report.branch = finish.branch.clone();
         }
     }
+    tracing::debug!(
+        job = job.id,
+        ms = started.elapsed().as_millis() as u64,
+        "recorded"
+    );
     if let Err(err) = checkouts.remove(&job.repo, &wt).await {
         emit(
             opts,
@@ -472,6 +488,11 @@ async fn execute(
         .as_ref()
         .map(|p| format!("attempt {}: {p}", job.attempt - 1));
     let report = run_in_checkout(contract, &run, wt, &completed_dir, note).await;
+    tracing::debug!(
+        job = job.id,
+        ms = report.session.as_ref().map_or(0, |s| s.duration_ms),
+        "session"
+    );
     let session = report.session.clone().unwrap_or_default();
     let mut finish = Finish {
         completed: false,
