@@ -14,46 +14,37 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use serde_json::json;
 use tascer_testkit::postgres::PgServer;
-use tascer_testkit::{MockServer, Scenario, Turn};
+use tascer_testkit::{MockServer, Scenario};
 use tokio::process::Command;
 
+use crate::contracts::{contract_text, turns};
 use crate::stats::{Stats, Table, fmt_ms, fmt_ratio, ms_since};
 
 /// Contracts per throughput run.
 const CONTRACTS: usize = 24;
 /// Throughput runs per worker count.
-const RUNS: usize = 2;
+const RUNS: usize = 3;
 /// Mock latency of each model turn in the throughput runs, ms.
 const LATENCY_MS: u64 = 100;
 /// Sessions waiting at once in the memory run.
 const IDLE_SESSIONS: usize = 100;
 
-fn contract_text(title: &str, file: &str) -> String {
-    format!(
-        "# Contract: {title}\n\n## Status\npending\n\n## Task\nWrite {file}.\n\n## Constraints\n- Files: {file}\n- Turn budget: 5 turns\n"
-    )
-}
-
 fn title(i: usize) -> String {
     format!("Job {i:03}")
 }
 
-/// Two turns per contract (a Write, then the answer), each after `first_ms`
-/// and `second_ms`.
-fn scenario(n: usize, first_ms: u64, second_ms: u64) -> Scenario {
+/// The contracts' conversations: the first turn after `first_ms`, the
+/// second at once (or both after `first_ms` when `both`).
+fn scenario(n: usize, first_ms: u64, both: bool) -> Scenario {
     let mut scenario = Scenario::new();
     for i in 0..n {
         let file = format!("out/c{i:03}.txt");
-        scenario = scenario.conversation(
-            format!("Contract: {}\n", title(i)),
-            vec![
-                Turn::tool("Write", json!({"file_path": file, "content": "x\n"}))
-                    .with_latency_ms(first_ms),
-                Turn::text(format!("Wrote {file}.")).with_latency_ms(second_ms),
-            ],
-        );
+        let mut t = turns(&file, first_ms);
+        if !both {
+            t[1] = t[1].clone().with_latency_ms(0);
+        }
+        scenario = scenario.conversation(format!("Contract: {}\n", title(i)), t);
     }
     scenario
 }
@@ -225,7 +216,7 @@ async fn rss_sampled(pid: u32) -> anyhow::Result<f64> {
 /// Memory: one worker with `--concurrency 100`, idle, then with 100
 /// sessions waiting on the mock's first turn. Returns (idle KiB, busy KiB).
 async fn memory_run(bin: &Path, pg: &PgServer) -> anyhow::Result<(f64, f64)> {
-    let mock = MockServer::start(scenario(IDLE_SESSIONS, 600_000, 0)).await?;
+    let mock = MockServer::start(scenario(IDLE_SESSIONS, 600_000, false)).await?;
     let root = tempfile::tempdir()?;
     let db = pg.fresh_database("bench_workers_memory")?;
     let ws = repo(root.path(), IDLE_SESSIONS).await?;
@@ -273,7 +264,7 @@ pub async fn run() -> anyhow::Result<()> {
         return Ok(());
     };
 
-    let mock = MockServer::start(scenario(CONTRACTS, LATENCY_MS, LATENCY_MS)).await?;
+    let mock = MockServer::start(scenario(CONTRACTS, LATENCY_MS, true)).await?;
     let mut table = Table::new(
         format!(
             "Contract workers: contracts per minute ({CONTRACTS} contracts of 2 turns, mock answering each turn after {LATENCY_MS} ms, one PostgreSQL queue)"

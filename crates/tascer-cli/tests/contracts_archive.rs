@@ -9,7 +9,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 use serde_json::json;
@@ -35,16 +34,7 @@ fn writes(scenario: Scenario, title: &str, file: &str) -> Scenario {
 }
 
 fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {:?}", texts(&out));
+    git_in(dir, args).unwrap_or_else(|e| panic!("git {args:?}: {e}"));
 }
 
 struct Fixture {

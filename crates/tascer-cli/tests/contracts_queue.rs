@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{tascer, texts};
+use common::{git_in, tascer, texts};
 use serde_json::{Value, json};
 use tascer_testkit::postgres::PgServer;
 use tascer_testkit::{MockServer, Scenario, Turn};
@@ -60,20 +60,7 @@ fn content(s: &Spec) -> String {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .unwrap();
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
+    git_in(dir, args)
 }
 
 struct Fleet {
