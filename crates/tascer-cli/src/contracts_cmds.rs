@@ -31,7 +31,7 @@ pub enum ContractsCommand {
     /// Show every contract of DIR and of the completed directory with its status.
     Status(ContractsStatusArgs),
     /// Merge the branches of completed contracts (run with --parallel) into the current branch.
-    Merge(ContractsStatusArgs),
+    Merge(ContractsMergeArgs),
     /// Put the pending contracts of DIR into a queue in PostgreSQL, for workers on any host.
     Enqueue(crate::contracts_queue_cmds::EnqueueArgs),
     /// Run contracts from a queue: each in a fresh checkout on its own branch, pushed and archived.
@@ -74,6 +74,20 @@ pub struct ContractsStatusArgs {
     /// With --queue: the contracts of a queue and their attempts instead of a directory's.
     #[command(flatten)]
     pub queue: crate::contracts_queue_cmds::QueueArgs,
+}
+
+/// Arguments of `tascer contracts merge`.
+#[derive(Debug, Args)]
+pub struct ContractsMergeArgs {
+    /// The contracts directory.
+    #[arg(default_value = "contracts")]
+    pub dir: PathBuf,
+    /// The completed directory (default: `contracts_completed` next to DIR).
+    #[arg(long, value_name = "DIR")]
+    pub completed_dir: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `tascer contracts …`.
@@ -415,7 +429,7 @@ fn status_row(path: PathBuf) -> StatusRow {
 
 /// `tascer contracts merge`: merges completed contracts' branches, in
 /// file-name order; conflicts are reported and aborted, never forced.
-async fn merge(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
+async fn merge(args: ContractsMergeArgs) -> anyhow::Result<ExitCode> {
     let mut opts = RunOptions::new(&args.dir);
     opts.completed_dir = args.completed_dir.clone();
     let cwd = opts.working_dir()?;

@@ -23,7 +23,12 @@ use crate::contracts_cmds::contractor_base;
 #[derive(Debug, Clone, Args)]
 pub struct QueueArgs {
     /// The queue's PostgreSQL database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.
-    #[arg(long, value_name = "POSTGRES_URL", env = "TASCER_QUEUE")]
+    #[arg(
+        long,
+        value_name = "POSTGRES_URL",
+        env = "TASCER_QUEUE",
+        hide_env_values = true
+    )]
     pub queue: Option<String>,
     /// Which queue in that database.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_QUEUE)]
