@@ -361,8 +361,9 @@ fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
-/// Waits until worker `child` holds a job and its session has written the
-/// job's file (so it is in the slow final turn); returns (job id, attempt).
+/// Waits until worker `child` holds a job whose session has written the
+/// job's file and not ended (so it is in its final turn); returns (job id,
+/// attempt).
 fn wait_mid_contract(f: &Fleet, w: &str, child: &mut Child) -> (i64, u64) {
     let pid = child.id();
     let mut found = None;
@@ -378,10 +379,13 @@ fn wait_mid_contract(f: &Fleet, w: &str, child: &mut Child) -> (i64, u64) {
             let cols: Vec<&str> = row.split('|').collect();
             let (id, attempt, name) = (cols[0], cols[1], cols[2]);
             let s = f.specs.iter().find(|s| s.name == name).unwrap();
-            let written = f
-                .path(&format!("work-{w}/jobs/{id}-{attempt}"))
-                .join(&s.file);
-            if written.exists() {
+            let checkout = f.path(&format!("work-{w}/jobs/{id}-{attempt}"));
+            // The agent wrote its file and the contract is still in
+            // progress: the session has not ended, so nothing is pushed
+            // yet (and cannot be within the next milliseconds).
+            let contract = std::fs::read_to_string(checkout.join(format!("contracts/{name}.md")))
+                .unwrap_or_default();
+            if checkout.join(&s.file).exists() && contract.contains("## Status\nin_progress\n") {
                 found = Some((id.parse().unwrap(), attempt.parse().unwrap()));
                 return true;
             }
