@@ -254,7 +254,12 @@ impl WebhookOutbox {
 
     /// An attempt failed: counted, the error kept, the row due again at
     /// `next_attempt_ms` (and released).
-    pub fn retry_later(&self, id: i64, error: &str, next_attempt_ms: i64) -> Result<(), StoreError> {
+    pub fn retry_later(
+        &self,
+        id: i64,
+        error: &str,
+        next_attempt_ms: i64,
+    ) -> Result<(), StoreError> {
         self.db.write(|tx| {
             tx.prepare_cached(
                 "UPDATE webhook_outbox SET attempts = attempts + 1, last_error = ?2,

@@ -34,6 +34,8 @@ pub struct PermissionEngineBuilder {
     cache_callback: bool,
     workaround: WorkaroundConfig,
     default_policies: bool,
+    path_classes: Option<crate::safety::PathClasses>,
+    auto_approve: Option<Vec<String>>,
 }
 
 impl PermissionEngineBuilder {
@@ -86,6 +88,22 @@ impl PermissionEngineBuilder {
         self
     }
 
+    /// Path classes (settings `safety.pathClasses`): their sensitive
+    /// patterns and what reading a sensitive file gets replace the default
+    /// file-access policy's (with [`default_policies`](Self::default_policies)).
+    pub fn path_classes(mut self, classes: crate::safety::PathClasses) -> Self {
+        self.path_classes = Some(classes);
+        self
+    }
+
+    /// Low-risk auto-approve (settings `safety.autoApprove`): these
+    /// read-only tools on trusted paths (the path classes', or the default
+    /// ones) are allowed like an allow rule.
+    pub fn auto_approve(mut self, tools: Vec<String>) -> Self {
+        self.auto_approve = Some(tools);
+        self
+    }
+
     /// Turns the identical-input decision cache on or off (default on).
     pub fn cache(mut self, on: bool) -> Self {
         self.cache = on;
@@ -113,16 +131,33 @@ impl PermissionEngineBuilder {
         }
         let mut policies = self.policies;
         let custom_policies = !policies.is_empty();
+        let home = self
+            .home
+            .clone()
+            .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
         if self.default_policies {
             let mut file = FileAccessPolicy::new();
             if let Some(h) = &self.home {
                 file = file.home(h.clone());
+            }
+            if let Some(classes) = &self.path_classes {
+                file = file
+                    .sensitive_patterns(classes.sensitive().clone())
+                    .sensitive_read(classes.sensitive_read());
             }
             for d in &self.additional_dirs {
                 file = file.allowed_root(d.clone());
             }
             policies.insert(0, Arc::new(ShellCommandPolicy::new()));
             policies.insert(0, Arc::new(file));
+        }
+        if let Some(tools) = self.auto_approve {
+            policies.push(Arc::new(crate::safety::AutoApprovePolicy::new(
+                self.path_classes.clone().unwrap_or_default(),
+                tools,
+                self.additional_dirs.clone(),
+                home.clone(),
+            )));
         }
         Ok(PermissionEngine {
             rules: self.rules,
@@ -132,9 +167,7 @@ impl PermissionEngineBuilder {
             policies,
             can_use_tool: self.can_use_tool,
             additional_dirs: self.additional_dirs,
-            home: self
-                .home
-                .or_else(|| std::env::var_os("HOME").map(PathBuf::from)),
+            home,
             cache: self.cache.then(DecisionCache::default),
             cache_callback: self.cache_callback,
             workaround: self.workaround,
@@ -191,6 +224,8 @@ impl PermissionEngine {
             cache_callback: false,
             workaround: WorkaroundConfig::default(),
             default_policies: false,
+            path_classes: None,
+            auto_approve: None,
         }
     }
 
