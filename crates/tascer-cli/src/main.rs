@@ -17,6 +17,7 @@ mod mcp_serve;
 mod render;
 mod run;
 mod sessions;
+mod webhook_cmds;
 
 use std::process::ExitCode;
 
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
             Some(Command::Uninstall(args)) => install::uninstall(args.user),
             Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
             Some(Command::Archive(args)) => archive_cmds::run(args).await,
+            Some(Command::Webhook(args)) => webhook_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

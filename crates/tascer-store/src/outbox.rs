@@ -198,15 +198,15 @@ impl WebhookOutbox {
     }
 
     /// Claims up to `limit` rows that are due (their next attempt has come
-    /// and no one else holds them) for `claim_ms` milliseconds, oldest
-    /// first.
+    /// and no one else holds them), oldest first, for as long as sending
+    /// them one after another could take (the sum of their timeouts) plus
+    /// `margin_ms`.
     pub fn claim_due(
         &self,
         now_ms: i64,
         limit: usize,
-        claim_ms: u64,
+        margin_ms: u64,
     ) -> Result<Vec<Delivery>, StoreError> {
-        let until = now_ms.saturating_add(to_i64(claim_ms));
         self.db.write(|tx| {
             let rows = {
                 let mut stmt = tx.prepare_cached(
@@ -234,6 +234,8 @@ impl WebhookOutbox {
                 )?
                 .collect::<Result<Vec<_>, _>>()?
             };
+            let busy: u64 = rows.iter().map(|r| r.timeout_ms).sum::<u64>() + margin_ms;
+            let until = now_ms.saturating_add(to_i64(busy));
             let mut claim =
                 tx.prepare_cached("UPDATE webhook_outbox SET claimed_until_ms = ?2 WHERE id = ?1")?;
             for row in &rows {
@@ -267,6 +269,19 @@ impl WebhookOutbox {
                  WHERE id = ?1",
             )?
             .execute(params![id, error, next_attempt_ms])?;
+            Ok(())
+        })
+    }
+
+    /// The row was not sent (an earlier row of its URL just failed): it
+    /// is released and due again at `next_attempt_ms`, no attempt counted.
+    pub fn postpone(&self, id: i64, next_attempt_ms: i64) -> Result<(), StoreError> {
+        self.db.write(|tx| {
+            tx.prepare_cached(
+                "UPDATE webhook_outbox SET next_attempt_ms = ?2, claimed_until_ms = 0
+                 WHERE id = ?1",
+            )?
+            .execute(params![id, next_attempt_ms])?;
             Ok(())
         })
     }
@@ -412,13 +427,14 @@ mod tests {
     fn claimed_rows_are_not_claimed_twice_until_released() {
         let (_dir, outbox) = outbox();
         outbox.enqueue(&new("http://a", 10), 100).unwrap();
-        let first = outbox.claim_due(100, 10, 5_000).unwrap();
+        let first = outbox.claim_due(100, 10, 4_000).unwrap();
         assert_eq!(first.len(), 1);
-        assert!(outbox.claim_due(200, 10, 5_000).unwrap().is_empty());
+        assert!(outbox.claim_due(200, 10, 4_000).unwrap().is_empty());
+        // Claimed for its timeout (1000) plus the margin.
         assert_eq!(outbox.next_due_ms().unwrap(), Some(5_100));
         outbox.retry_later(first[0].id, "HTTP 500", 1_000).unwrap();
-        assert!(outbox.claim_due(999, 10, 5_000).unwrap().is_empty());
-        let again = outbox.claim_due(1_000, 10, 5_000).unwrap();
+        assert!(outbox.claim_due(999, 10, 4_000).unwrap().is_empty());
+        let again = outbox.claim_due(1_000, 10, 4_000).unwrap();
         assert_eq!(again[0].attempts, 1);
         outbox.give_up(&again[0], "HTTP 500", 1_001).unwrap();
         assert_eq!(outbox.pending().unwrap(), 0);

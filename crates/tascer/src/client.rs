@@ -145,6 +145,13 @@ impl Client {
         }
     }
 
+    /// True when the session sends hook events to webhooks (settings
+    /// `webhooks`): events may still wait in the outbox after
+    /// [`disconnect`](Self::disconnect) (see [`crate::webhook`]).
+    pub async fn has_webhooks(&self) -> bool {
+        self.session.lock().await.agent.governance.has_webhooks()
+    }
+
     /// Ends the session: interrupts a running turn, waits for it to end,
     /// then runs the SessionEnd hooks.
     pub async fn disconnect(mut self) {
