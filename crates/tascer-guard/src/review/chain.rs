@@ -151,11 +151,12 @@ impl Reviewers {
                 Question {
                     kind: ReviewerKind::ToolApprove,
                     user: about.clone(),
+                    // The rules' wording of why they ask is left out:
+                    // the same call in the same place is the same question.
                     key: json!({
                         "tool": call.tool_name,
                         "input": call.input,
                         "cwd": call.cwd,
-                        "why": why,
                     }),
                     call: call_id.clone(),
                 },
