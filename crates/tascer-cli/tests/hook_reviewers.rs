@@ -148,9 +148,21 @@ fn reviewer_requests(server: &MockServer, reviewer: &str) -> usize {
 fn reviewers_and_auto_approve_answer_for_the_user_and_the_cache_spans_processes() {
     let server = MockServer::start_blocking(
         Scenario::new()
-            .route(route("tool-approve", "git push", verdict("deny", "pushes to main")))
-            .route(route("tool-appeal", "git push", verdict("deny", "the user did not ask")))
-            .route(route("tool-approve", "make build", verdict("allow", "builds the project"))),
+            .route(route(
+                "tool-approve",
+                "git push",
+                verdict("deny", "pushes to main"),
+            ))
+            .route(route(
+                "tool-appeal",
+                "git push",
+                verdict("deny", "the user did not ask"),
+            ))
+            .route(route(
+                "tool-approve",
+                "make build",
+                verdict("allow", "builds the project"),
+            )),
     )
     .unwrap();
     let session = Session::new(
@@ -166,26 +178,30 @@ fn reviewers_and_auto_approve_answer_for_the_user_and_the_cache_spans_processes(
 
     let (d, reason) = decision(&session.pre("t1", "Bash", json!({"command": "make build"})));
     assert_eq!(d, "allow");
-    assert!(reason.contains("tool-approve reviewer: builds the project"), "{reason}");
+    assert!(
+        reason.contains("tool-approve reviewer: builds the project"),
+        "{reason}"
+    );
     // A new process asks the same question: the store's cache answers.
     let (d, _) = decision(&session.pre("t2", "Bash", json!({"command": "make build"})));
     assert_eq!(d, "allow");
     assert_eq!(reviewer_requests(&server, "tool-approve"), 1);
 
-    let (d, reason) = decision(&session.pre("t3", "Bash", json!({"command": "git push origin main"})));
+    let (d, reason) =
+        decision(&session.pre("t3", "Bash", json!({"command": "git push origin main"})));
     assert_eq!(d, "deny");
-    assert!(reason.contains("tool-appeal reviewer: the user did not ask"), "{reason}");
+    assert!(
+        reason.contains("tool-appeal reviewer: the user did not ask"),
+        "{reason}"
+    );
 
     // Low-risk auto-approve: a read in the trusted ~/.claude is allowed
     // without a reviewer; a sensitive file is refused, even in the project.
     let claude = session.user_home.path().join(".claude");
     std::fs::create_dir_all(&claude).unwrap();
     std::fs::write(claude.join("CLAUDE.md"), "notes").unwrap();
-    let (d, reason) = decision(&session.pre(
-        "t4",
-        "Read",
-        json!({"file_path": claude.join("CLAUDE.md")}),
-    ));
+    let (d, reason) =
+        decision(&session.pre("t4", "Read", json!({"file_path": claude.join("CLAUDE.md")})));
     assert_eq!(d, "allow", "{reason}");
     let (d, reason) = decision(&session.pre(
         "t5",
@@ -204,7 +220,11 @@ fn reviewers_and_auto_approve_answer_for_the_user_and_the_cache_spans_processes(
         .iter()
         .map(|r| {
             (
-                format!("{} {}", r["reviewer"].as_str().unwrap(), r["verdict"].as_str().unwrap()),
+                format!(
+                    "{} {}",
+                    r["reviewer"].as_str().unwrap(),
+                    r["verdict"].as_str().unwrap()
+                ),
                 r["cache_hit"].as_bool().unwrap(),
             )
         })
@@ -261,7 +281,10 @@ fn a_failure_waits_between_processes_for_the_next_call_to_acknowledge_it() {
     assert!(reason.contains("Address that failure first"), "{reason}");
     assert!(reason.contains("make: *** [all] Error 2"), "{reason}");
     // Checked once: the next call is left to Claude Code again.
-    assert_eq!(session.pre("n2", "Bash", json!({"command": "cat notes.txt"})), None);
+    assert_eq!(
+        session.pre("n2", "Bash", json!({"command": "cat notes.txt"})),
+        None
+    );
     assert_eq!(reviewer_requests(&server, "error-acknowledge"), 1);
     session.verify();
 }
@@ -270,7 +293,11 @@ fn a_failure_waits_between_processes_for_the_next_call_to_acknowledge_it() {
 fn intent_validate_blocks_a_stop_once_and_respects_stop_hook_active() {
     let server = MockServer::start_blocking(
         Scenario::new()
-            .route(route("intent-validate", "a tiny task", verdict("complete", "it was done")))
+            .route(route(
+                "intent-validate",
+                "a tiny task",
+                verdict("complete", "it was done"),
+            ))
             .route(Route::when_system_contains(
                 "Tascer reviewer: intent-validate\n",
                 verdict("incomplete", "Add the tests the user asked for."),

@@ -153,7 +153,8 @@ impl Client {
     }
 
     /// Ends the session: interrupts a running turn, waits for it to end,
-    /// then runs the SessionEnd hooks.
+    /// then runs the SessionEnd hooks and stops the webhooks' delivery
+    /// (what it did not deliver waits in the outbox).
     pub async fn disconnect(mut self) {
         self.interrupt();
         if let Some(task) = self.task.take() {
@@ -165,6 +166,7 @@ impl Client {
             .governance
             .on_session_end(&session.agent.env, SessionEndReason::Other)
             .await;
+        session.agent.governance.stop_webhooks().await;
     }
 }
 

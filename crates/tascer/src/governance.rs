@@ -61,6 +61,13 @@ impl Governance {
         self
     }
 
+    /// Stops the webhooks' background delivery (at the session's end).
+    pub async fn stop_webhooks(&self) {
+        if let Some(webhooks) = &self.webhooks {
+            webhooks.stop_delivery().await;
+        }
+    }
+
     /// True when hook events go to webhooks.
     pub fn has_webhooks(&self) -> bool {
         self.webhooks.is_some()

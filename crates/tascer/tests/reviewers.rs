@@ -65,10 +65,26 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
         .turn(Turn::text("done"))
         // The first matching route answers, and an appeal's question holds
         // the transcript (earlier calls too): the later call's routes first.
-        .route(route("tool-approve", "git push", verdict("deny", "force-pushes main")))
-        .route(route("tool-appeal", "git push", verdict("deny", "nobody asked to push")))
-        .route(route("tool-approve", "echo reviewed", verdict("allow", "harmless echo")))
-        .route(route("tool-approve", "rm -rf build", verdict("deny", "deletes files")))
+        .route(route(
+            "tool-approve",
+            "git push",
+            verdict("deny", "force-pushes main"),
+        ))
+        .route(route(
+            "tool-appeal",
+            "git push",
+            verdict("deny", "nobody asked to push"),
+        ))
+        .route(route(
+            "tool-approve",
+            "echo reviewed",
+            verdict("allow", "harmless echo"),
+        ))
+        .route(route(
+            "tool-approve",
+            "rm -rf build",
+            verdict("deny", "deletes files"),
+        ))
         .route(route(
             "tool-appeal",
             "rm -rf build",
@@ -76,7 +92,9 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
         ));
     let server = MockServer::start(scenario).await.unwrap();
     let safety = json!({"reviewers": {"toolApprove": {}, "toolAppeal": {"contextMessages": 6}}});
-    let mut client = Client::connect(options(&server, &env, safety)).await.unwrap();
+    let mut client = Client::connect(options(&server, &env, safety))
+        .await
+        .unwrap();
     let messages = run(&mut client, "clean the build output").await;
 
     let results = tool_results(&messages);
@@ -86,7 +104,9 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
     assert!(!results[1].2, "allowed on appeal: {:?}", results[1]);
     assert!(results[2].2, "denied on appeal: {:?}", results[2]);
     assert!(
-        results[2].1.contains("denied by the tool-appeal reviewer: nobody asked to push"),
+        results[2]
+            .1
+            .contains("denied by the tool-appeal reviewer: nobody asked to push"),
         "{}",
         results[2].1
     );
@@ -165,11 +185,17 @@ async fn a_failed_review_follows_its_fail_mode_and_says_why() {
             "slow-review",
             verdict("allow", "too late").with_latency_ms(3_000),
         ))
-        .route(route("tool-approve", "babble", Turn::text("Looks fine to me!")));
+        .route(route(
+            "tool-approve",
+            "babble",
+            Turn::text("Looks fine to me!"),
+        ));
     let server = MockServer::start(scenario).await.unwrap();
     for (mode, runs) in [("closed", false), ("open", true)] {
         let safety = json!({"reviewers": {"toolApprove": {"timeoutMs": 300, "failMode": mode}}});
-        let mut client = Client::connect(options(&server, &env, safety)).await.unwrap();
+        let mut client = Client::connect(options(&server, &env, safety))
+            .await
+            .unwrap();
         let messages = run(&mut client, "build it").await;
         let results = tool_results(&messages);
         assert_eq!(results.len(), 2, "{results:?}");
@@ -180,12 +206,23 @@ async fn a_failed_review_follows_its_fail_mode_and_says_why() {
                 assert!(!text.contains("reviewer failed"), "{mode}: {text}");
             } else {
                 assert!(is_error, "{mode}: {text}");
-                assert!(text.contains("failMode closed refuses it"), "{mode}: {text}");
+                assert!(
+                    text.contains("failMode closed refuses it"),
+                    "{mode}: {text}"
+                );
             }
         }
         if !runs {
-            assert!(results[0].1.contains("no verdict within 300 ms"), "{}", results[0].1);
-            assert!(results[1].1.contains("malformed reviewer answer"), "{}", results[1].1);
+            assert!(
+                results[0].1.contains("no verdict within 300 ms"),
+                "{}",
+                results[0].1
+            );
+            assert!(
+                results[1].1.contains("malformed reviewer answer"),
+                "{}",
+                results[1].1
+            );
         }
         let report = client.validation_report().await.unwrap();
         let outcomes: Vec<&str> = report
@@ -208,11 +245,19 @@ async fn an_identical_call_is_answered_from_the_cache_without_a_model_request() 
         .turn(bash("echo cached-call"))
         .turn(bash("echo cached-call"))
         .turn(Turn::text("done"))
-        .route(route("tool-approve", "cached-call", verdict("allow", "harmless")));
+        .route(route(
+            "tool-approve",
+            "cached-call",
+            verdict("allow", "harmless"),
+        ));
     let server = MockServer::start(scenario).await.unwrap();
-    let mut client = Client::connect(options(&server, &env, json!({"reviewers": {"toolApprove": {}}})))
-        .await
-        .unwrap();
+    let mut client = Client::connect(options(
+        &server,
+        &env,
+        json!({"reviewers": {"toolApprove": {}}}),
+    ))
+    .await
+    .unwrap();
     let messages = run(&mut client, "echo twice").await;
     let results = tool_results(&messages);
     assert!(results.iter().all(|r| !r.2), "{results:?}");
@@ -224,9 +269,13 @@ async fn an_identical_call_is_answered_from_the_cache_without_a_model_request() 
 
     // The cache is in the store: another session in the same home gets it.
     server.clear_requests();
-    let mut again = Client::connect(options(&server, &env, json!({"reviewers": {"toolApprove": {}}})))
-        .await
-        .unwrap();
+    let mut again = Client::connect(options(
+        &server,
+        &env,
+        json!({"reviewers": {"toolApprove": {}}}),
+    ))
+    .await
+    .unwrap();
     run(&mut again, "echo twice").await;
     assert_eq!(reviewer_requests(&server, "tool-approve"), 0);
     again.disconnect().await;
@@ -245,11 +294,16 @@ async fn intent_validate_blocks_a_stop_with_a_correction_then_lets_it_go_within_
         ));
     let server = MockServer::start(scenario).await.unwrap();
     let safety = json!({"reviewers": {"intentValidate": {"maxBlocks": 1}}});
-    let mut client = Client::connect(options(&server, &env, safety.clone())).await.unwrap();
+    let mut client = Client::connect(options(&server, &env, safety.clone()))
+        .await
+        .unwrap();
     let messages = run(&mut client, "summarize the project and list its tests").await;
     let result = result_of(&messages);
     assert!(!result.is_error, "{result:?}");
-    assert_eq!(result.result.as_deref(), Some("Now it also lists the tests."));
+    assert_eq!(
+        result.result.as_deref(),
+        Some("Now it also lists the tests.")
+    );
     assert_eq!(result.num_turns, 2);
     // The correction went back to the model as a user message.
     let correction = messages.iter().find_map(|m| match m {
@@ -272,7 +326,10 @@ async fn intent_validate_blocks_a_stop_with_a_correction_then_lets_it_go_within_
         .find(|r| text_of(&r.body["system"]).contains("intent-validate"))
         .unwrap();
     let text = text_of(&question.body["messages"][0]["content"]);
-    assert!(text.contains("summarize the project and list its tests"), "{text}");
+    assert!(
+        text.contains("summarize the project and list its tests"),
+        "{text}"
+    );
     assert!(text.contains("Done, I wrote the summary."), "{text}");
     // The second stop followed a block (stop_hook_active): not reviewed.
     assert_eq!(reviewer_requests(&server, "intent-validate"), 1);
@@ -280,7 +337,10 @@ async fn intent_validate_blocks_a_stop_with_a_correction_then_lets_it_go_within_
     // A second prompt: the session's one block is used up, so the stop is
     // not reviewed and the skip is recorded.
     let messages = run(&mut client, "and now the changelog").await;
-    assert_eq!(result_of(&messages).result.as_deref(), Some("Second request done."));
+    assert_eq!(
+        result_of(&messages).result.as_deref(),
+        Some("Second request done.")
+    );
     assert_eq!(reviewer_requests(&server, "intent-validate"), 1);
     let report = client.validation_report().await.unwrap();
     let reviews: Vec<(&str, &str)> = report
@@ -288,8 +348,16 @@ async fn intent_validate_blocks_a_stop_with_a_correction_then_lets_it_go_within_
         .iter()
         .map(|r| (r.verdict.verdict.as_str(), r.verdict.outcome.as_str()))
         .collect();
-    assert_eq!(reviews, [("incomplete", "decided"), ("complete", "skipped")]);
-    assert!(report.reviews.iter().all(|r| r.verdict.tool_use_id.is_none()));
+    assert_eq!(
+        reviews,
+        [("incomplete", "decided"), ("complete", "skipped")]
+    );
+    assert!(
+        report
+            .reviews
+            .iter()
+            .all(|r| r.verdict.tool_use_id.is_none())
+    );
     let verified = client.verify_proofs().await.unwrap();
     assert!(verified.ok, "{verified:?}");
     assert!(verified.summary_mismatches.is_empty(), "{verified:?}");
@@ -303,7 +371,9 @@ async fn a_call_that_ignores_a_failure_is_refused_until_the_failure_is_addressed
     let scenario = Scenario::new()
         .turn(bash("ls /definitely-missing-dir-for-tascer"))
         .turn(bash("cat notes.txt"))
-        .turn(bash("ls -d /definitely-missing-dir-for-tascer || echo investigating"))
+        .turn(bash(
+            "ls -d /definitely-missing-dir-for-tascer || echo investigating",
+        ))
         .turn(Turn::text("done"))
         .route(route(
             "error-acknowledge",
@@ -323,8 +393,16 @@ async fn a_call_that_ignores_a_failure_is_refused_until_the_failure_is_addressed
     assert_eq!(results.len(), 3, "{results:?}");
     assert!(results[0].2, "the listing fails");
     assert!(results[1].2, "refused: {:?}", results[1]);
-    assert!(results[1].1.contains("Address that failure first"), "{}", results[1].1);
-    assert!(results[1].1.contains("earlier Bash call failed"), "{}", results[1].1);
+    assert!(
+        results[1].1.contains("Address that failure first"),
+        "{}",
+        results[1].1
+    );
+    assert!(
+        results[1].1.contains("earlier Bash call failed"),
+        "{}",
+        results[1].1
+    );
     // Refused once: the next call is not held up again.
     assert!(results[2].1.contains("investigating"), "{:?}", results[2]);
     assert_eq!(reviewer_requests(&server, "error-acknowledge"), 1);

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tascer_store::{Delivery, StoreError, WebhookOutbox, now_ms};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 /// Rows claimed at a time.
 const BATCH: usize = 16;
@@ -157,10 +158,11 @@ impl Deliverer {
         }
     }
 
-    /// Delivers until dropped: whenever an event is queued (`wake`), when
-    /// the next retry is due, and at least every 30 s.
-    pub async fn run(self, wake: Arc<Notify>) {
-        loop {
+    /// Delivers until `stop` is cancelled (a pass under way is finished
+    /// first): whenever an event is queued (`wake`), when the next retry
+    /// is due, and at least every 30 s.
+    pub async fn run(self, wake: Arc<Notify>, stop: CancellationToken) {
+        while !stop.is_cancelled() {
             match self.deliver_due().await {
                 Ok(pass) if pass.handled() > 0 => {
                     tracing::debug!(?pass, "webhook delivery pass");
@@ -181,6 +183,7 @@ impl Deliverer {
             tokio::select! {
                 _ = wake.notified() => {}
                 _ = tokio::time::sleep(wait) => {}
+                _ = stop.cancelled() => {}
             }
         }
     }

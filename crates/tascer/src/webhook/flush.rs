@@ -18,6 +18,11 @@ pub const FLUSHER_LEASE: &str = "webhook-flusher";
 /// processes are picked up at the latest then).
 const POLL: Duration = Duration::from_secs(2);
 
+/// A flusher whose next row is due later than this exits instead of
+/// waiting: the row stays in the outbox for the next flusher (the next
+/// hook event, run or `tascer webhook flush` starts one).
+const MAX_WAIT: Duration = Duration::from_secs(60);
+
 /// What a flush did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct FlushReport {
@@ -44,8 +49,9 @@ fn open(home: &Path) -> Result<(WebhookOutbox, LeaseStore), String> {
 }
 
 /// Delivers the outbox of `home` until no event waits, retrying failed
-/// ones as their backoff comes due (each event's attempts are bounded, so
-/// this ends). Does nothing when another live flusher holds the lease.
+/// ones as their backoff comes due — unless the next retry is more than a
+/// minute away: then it stops and leaves the rest for the next flusher.
+/// Does nothing when another live flusher holds the lease.
 pub async fn flush(home: &Path) -> Result<FlushReport, String> {
     let (outbox, leases) = open(home)?;
     let host = host_name();
@@ -97,6 +103,13 @@ pub async fn flush(home: &Path) -> Result<FlushReport, String> {
             Some(due) => Duration::from_millis(u64::try_from(due - now_ms()).unwrap_or(0)),
             None => Duration::ZERO,
         };
+        if wait > MAX_WAIT {
+            leases
+                .release(FLUSHER_LEASE, &holder)
+                .map_err(|e| e.to_string())?;
+            report.pending = outbox.pending().map_err(|e| e.to_string())?;
+            return Ok(report);
+        }
         tokio::time::sleep(wait.min(POLL)).await;
     }
 }

@@ -23,6 +23,7 @@ use tascer_guard::hooks::HookEvent;
 use tascer_guard::safety::settings::WebhookSettings;
 use tascer_store::{Db, Enqueued, NewDelivery, StoreError, WebhookOutbox, now_ms};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 pub use deliver::Deliverer;
 pub use flush::{
@@ -64,8 +65,12 @@ pub struct Webhooks {
     outbox: WebhookOutbox,
     source: Source,
     wake: Arc<Notify>,
+    stop: CancellationToken,
     delivery: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
+
+/// How long a session's end waits for a delivery under way.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl std::fmt::Debug for Webhooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -80,6 +85,7 @@ impl std::fmt::Debug for Webhooks {
 
 impl Drop for Webhooks {
     fn drop(&mut self) {
+        self.stop.cancel();
         if let Some(task) = crate::agent::lock(&self.delivery).take() {
             task.abort();
         }
@@ -102,6 +108,7 @@ impl Webhooks {
             outbox: WebhookOutbox::with_db(Arc::clone(db))?,
             source,
             wake: Arc::new(Notify::new()),
+            stop: CancellationToken::new(),
             delivery: std::sync::Mutex::new(None),
         })))
     }
@@ -180,7 +187,23 @@ impl Webhooks {
             }
         };
         let wake = Arc::clone(&self.wake);
-        let task = tokio::spawn(async move { deliverer.run(wake).await });
+        let stop = self.stop.clone();
+        let task = tokio::spawn(async move { deliverer.run(wake, stop).await });
         *crate::agent::lock(&self.delivery) = Some(task);
+    }
+
+    /// Stops the background delivery, letting a POST under way finish
+    /// (for up to two seconds) so it is not sent again by the next
+    /// deliverer. What is left waits in the outbox.
+    pub(crate) async fn stop_delivery(&self) {
+        self.stop.cancel();
+        let task = crate::agent::lock(&self.delivery).take();
+        if let Some(mut task) = task
+            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
+        {
+            task.abort();
+        }
     }
 }
