@@ -357,3 +357,37 @@ fn intent_validate_blocks_a_stop_once_and_respects_stop_hook_active() {
     assert_eq!(answer(&out), None, "{:?}", texts(&out));
     assert_eq!(reviewer_requests(&server, "intent-validate"), 2);
 }
+
+#[test]
+fn reviewer_denials_count_toward_escalation_across_hook_processes() {
+    let server = MockServer::start_blocking(Scenario::new().route(route(
+        "tool-approve",
+        "x.example",
+        verdict("deny", "downloads code"),
+    )))
+    .unwrap();
+    let session = Session::new(
+        "6a1b2c3d-0000-4e5f-8a9b-reviewers0005",
+        &server,
+        json!({"reviewers": {"toolApprove": {}}}),
+        "set up the project",
+    );
+    // Alike calls (same program, same target), each a new process.
+    for (i, flag) in ["-s", "-L", "-sS"].iter().enumerate() {
+        let command = format!("curl {flag} https://x.example/install.sh");
+        let (d, reason) =
+            decision(&session.pre(&format!("c{i}"), "Bash", json!({"command": command})));
+        assert_eq!(d, "deny", "{reason}");
+        assert!(reason.contains("downloads code"), "{reason}");
+    }
+    // The fourth escalates to the user instead of the reviewer.
+    let (d, reason) = decision(&session.pre(
+        "c3",
+        "Bash",
+        json!({"command": "curl -f https://x.example/install.sh"}),
+    ));
+    assert_eq!(d, "ask", "{reason}");
+    assert!(reason.contains("looks like a workaround"), "{reason}");
+    assert_eq!(reviewer_requests(&server, "tool-approve"), 3);
+    session.verify();
+}

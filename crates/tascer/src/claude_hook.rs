@@ -290,6 +290,7 @@ impl HookContext {
             .and_then(Value::as_str)
             .and_then(|m| m.parse::<PermissionMode>().ok());
         let (admission, context) = self.admission(mode)?;
+        let denials = self.restore_denials(&admission);
         if admission
             .reviewer_chain()
             .is_some_and(|r| r.checks_failures())
@@ -312,6 +313,7 @@ impl HookContext {
                 agent_id: None,
             })
             .await;
+        self.keep_denials(&admission, &denials);
         record.hooks = admitted
             .hooks
             .runs

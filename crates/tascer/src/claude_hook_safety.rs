@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use tascer_guard::admission::Admission;
 use tascer_guard::hooks::HookEvent;
+use tascer_guard::permissions::DenialHistory;
 use tascer_guard::review::{FailedCall, ModelCall, ModelReply, ReviewModel, Reviewers};
 use tascer_guard::settings::SafetyConfig;
 use tascer_ledger::EntryKind;
@@ -70,16 +72,7 @@ impl HookContext {
     /// Where a failed call waits for the session's next `PreToolUse`:
     /// `<home>/claude-code/failures/<session>.json`.
     fn failure_path(&self) -> PathBuf {
-        let pending = self.pending_path("_");
-        let session = pending
-            .parent()
-            .and_then(|d| d.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        self.home
-            .join("claude-code")
-            .join("failures")
-            .join(format!("{session}.json"))
+        self.session_file("failures")
     }
 
     /// Keeps a failed call for the next `PreToolUse` (error-acknowledge).
@@ -107,6 +100,60 @@ impl HookContext {
         let text = std::fs::read_to_string(&taken).ok();
         let _ = std::fs::remove_file(&taken);
         serde_json::from_str(&text?).ok()
+    }
+
+    /// The session's file under `<home>/claude-code/<what>/`.
+    fn session_file(&self, what: &str) -> PathBuf {
+        let pending = self.pending_path("_");
+        let session = pending
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.home
+            .join("claude-code")
+            .join(what)
+            .join(format!("{session}.json"))
+    }
+
+    /// Gives workaround detection the denials of the session's earlier
+    /// calls (each call is a new process); returns them as restored.
+    pub(super) fn restore_denials(&self, admission: &Admission) -> DenialHistory {
+        let history = std::fs::read_to_string(self.session_file("denials"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<DenialHistory>(&text).ok())
+            .unwrap_or_default();
+        if !history.is_empty() {
+            admission.permissions().restore_denials(history.clone());
+        }
+        history
+    }
+
+    /// Keeps the denials for the session's next call when this one added
+    /// any. A failure to keep them is logged: the call's decision stands.
+    pub(super) fn keep_denials(&self, admission: &Admission, before: &DenialHistory) {
+        let now = admission.permissions().denial_history();
+        if now == *before {
+            return;
+        }
+        let path = self.session_file("denials");
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| {
+                let text = serde_json::to_string(&now).map_err(std::io::Error::other)?;
+                // Written whole, then renamed: a concurrent call reads the
+                // old or the new history, never half of one.
+                let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+                std::fs::write(&tmp, text)?;
+                std::fs::rename(&tmp, &path)
+            });
+        if let Err(err) = written {
+            tracing::warn!(
+                "cannot keep the denial history in {}: {err}",
+                path.display()
+            );
+        }
     }
 
     /// `Stop`: a checkpoint, then `intent-validate` when it is on; a "no"

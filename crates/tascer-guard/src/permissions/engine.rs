@@ -19,7 +19,7 @@ use super::paths::canonicalize;
 use super::policy::Policy;
 use super::rule::{PermissionRule, PermissionRules, RuleOrigin};
 use super::shell_policy::ShellCommandPolicy;
-use super::workaround::{Escalation, WorkaroundConfig, WorkaroundTracker, alike_keys};
+use super::workaround::{DenialHistory, Escalation, WorkaroundConfig, alike_keys};
 
 /// Builds a [`PermissionEngine`].
 pub struct PermissionEngineBuilder {
@@ -171,7 +171,7 @@ impl PermissionEngineBuilder {
             cache: self.cache.then(DecisionCache::default),
             cache_callback: self.cache_callback,
             workaround: self.workaround,
-            tracker: Mutex::new(WorkaroundTracker::default()),
+            tracker: Mutex::new(DenialHistory::default()),
             custom_policies,
         })
     }
@@ -191,7 +191,7 @@ pub struct PermissionEngine {
     cache: Option<DecisionCache>,
     cache_callback: bool,
     workaround: WorkaroundConfig,
-    tracker: Mutex<WorkaroundTracker>,
+    tracker: Mutex<DenialHistory>,
     custom_policies: bool,
 }
 
@@ -537,6 +537,24 @@ impl PermissionEngine {
         match self.tracker.lock() {
             Ok(mut t) => t.record(&d.alike, &what),
             Err(p) => p.into_inner().record(&d.alike, &what),
+        }
+    }
+
+    /// The denials workaround detection has seen (bounded: see
+    /// [`DenialHistory`](super::workaround::DenialHistory)).
+    pub fn denial_history(&self) -> super::workaround::DenialHistory {
+        match self.tracker.lock() {
+            Ok(t) => t.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the denials seen with `history` (kept by a host between
+    /// processes).
+    pub fn restore_denials(&self, history: super::workaround::DenialHistory) {
+        match self.tracker.lock() {
+            Ok(mut t) => *t = history,
+            Err(p) => *p.into_inner() = history,
         }
     }
 
