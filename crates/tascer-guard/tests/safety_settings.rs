@@ -223,6 +223,13 @@ async fn path_classes_refuse_sensitive_files_and_auto_approve_trusted_reads() {
         .decide(&call("Read", json!({"file_path": elsewhere.join("a.md")})))
         .await;
     assert_eq!(d.behavior, Behavior::Ask, "{}", d.reason);
+    // Files a search finds are screened with the same patterns.
+    let engine = std::sync::Arc::new(engine);
+    let search = engine.file_access(&cwd);
+    std::fs::write(cwd.join("prod.tfstate"), "{}").unwrap();
+    std::fs::write(cwd.join("main.tf"), "").unwrap();
+    assert!(search.may_read(&cwd.join("prod.tfstate")).is_err());
+    assert!(search.may_read(&cwd.join("main.tf")).is_ok());
     // Writes are never auto-approved.
     let d = engine
         .decide(&call(

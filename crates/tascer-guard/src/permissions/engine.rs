@@ -159,7 +159,13 @@ impl PermissionEngineBuilder {
                 home.clone(),
             )));
         }
+        let sensitive = self
+            .path_classes
+            .as_ref()
+            .map(|c| c.sensitive().clone())
+            .unwrap_or_default();
         Ok(PermissionEngine {
+            sensitive,
             rules: self.rules,
             session_rules: RwLock::new(PermissionRules::new()),
             mode: RwLock::new(self.mode),
@@ -193,6 +199,7 @@ pub struct PermissionEngine {
     workaround: WorkaroundConfig,
     tracker: Mutex<DenialHistory>,
     custom_policies: bool,
+    sensitive: super::sensitive::SensitivePatterns,
 }
 
 impl std::fmt::Debug for PermissionEngine {
@@ -333,6 +340,12 @@ impl PermissionEngine {
                     .chain(r.list(Behavior::Ask))
                     .any(|rule| rule.applies_to("Read"))
             })
+    }
+
+    /// The sensitive patterns the file-access policy protects (the
+    /// built-in ones, widened by path classes).
+    pub fn sensitive_patterns(&self) -> &super::sensitive::SensitivePatterns {
+        &self.sensitive
     }
 
     /// The per-file check the loop hands to tools that open files they
