@@ -6,14 +6,13 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use tascer_testkit::{MockServer, Route, Scenario, Turn};
 
-use common::{report_json, tascer, texts};
+use common::{report_json, run_with_stdin, tascer, texts};
 
 /// One Claude Code session: its home, project, transcript and the mock.
 struct Session {
@@ -74,18 +73,8 @@ impl Session {
         cmd.arg("hook")
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", &self.server_url)
-            .env("HOME", self.user_home.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(event.to_string().as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+            .env("HOME", self.user_home.path());
+        run_with_stdin(cmd, &event.to_string())
     }
 
     fn pre(&self, id: &str, tool: &str, input: Value) -> Option<Value> {

@@ -9,14 +9,14 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
-use common::{run_cmd, tascer, texts};
+use common::{run_cmd, run_with_stdin, tascer, texts};
 
 /// One request a receiver got.
 #[derive(Debug, Clone)]
@@ -147,20 +147,9 @@ fn hook(home: &Path, cwd: &Path, name: &str, extra: Value) -> (Output, Duration)
         event[k] = v.clone();
     }
     let started = Instant::now();
-    let mut child = tascer(home, cwd)
-        .arg("hook")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = tascer(home, cwd);
+    cmd.arg("hook");
+    let out = run_with_stdin(cmd, &event.to_string());
     (out, started.elapsed())
 }
 

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::request::text_of;
 use crate::scenario::Turn;
 
 /// A side request's answer, chosen by the request's content.
@@ -91,19 +92,6 @@ fn messages(body: &Value) -> &[Value] {
 
 fn role(message: &Value) -> Option<&str> {
     message.get("role").and_then(Value::as_str)
-}
-
-/// A string, or the `text` of each block of a list.
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 #[cfg(test)]
