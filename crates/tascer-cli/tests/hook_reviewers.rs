@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use tascer_testkit::{MockServer, Route, Scenario, Turn};
+use tascer_testkit::{MockServer, Route, Scenario, Turn, reviewer_verdict};
 
 use common::{report_json, run_with_stdin, tascer, texts};
 
@@ -113,24 +113,15 @@ fn decision(answer: &Option<Value>) -> (String, String) {
 }
 
 fn verdict(v: &str, reason: &str) -> Turn {
-    Turn::text(json!({"verdict": v, "reason": reason}).to_string())
+    reviewer_verdict(v, reason)
 }
 
 fn route(reviewer: &str, needle: &str, turn: Turn) -> Route {
-    Route::when_system_contains(format!("Tascer reviewer: {reviewer}\n"), turn)
-        .and_last_user_contains(needle)
+    Route::reviewer(reviewer, needle, turn)
 }
 
 fn reviewer_requests(server: &MockServer, reviewer: &str) -> usize {
-    server
-        .requests()
-        .iter()
-        .filter(|r| {
-            r.body["system"]
-                .to_string()
-                .contains(&format!("Tascer reviewer: {reviewer}\\n"))
-        })
-        .count()
+    tascer_testkit::reviewer_requests(&server.requests(), reviewer)
 }
 
 #[test]

@@ -37,7 +37,7 @@ mod scenario;
 mod server;
 
 pub use pairing::check_tool_pairing;
-pub use route::Route;
+pub use route::{REVIEWER_MARK, Route, reviewer_requests, reviewer_verdict};
 pub use scenario::{Conversation, Fault, FaultKind, Scenario, ScenarioError, ToolCall, Turn};
 pub use server::{DEFAULT_MODEL, MockServer, RecordedRequest};
 pub use tascer_core::Usage;

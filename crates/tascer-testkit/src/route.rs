@@ -40,6 +40,14 @@ impl Route {
         }
     }
 
+    /// A route for questions to Tascer's LLM reviewer `name`
+    /// (`tool-approve`, …; its system prompt starts `Tascer reviewer:
+    /// <name>`) whose text contains `needle` (the call, the request…).
+    pub fn reviewer(name: &str, needle: impl Into<String>, turn: Turn) -> Self {
+        Route::when_system_contains(format!("{REVIEWER_MARK}{name}\n"), turn)
+            .and_last_user_contains(needle)
+    }
+
     /// Also requires the last user message to contain `text`.
     pub fn and_last_user_contains(mut self, text: impl Into<String>) -> Self {
         self.when_last_user_contains = Some(text.into());
@@ -58,6 +66,23 @@ impl Route {
             .is_none_or(|needle| last_user_text(body).contains(needle.as_str()));
         system_ok && user_ok
     }
+}
+
+/// How the system prompt of a Tascer reviewer starts (before its name).
+pub const REVIEWER_MARK: &str = "Tascer reviewer: ";
+
+/// A reviewer's answer: `{"verdict": …, "reason": …}` as its only text.
+pub fn reviewer_verdict(verdict: &str, reason: &str) -> Turn {
+    Turn::text(serde_json::json!({"verdict": verdict, "reason": reason}).to_string())
+}
+
+/// How many of `requests` were questions to Tascer's reviewer `name`.
+pub fn reviewer_requests(requests: &[crate::RecordedRequest], name: &str) -> usize {
+    let mark = format!("{REVIEWER_MARK}{name}\n");
+    requests
+        .iter()
+        .filter(|r| system_text(&r.body).contains(&mark))
+        .count()
 }
 
 /// The system prompt's text: Anthropic's `system` (a string or text

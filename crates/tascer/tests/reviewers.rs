@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tascer::guard::permissions::PermissionMode;
 use tascer::{Client, Message, Options};
-use tascer_testkit::{MockServer, Route, Scenario, Turn};
+use tascer_testkit::{MockServer, Route, Scenario, Turn, reviewer_verdict};
 
 /// Options against the mock in `default` mode (calls no rule allows are
 /// asked about, so the reviewers answer) with these `safety` settings.
@@ -22,23 +22,16 @@ fn options(server: &MockServer, env: &Env, safety: Value) -> Options {
 }
 
 fn verdict(v: &str, reason: &str) -> Turn {
-    Turn::text(json!({"verdict": v, "reason": reason}).to_string())
+    reviewer_verdict(v, reason)
 }
 
-/// A route for one reviewer's questions about calls whose text contains
-/// `needle`.
 fn route(reviewer: &str, needle: &str, turn: Turn) -> Route {
-    Route::when_system_contains(format!("Tascer reviewer: {reviewer}\n"), turn)
-        .and_last_user_contains(needle)
+    Route::reviewer(reviewer, needle, turn)
 }
 
 /// The reviewer requests the mock received, per reviewer name.
 fn reviewer_requests(server: &MockServer, reviewer: &str) -> usize {
-    server
-        .requests()
-        .iter()
-        .filter(|r| text_of(&r.body["system"]).contains(&format!("Tascer reviewer: {reviewer}\n")))
-        .count()
+    tascer_testkit::reviewer_requests(&server.requests(), reviewer)
 }
 
 async fn run(client: &mut Client, prompt: &str) -> Vec<Message> {
