@@ -12,6 +12,7 @@ mod hook;
 mod ledger;
 mod loop_bench;
 mod repo;
+mod safety;
 mod search;
 mod stats;
 
@@ -34,6 +35,10 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "contracts",
         "contract executor overhead and contracts/minute at --parallel 1, 2, 4",
+    ),
+    (
+        "safety",
+        "webhooks and tool-approve (cached, uncached) per tool call in the loop",
     ),
 ];
 
@@ -74,6 +79,7 @@ async fn main() -> anyhow::Result<()> {
             "hook" => hook::run().await?,
             "concurrency" => concurrency::run().await?,
             "contracts" => contracts::run().await?,
+            "safety" => safety::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

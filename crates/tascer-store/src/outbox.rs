@@ -245,11 +245,16 @@ impl WebhookOutbox {
         })
     }
 
-    /// The row was delivered: it leaves the outbox.
-    pub fn delivered(&self, id: i64) -> Result<(), StoreError> {
+    /// The rows were delivered: they leave the outbox (one transaction).
+    pub fn delivered(&self, ids: &[i64]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
         self.db.write(|tx| {
-            tx.prepare_cached("DELETE FROM webhook_outbox WHERE id = ?1")?
-                .execute(params![id])?;
+            let mut delete = tx.prepare_cached("DELETE FROM webhook_outbox WHERE id = ?1")?;
+            for id in ids {
+                delete.execute(params![id])?;
+            }
             Ok(())
         })
     }

@@ -19,6 +19,10 @@ const MAX_BACKOFF_MS: u64 = 300_000;
 /// Longest sleep of the background task between two looks at the outbox
 /// (rows another process queued do not wake it).
 const IDLE_POLL: Duration = Duration::from_secs(30);
+/// After being woken, the background task waits this long for more
+/// events, so that one pass delivers a burst (fewer store writes beside
+/// the session's own).
+const GATHER: Duration = Duration::from_millis(50);
 
 /// Delivers outbox rows over HTTP.
 pub struct Deliverer {
@@ -97,6 +101,7 @@ impl Deliverer {
     /// for their next round, so the URL gets its events in order.
     async fn send_in_order(&self, rows: Vec<Delivery>) -> Result<Pass, StoreError> {
         let mut pass = Pass::default();
+        let mut delivered = Vec::new();
         // After a failure, when the failed row is due again.
         let mut held_until: Option<i64> = None;
         for row in rows {
@@ -107,7 +112,7 @@ impl Deliverer {
             }
             match self.post(&row).await {
                 Ok(()) => {
-                    self.outbox.delivered(row.id)?;
+                    delivered.push(row.id);
                     pass.delivered += 1;
                 }
                 Err(error) => {
@@ -131,6 +136,9 @@ impl Deliverer {
                 }
             }
         }
+        // Recorded together: until then the rows stay claimed, so no one
+        // else sends them.
+        self.outbox.delivered(&delivered)?;
         Ok(pass)
     }
 
@@ -181,7 +189,12 @@ impl Deliverer {
                 continue;
             }
             tokio::select! {
-                _ = wake.notified() => {}
+                _ = wake.notified() => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(GATHER) => {}
+                        _ = stop.cancelled() => {}
+                    }
+                }
                 _ = tokio::time::sleep(wait) => {}
                 _ = stop.cancelled() => {}
             }

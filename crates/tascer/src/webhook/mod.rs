@@ -179,7 +179,20 @@ impl Webhooks {
     /// this sink is dropped (what is left waits in the outbox for the
     /// next deliverer).
     pub(crate) fn start_delivery(&self) {
-        let deliverer = match Deliverer::new(self.outbox.clone()) {
+        // Its own connection: the session's writes never queue behind a
+        // delivery's bookkeeping in this process (SQLite's WAL keeps the
+        // two consistent).
+        let outbox = match Db::open(self.outbox.db().path())
+            .map_err(StoreError::from)
+            .and_then(|db| WebhookOutbox::with_db(Arc::new(db)))
+        {
+            Ok(outbox) => outbox,
+            Err(err) => {
+                tracing::warn!("webhooks are queued but not delivered by this session: {err}");
+                return;
+            }
+        };
+        let deliverer = match Deliverer::new(outbox) {
             Ok(d) => d,
             Err(err) => {
                 tracing::warn!("webhooks are queued but not delivered by this session: {err}");
