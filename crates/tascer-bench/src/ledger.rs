@@ -152,7 +152,7 @@ fn bare_inserts(ledger: &Ledger, n: usize) -> anyhow::Result<Vec<f64>> {
             out.push(ms_since(t));
         }
         Ok(out)
-    })
+    })?
 }
 
 /// Times turning a tool record into its payload, canonical JSON and hash:
