@@ -73,7 +73,7 @@ fn record(i: usize) -> ToolRecord {
 /// transaction), then the closing record with its output as evidence in
 /// one transaction. Returns the per-transaction times (ms) of the opening
 /// batch and of the close, and the entries written.
-fn append_calls(
+pub(crate) fn append_calls(
     ledger: &Ledger,
     session: &str,
     calls: usize,

@@ -827,6 +827,20 @@ fn a_store_url_that_cannot_work_is_refused_without_repeating_it() {
     assert!(!err.contains("hunter2"), "{err}");
 }
 
+#[test]
+fn a_url_that_requires_tls_is_refused_not_sent_in_plain_text() {
+    let Some(under) = pg("requires_tls") else {
+        return;
+    };
+    let url = format!("{}?sslmode=require", under.target);
+    let options = PgOptions {
+        retry_for: Duration::from_millis(300),
+        ..quick()
+    };
+    let err = PgBackend::open_with(&url, options).unwrap_err().to_string();
+    assert!(err.contains("cannot open the store"), "{err}");
+}
+
 // ---------------------------------------------------------------------------
 // A TCP proxy in front of the server that can cut every connection and
 // refuse new ones: a server restart or a network cut, on loopback.

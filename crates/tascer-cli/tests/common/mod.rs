@@ -27,6 +27,9 @@ const OUTSIDE_VARS: [&str; 12] = [
     "TASCER_SIGNING",
     "TASCER_DB_BUSY_TIMEOUT_MS",
     "TASCER_DB_RETRIES",
+    "TASCER_STORE",
+    "TASCER_STORE_RETRY_MS",
+    "TASCER_STORE_POOL_SIZE",
 ];
 
 /// A `tascer` command with a clean provider environment, its own home and

@@ -217,11 +217,9 @@ impl PgBackend {
     pub fn migrate(&self) -> Result<Migrated, StoreError> {
         let shared = Arc::clone(&self.shared);
         self.run(async move {
-            let started = Instant::now();
-            let mut attempt = 0;
-            loop {
-                attempt += 1;
-                let outcome = async {
+            let shared = &*shared;
+            shared
+                .retrying("open the store", move |_| async move {
                     let mut client = shared.pool.get().await.map_err(Failure::Pool)?;
                     migrate::migrate(&mut client, migrate::MIGRATIONS)
                         .await
@@ -234,17 +232,8 @@ impl PgBackend {
                                 })
                             }
                         })
-                }
-                .await;
-                match outcome {
-                    Ok(done) => return Ok(done),
-                    Err(failure) => {
-                        shared
-                            .after_failure("open the store", failure, attempt, started)
-                            .await?
-                    }
-                }
-            }
+                })
+                .await
         })
     }
 
@@ -276,69 +265,78 @@ impl PgBackend {
     /// retrying transient failures (see the module docs). `op` gets the
     /// attempt number (from 1) so a retried write can first check whether
     /// the previous attempt committed.
-    pub(crate) fn transact<T, F>(&self, what: &'static str, mut op: F) -> Result<T, StoreError>
+    pub(crate) fn transact<T, F>(&self, what: &'static str, op: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: for<'t> FnMut(&'t Tx<'t>, u32) -> Attempt<'t, T> + Send + 'static,
     {
         let shared = Arc::clone(&self.shared);
+        let op = std::sync::Mutex::new(op);
         self.run(async move {
-            let started = Instant::now();
-            let mut attempt = 0;
-            loop {
-                attempt += 1;
-                let outcome = async {
+            let (shared, op) = (&*shared, &op);
+            shared
+                .retrying(what, move |attempt| async move {
                     let mut client = shared.pool.get().await.map_err(Failure::Pool)?;
                     let tx = client.transaction().await?;
-                    let value = op(&tx, attempt).await?;
+                    // The lock is held only to make the future, which
+                    // borrows the transaction, not `op`.
+                    let work = (&mut *lock(op))(&tx, attempt);
+                    let value = work.await?;
                     tx.commit().await?;
-                    Ok::<_, Failure>(value)
-                }
-                .await;
-                match outcome {
-                    Ok(value) => return Ok(value),
-                    Err(failure) => {
-                        shared
-                            .after_failure(what, failure, attempt, started)
-                            .await?
-                    }
-                }
-            }
+                    Ok(value)
+                })
+                .await
         })
     }
 
     /// Runs the read `op` on a pooled connection, retrying transient
     /// failures.
-    pub(crate) fn read<T, F>(&self, what: &'static str, mut op: F) -> Result<T, StoreError>
+    pub(crate) fn read<T, F>(&self, what: &'static str, op: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: for<'c> FnMut(&'c ClientWrapper) -> Attempt<'c, T> + Send + 'static,
     {
         let shared = Arc::clone(&self.shared);
+        let op = std::sync::Mutex::new(op);
         self.run(async move {
-            let started = Instant::now();
-            let mut attempt = 0;
-            loop {
-                attempt += 1;
-                let outcome = async {
+            let (shared, op) = (&*shared, &op);
+            shared
+                .retrying(what, move |_| async move {
                     let client = shared.pool.get().await.map_err(Failure::Pool)?;
-                    op(&client).await
-                }
-                .await;
-                match outcome {
-                    Ok(value) => return Ok(value),
-                    Err(failure) => {
-                        shared
-                            .after_failure(what, failure, attempt, started)
-                            .await?
-                    }
-                }
-            }
+                    let work = (&mut *lock(op))(&client);
+                    work.await
+                })
+                .await
         })
     }
 }
 
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
 impl Shared {
+    /// Runs `attempt` (given its number, from 1) until it succeeds, fails
+    /// for good, or [`PgOptions::retry_for`] is spent.
+    async fn retrying<T, F, Fut>(&self, what: &'static str, mut attempt: F) -> Result<T, StoreError>
+    where
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Result<T, Failure>>,
+    {
+        let started = Instant::now();
+        let mut n = 0;
+        loop {
+            n += 1;
+            match attempt(n).await {
+                Ok(value) => return Ok(value),
+                Err(failure) => self.after_failure(what, failure, n, started).await?,
+            }
+        }
+    }
+
     /// After a failed attempt: waits before the next one when the failure
     /// is transient and time is left, else returns the error to give.
     async fn after_failure(

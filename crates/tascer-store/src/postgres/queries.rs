@@ -14,7 +14,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::error::Failure;
-use super::{PgBackend, Tx};
+use super::{PgBackend, Tx, lock};
 use crate::backend::{
     Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, Projection,
     StoredMessage, Tail, with_session_id,
@@ -866,12 +866,5 @@ impl Backend for PgBackend {
                 Ok(())
             })
         })
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
     }
 }
