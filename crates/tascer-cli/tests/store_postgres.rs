@@ -89,8 +89,8 @@ fn session_on(root: &Path, store: Option<&str>) -> Outcome {
         .iter()
         .map(|t| {
             (
-                t["tool"].as_str().unwrap().to_string(),
-                t["status"].as_str().unwrap().to_string(),
+                t["record"]["tool"].as_str().unwrap().to_string(),
+                t["record"]["status"].as_str().unwrap().to_string(),
             )
         })
         .collect();
@@ -353,4 +353,80 @@ fn a_store_lost_mid_session_stops_it_with_store_error_naming_the_server() {
         .unwrap();
     let report: Value = serde_json::from_slice(&verify.stdout).unwrap();
     assert_eq!(report["ok"], true, "{report}");
+}
+
+#[test]
+fn hosts_with_their_own_keys_record_into_one_store_at_once_and_verify_each_other() {
+    let Some(pg) = PgServer::shared("store_many_hosts") else {
+        return;
+    };
+    const HOSTS: usize = 4;
+    let url = pg.fresh_database("hosts").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("notes.txt"), "notes\n").unwrap();
+    let mut scenario = Scenario::new();
+    for _ in 0..5 {
+        scenario = scenario.turn(Turn::tool("Read", json!({"file_path": "notes.txt"})));
+    }
+    let server = MockServer::start_blocking(scenario.turn(Turn::text("done"))).unwrap();
+    // One home (one key) per "host", all started together.
+    let runs: Vec<_> = (0..HOSTS)
+        .map(|i| {
+            let home = root.path().join(format!("host{i}"));
+            let session = tascer::new_id();
+            let child = run_cmd(
+                &home,
+                &ws,
+                &server.url(),
+                "read",
+                &["--session-id", &session],
+            )
+            .env("TASCER_STORE", &url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+            (home, session, child)
+        })
+        .collect();
+    let mut sessions = Vec::new();
+    for (home, session, child) in runs {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        sessions.push((home, session));
+    }
+    // From the first host: every session is listed, and each verifies
+    // with the public key of the host that signed it.
+    let auditor = &sessions[0].0;
+    let listed = ok(&tascer(auditor, &ws)
+        .env("TASCER_STORE", &url)
+        .args(["sessions", "list", "--json"])
+        .output()
+        .unwrap());
+    for (home, session) in &sessions {
+        assert!(listed.contains(session.as_str()), "{listed}");
+        let key = home.join("keys/tascer-ed25519.pub.pem");
+        let report: Value = serde_json::from_str(&ok(&tascer(auditor, &ws)
+            .env("TASCER_STORE", &url)
+            .args(["verify", session, "--key", key.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap()))
+        .unwrap();
+        assert_eq!(report["ok"], true, "{report}");
+        assert_eq!(report["signed"], true, "{report}");
+    }
+    // Another host's key does not verify a session: the signer matters.
+    let wrong = sessions[1].0.join("keys/tascer-ed25519.pub.pem");
+    let out = tascer(auditor, &ws)
+        .env("TASCER_STORE", &url)
+        .args(["verify", &sessions[2].1, "--key", wrong.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
 }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 /// Variables that would point a session at a real provider or service.
-const OUTSIDE_VARS: [&str; 12] = [
+const OUTSIDE_VARS: [&str; 15] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
