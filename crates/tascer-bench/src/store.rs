@@ -36,8 +36,23 @@ fn scenario() -> Scenario {
     scenario.turn(Turn::text("done"))
 }
 
-/// Per-call times (ms) of the opening batch, the close, and both.
-fn appends(backend: Arc<dyn Backend>, evidence: &Path) -> anyhow::Result<[Vec<f64>; 3]> {
+/// Reads of a session's head (one query, one round trip with
+/// PostgreSQL): the floor under every store operation.
+fn reads(backend: &dyn Backend) -> anyhow::Result<Vec<f64>> {
+    (0..WARM_UP + CALLS)
+        .map(|_| {
+            let t = Instant::now();
+            backend.head("no-such-session")?;
+            Ok(ms_since(t))
+        })
+        .collect::<anyhow::Result<Vec<f64>>>()
+        .map(|times| times[WARM_UP..].to_vec())
+}
+
+/// Per-call times (ms) of a head read, the opening batch, the close, and
+/// both.
+fn appends(backend: Arc<dyn Backend>, evidence: &Path) -> anyhow::Result<[Vec<f64>; 4]> {
+    let read = reads(backend.as_ref())?;
     let ledger = Ledger::with_backend(backend, evidence, Some(random_signing_key()?));
     crate::ledger::append_calls(&ledger, "warm-up", WARM_UP)?;
     let (opens, closes, _) = crate::ledger::append_calls(&ledger, "bench", CALLS)?;
@@ -46,7 +61,7 @@ fn appends(backend: Arc<dyn Backend>, evidence: &Path) -> anyhow::Result<[Vec<f6
         ledger.verify("bench", None)?.ok,
         "the benchmark session does not verify"
     );
-    Ok([opens, closes, both])
+    Ok([read, opens, closes, both])
 }
 
 /// One `tascer run` of the 20-tool scenario on a fresh home; wall ms.
@@ -124,6 +139,7 @@ pub async fn run() -> anyhow::Result<()> {
         "PostgreSQL / SQLite",
     );
     let names = [
+        "one read (a session's head)",
         "opening batch (model response, tool_call_opened, permission; 1 transaction)",
         "closing record with evidence (1 transaction)",
         "ledger per tool call (both)",
