@@ -430,3 +430,56 @@ fn hosts_with_their_own_keys_record_into_one_store_at_once_and_verify_each_other
         .unwrap();
     assert!(!out.status.success());
 }
+
+#[test]
+fn claude_code_hook_events_are_recorded_in_the_shared_store() {
+    use std::io::Write as _;
+    let Some(pg) = PgServer::shared("store_hook") else {
+        return;
+    };
+    let url = pg.fresh_database("hook").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let (home, ws) = (root.path().join("home"), root.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    ok(&tascer(&home, &ws)
+        .args(["keys", "generate"])
+        .output()
+        .unwrap());
+    let session = "5f0c2a1e-cc00-4d7e-9a51-0123456789ab";
+    let event = json!({
+        "hook_event_name": "PreToolUse",
+        "session_id": session,
+        "transcript_path": "/home/u/.claude/projects/x/session.jsonl",
+        "cwd": ws.display().to_string(),
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+        "tool_use_id": "toolu_1",
+    });
+    let mut child = tascer(&home, &ws)
+        .env("TASCER_STORE", &url)
+        .arg("hook")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    assert!(!home.join("tascer.db").exists());
+    let report: Value = serde_json::from_str(&ok(&tascer(&home, &ws)
+        .env("TASCER_STORE", &url)
+        .args(["verify", session, "--json"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(report["signed"], true, "{report}");
+    assert!(report["entries_checked"].as_u64().unwrap() >= 2, "{report}");
+}
