@@ -280,7 +280,7 @@ impl PgBackend {
                     let tx = client.transaction().await?;
                     // The lock is held only to make the future, which
                     // borrows the transaction, not `op`.
-                    let work = (&mut *lock(op))(&tx, attempt);
+                    let work = (*lock(op))(&tx, attempt);
                     let value = work.await?;
                     tx.commit().await?;
                     Ok(value)
@@ -303,7 +303,7 @@ impl PgBackend {
             shared
                 .retrying(what, move |_| async move {
                     let client = shared.pool.get().await.map_err(Failure::Pool)?;
-                    let work = (&mut *lock(op))(&client);
+                    let work = (*lock(op))(&client);
                     work.await
                 })
                 .await
