@@ -828,6 +828,46 @@ fn a_store_url_that_cannot_work_is_refused_without_repeating_it() {
 }
 
 #[test]
+fn a_commit_whose_answer_is_lost_is_not_written_twice() {
+    let Some(under) = pg("lost_commit_answer") else {
+        return;
+    };
+    drop(under.open());
+    let proxy = Proxy::start(&under.target);
+    let backend: Arc<dyn Backend> = Arc::new(PgBackend::open_with(&proxy.url, quick()).unwrap());
+    let key = random_signing_key().unwrap();
+    let ledger = Ledger::with_backend(Arc::clone(&backend), under.home.path(), Some(key.clone()));
+    let sessions = SessionStore::with_backend(backend);
+    ledger
+        .append(S, EntryKind::UserPrompt, json!({"i": 0}))
+        .unwrap();
+    proxy.cut_after_next_commit();
+    let entry = ledger
+        .append(S, EntryKind::UserPrompt, json!({"i": 1}))
+        .unwrap();
+    assert_eq!(entry.seq, 2, "the committed attempt's entry is returned");
+    proxy.cut_after_next_commit();
+    sessions.create_session(&new_session("chat", "/w")).unwrap();
+    proxy.cut_after_next_commit();
+    sessions
+        .append_message("chat", &user("once", "chat"))
+        .unwrap();
+    proxy.cut_after_next_commit();
+    sessions.fork("chat", "forked").unwrap();
+    assert!(
+        !proxy.state.lock().unwrap().cut_after_commit,
+        "every cut happened"
+    );
+
+    let direct = under.ledger(None);
+    let report = direct.verify(S, Some(&key.verifying_key())).unwrap();
+    assert!(report.ok && report.signed, "{report:?}");
+    assert_eq!(report.entries_checked, 2, "nothing appended twice");
+    assert_eq!(under.sessions().messages("chat").unwrap().len(), 1);
+    assert_eq!(under.sessions().messages("forked").unwrap().len(), 1);
+}
+
+#[test]
 fn a_url_that_requires_tls_is_refused_not_sent_in_plain_text() {
     let Some(under) = pg("requires_tls") else {
         return;
@@ -856,6 +896,9 @@ struct Proxy {
 struct ProxyState {
     up: bool,
     open: Vec<std::net::TcpStream>,
+    /// Armed: the next COMMIT a client sends reaches the server, and then
+    /// the connection is cut before the client hears that it committed.
+    cut_after_commit: bool,
 }
 
 impl Proxy {
@@ -868,6 +911,7 @@ impl Proxy {
         let state = Arc::new(std::sync::Mutex::new(ProxyState {
             up: true,
             open: Vec::new(),
+            cut_after_commit: false,
         }));
         let accept_state = Arc::clone(&state);
         std::thread::spawn(move || {
@@ -883,8 +927,13 @@ impl Proxy {
                 };
                 state.open.push(client.try_clone().unwrap());
                 state.open.push(server.try_clone().unwrap());
-                pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
-                pipe(server, client);
+                let to_server = Arc::clone(&accept_state);
+                pipe(
+                    client.try_clone().unwrap(),
+                    server.try_clone().unwrap(),
+                    Some(to_server),
+                );
+                pipe(server, client, None);
             }
         });
         Proxy { port, url, state }
@@ -900,11 +949,39 @@ impl Proxy {
             }
         }
     }
+
+    /// Arms a cut after the next COMMIT (see [`ProxyState`]).
+    fn cut_after_next_commit(&self) {
+        self.state.lock().unwrap().cut_after_commit = true;
+    }
 }
 
-fn pipe(mut from: std::net::TcpStream, mut to: std::net::TcpStream) {
+/// Copies `from` to `to`; on the client-to-server side (`state` given),
+/// an armed COMMIT is passed on and then both sides are cut.
+fn pipe(
+    mut from: std::net::TcpStream,
+    mut to: std::net::TcpStream,
+    state: Option<Arc<std::sync::Mutex<ProxyState>>>,
+) {
+    use std::io::{Read as _, Write as _};
     std::thread::spawn(move || {
-        let _ = std::io::copy(&mut from, &mut to);
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 || to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+            let commit = buf[..n].windows(7).any(|w| w == b"COMMIT\0");
+            if commit
+                && let Some(state) = &state
+                && std::mem::take(&mut state.lock().unwrap().cut_after_commit)
+            {
+                // The client loses the answer; the server, which has the
+                // COMMIT, commits before it sees its side closed.
+                let _ = from.shutdown(std::net::Shutdown::Both);
+                std::thread::sleep(Duration::from_millis(300));
+                break;
+            }
+        }
         let _ = to.shutdown(std::net::Shutdown::Both);
     });
 }
