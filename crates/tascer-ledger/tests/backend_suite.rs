@@ -11,6 +11,8 @@
 //! grants, and lost connections.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,9 +20,7 @@ use serde_json::json;
 use tascer_core::{Message, UserContent, UserMessage};
 use tascer_ledger::keys::random_signing_key;
 use tascer_ledger::transfer::{import_raw, session_blobs};
-use tascer_ledger::{
-    EntryKind, GateOutcome, Ledger, SessionStart, SigningKey, ToolRecord, ToolStatus, VerifyReport,
-};
+use tascer_ledger::{EntryKind, Ledger, SessionStart, SigningKey, ToolStatus, VerifyReport};
 use tascer_store::{
     Backend, BackendKind, NewSession, PgBackend, PgOptions, SessionStore, SqliteBackend, StoreError,
 };
@@ -255,66 +255,9 @@ fn bad_session_ids_get_precise_errors(under: Under) {
 
 const S: &str = "session-1";
 
-/// More than `INLINE_EVIDENCE_LIMIT` bytes: a file with SQLite, a blob
-/// with PostgreSQL.
-fn large_output() -> Vec<u8> {
-    b"line of a long listing\n".repeat(4000)
-}
-
-/// seq 1 start, 2 prompt, 3 tool opened, 4 tool record (small and large
-/// evidence), 5 model response, 6 end. Returns the two evidence digests.
+/// The fixture session of [`common::record_session`] under id [`S`].
 fn record_session(ledger: &Ledger) -> (String, String) {
-    ledger
-        .start_session(
-            S,
-            &SessionStart {
-                model: "claude-test".into(),
-                options_digest: tascer_ledger::sha256_ref(b"{}"),
-                system_prompt_digest: tascer_ledger::sha256_ref(b"be nice"),
-                signing_key_id: None,
-                context: json!({"cwd": "/tmp/x"}),
-            },
-        )
-        .unwrap();
-    ledger
-        .append(S, EntryKind::UserPrompt, json!({"text": "hello world"}))
-        .unwrap();
-    let mut record = ToolRecord::open(
-        "toolu_1",
-        "Bash",
-        json!({"command": "ls"}),
-        "2026-01-01T00:00:00.000Z",
-    );
-    ledger.open_tool_call(S, &record).unwrap();
-    let small = ledger.put_evidence(S, b"file-a\nfile-b\n").unwrap();
-    let large = ledger.put_evidence(S, &large_output()).unwrap();
-    record.output_digest = Some(small.clone());
-    record.evidence = vec![small.clone(), large.clone()];
-    record.finished_at = Some("2026-01-01T00:00:01.000Z".into());
-    record.post_gates = vec![GateOutcome {
-        gate: "tests".into(),
-        passed: true,
-        message: "ok".into(),
-        duration_ms: 12,
-    }];
-    record.status = ToolStatus::Validated;
-    ledger.close_tool_call(S, &mut record).unwrap();
-    ledger
-        .append(
-            S,
-            EntryKind::ModelResponse,
-            json!({"content_digest": tascer_ledger::sha256_ref(b"done"), "model": "claude-test",
-                   "usage": {"input_tokens": 10, "output_tokens": 2}}),
-        )
-        .unwrap();
-    ledger
-        .append(
-            S,
-            EntryKind::SessionEnd,
-            json!({"status": "success", "cost_usd": 0.0123, "usage": {"input_tokens": 10}}),
-        )
-        .unwrap();
-    (small, large)
+    common::record_session(ledger, S)
 }
 
 fn a_ledger_appends_verifies_and_reports(under: Under) {
@@ -339,7 +282,10 @@ fn a_ledger_appends_verifies_and_reports(under: Under) {
     // Evidence reads back either way; large evidence stays in the store
     // with PostgreSQL (complete in the database), in a file with SQLite.
     assert_eq!(again.get_evidence(S, &small).unwrap(), b"file-a\nfile-b\n");
-    assert_eq!(again.get_evidence(S, &large).unwrap(), large_output());
+    assert_eq!(
+        again.get_evidence(S, &large).unwrap(),
+        common::large_output()
+    );
     let in_db: Vec<String> = session_blobs(again.store(), S)
         .unwrap()
         .into_iter()
