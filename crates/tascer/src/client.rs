@@ -35,6 +35,8 @@ pub struct Client {
     default_model: String,
     /// A model switch to apply before the next turn.
     next_model: Arc<StdMutex<Option<String>>>,
+    /// The model of the last `set_model` (else the default model).
+    chosen_model: StdMutex<String>,
 }
 
 /// A slash command a session knows (built-in or from a command file).
@@ -71,6 +73,7 @@ impl Client {
             mcp: session.mcp.clone(),
             default_model: session.agent.model.clone(),
             next_model: Arc::default(),
+            chosen_model: StdMutex::new(session.agent.model.clone()),
             session: Arc::new(Mutex::new(session)),
             session_id,
             current: None,
@@ -170,7 +173,14 @@ impl Client {
     /// model the session started with. A running turn keeps its model.
     pub fn set_model(&self, model: Option<&str>) {
         let model = model.map_or_else(|| self.default_model.clone(), str::to_string);
+        *lock(&self.chosen_model) = model.clone();
         *lock(&self.next_model) = Some(model);
+    }
+
+    /// The session's model: the one it started with, or the last one
+    /// [`set_model`](Self::set_model) chose.
+    pub fn model(&self) -> String {
+        lock(&self.chosen_model).clone()
     }
 
     /// The state of the session's MCP servers (empty without any).
