@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 pub mod sdk;
+pub mod sdk_cases;
 
 /// Variables that would point a session at a real provider or service.
 const OUTSIDE_VARS: [&str; 12] = [

@@ -23,42 +23,85 @@ pub fn script(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The venv's Python when it has `claude_agent_sdk`, else `None` with a
-/// SKIPPED line.
-pub fn python_sdk(test: &str) -> Option<PathBuf> {
-    let python = repo().join(".test-deps/venv/bin/python");
-    let ok = python.is_file()
-        && Command::new(&python)
-            .args(["-c", "import claude_agent_sdk"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !ok {
-        println!(
-            "SKIPPED {test}: the Python Agent SDK is not installed in {} (run scripts/install-test-deps)",
-            python.display()
-        );
-        return None;
-    }
-    Some(python)
+/// An installed official SDK and how to run a case script with it.
+pub enum Sdk {
+    /// The venv's Python, which has `claude_agent_sdk`.
+    Python(PathBuf),
+    /// The directory holding `node_modules/@anthropic-ai/claude-agent-sdk`.
+    TypeScript(PathBuf),
 }
 
-/// The directory holding `node_modules/@anthropic-ai/claude-agent-sdk`
-/// when it and `node` are there, else `None` with a SKIPPED line.
-pub fn ts_sdk(test: &str) -> Option<PathBuf> {
-    let prefix = repo().join(".test-deps/sdk-ts");
-    let sdk = prefix.join("node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs");
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !sdk.is_file() || !node {
-        println!(
-            "SKIPPED {test}: the TypeScript Agent SDK or node is missing ({}; run scripts/install-test-deps)",
-            sdk.display()
-        );
-        return None;
+impl Sdk {
+    /// The Python SDK, or `None` with a SKIPPED line.
+    pub fn python(test: &str) -> Option<Sdk> {
+        let python = repo().join(".test-deps/venv/bin/python");
+        let ok = python.is_file()
+            && Command::new(&python)
+                .args(["-c", "import claude_agent_sdk"])
+                .output()
+                .is_ok_and(|o| o.status.success());
+        if !ok {
+            println!(
+                "SKIPPED {test}: the Python Agent SDK is not installed in {} (run scripts/install-test-deps)",
+                python.display()
+            );
+            return None;
+        }
+        Some(Sdk::Python(python))
     }
-    Some(prefix)
+
+    /// The TypeScript SDK (and node), or `None` with a SKIPPED line.
+    pub fn typescript(test: &str) -> Option<Sdk> {
+        let prefix = repo().join(".test-deps/sdk-ts");
+        let sdk = prefix.join("node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs");
+        let node = Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !sdk.is_file() || !node {
+            println!(
+                "SKIPPED {test}: the TypeScript Agent SDK or node is missing ({}; run scripts/install-test-deps)",
+                sdk.display()
+            );
+            return None;
+        }
+        Some(Sdk::TypeScript(prefix))
+    }
+
+    /// Runs one case of the SDK's script in `ws` and returns what it
+    /// reported (its last stdout line).
+    pub fn run(&self, ws: &Workspace, case: &str, config: &Value) -> Value {
+        let mut cmd = match self {
+            Sdk::Python(python) => {
+                let mut cmd = Command::new(python);
+                cmd.arg(script("python_sdk.py"));
+                cmd
+            }
+            Sdk::TypeScript(prefix) => {
+                let mut cmd = Command::new("node");
+                cmd.arg(script("ts_sdk.mjs")).arg(prefix);
+                cmd
+            }
+        };
+        let out = cmd
+            .arg(case)
+            .arg(config.to_string())
+            .current_dir(ws.dir())
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("TASCER_LOG")
+            .env_remove("TASCER_SIGNING")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = texts(&out);
+        assert!(
+            out.status.success(),
+            "{case} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            out.status
+        );
+        let last = stdout.lines().last().unwrap_or_default();
+        serde_json::from_str(last)
+            .unwrap_or_else(|e| panic!("{case}: last line is not JSON ({e}):\n{stdout}\n{stderr}"))
+    }
 }
 
 /// A temp workspace and Tascer home, and the mock model playing a scenario.
@@ -93,30 +136,6 @@ impl Workspace {
             "cwd": self.dir(),
             "prompt": prompt,
         })
-    }
-
-    /// Runs `program args… CASE CONFIG` and returns the JSON object on its
-    /// last stdout line.
-    pub fn run_case(&self, program: &Path, args: &[&Path], case: &str, config: &Value) -> Value {
-        let out = Command::new(program)
-            .args(args)
-            .arg(case)
-            .arg(config.to_string())
-            .current_dir(self.dir())
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("TASCER_LOG")
-            .env_remove("TASCER_SIGNING")
-            .output()
-            .unwrap();
-        let (stdout, stderr) = texts(&out);
-        assert!(
-            out.status.success(),
-            "{case} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
-            out.status
-        );
-        let last = stdout.lines().last().unwrap_or_default();
-        serde_json::from_str(last)
-            .unwrap_or_else(|e| panic!("{case}: last line is not JSON ({e}):\n{stdout}\n{stderr}"))
     }
 
     /// Asserts that `tascer verify` passes on the session.
@@ -162,19 +181,37 @@ impl Workspace {
     }
 }
 
-/// The messages of a class (`ResultMessage`, …) among `messages`.
-pub fn of_class<'a>(messages: &'a Value, class: &str) -> Vec<&'a Value> {
+/// The messages of a wire `type` (`result`, `assistant`, …) among
+/// `messages` (both case scripts report messages in their wire shape).
+pub fn of_type<'a>(messages: &'a Value, kind: &str) -> Vec<&'a Value> {
     messages
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|m| m["class"] == class)
+        .filter(|m| m["type"] == kind)
         .collect()
 }
 
 /// The one result among `messages`; panics unless there is exactly one.
 pub fn the_result(messages: &Value) -> &Value {
-    let results = of_class(messages, "ResultMessage");
+    let results = of_type(messages, "result");
     assert_eq!(results.len(), 1, "exactly one result: {messages:#}");
     results[0]
+}
+
+/// The session of the messages' result.
+pub fn session_of(messages: &Value) -> String {
+    the_result(messages)["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The content blocks of the main agent's messages of a type.
+pub fn blocks<'a>(messages: &'a Value, kind: &str) -> Vec<&'a Value> {
+    of_type(messages, kind)
+        .into_iter()
+        .filter(|m| m["parent_tool_use_id"].is_null())
+        .flat_map(|m| m["message"]["content"].as_array().into_iter().flatten())
+        .collect()
 }

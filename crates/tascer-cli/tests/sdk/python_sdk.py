@@ -24,9 +24,30 @@ from claude_agent_sdk import (
 )
 
 
+BLOCK_TYPES = {"TextBlock": "text", "ThinkingBlock": "thinking", "ToolUseBlock": "tool_use", "ToolResultBlock": "tool_result"}
+
+
+def block(b):
+    return {"type": BLOCK_TYPES.get(type(b).__name__, type(b).__name__), **dataclasses.asdict(b)}
+
+
 def plain(message):
-    data = dataclasses.asdict(message) if dataclasses.is_dataclass(message) else message
-    return {"class": type(message).__name__, **data}
+    """The message in its wire shape (as the TypeScript SDK yields it), so
+    the Rust side checks both SDKs alike."""
+    kind = type(message).__name__
+    if kind == "AssistantMessage":
+        return {"type": "assistant", "session_id": message.session_id,
+                "parent_tool_use_id": message.parent_tool_use_id,
+                "message": {"model": message.model, "content": [block(b) for b in message.content]}}
+    if kind == "UserMessage":
+        content = message.content if isinstance(message.content, str) else [block(b) for b in message.content]
+        return {"type": "user", "parent_tool_use_id": message.parent_tool_use_id,
+                "tool_use_result": message.tool_use_result, "message": {"content": content}}
+    if dataclasses.is_dataclass(message) and hasattr(message, "data") and "subtype" in message.data:
+        return message.data  # system messages keep the whole frame
+    if kind == "ResultMessage":
+        return {"type": "result", **dataclasses.asdict(message)}
+    return {"type": kind, **dataclasses.asdict(message)}
 
 
 def options(config, **extra):

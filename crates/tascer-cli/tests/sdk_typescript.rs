@@ -1,0 +1,64 @@
+//! The official TypeScript Agent SDK (`@anthropic-ai/claude-agent-sdk`)
+//! drives `tascer` through `pathToClaudeCodeExecutable`, against the mock model:
+//! `query()` with tools, a hook callback that denies a call, `can_use_tool`
+//! rewriting an input, an in-process SDK MCP tool, `interrupt`, a
+//! multi-turn session and resume in a second process; every session
+//! verifies. The cases are in tests/common/sdk_cases.rs, the script in
+//! tests/sdk/ts_sdk.mjs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::sdk::Sdk;
+use common::sdk_cases as cases;
+
+#[test]
+fn query_runs_tools_that_change_real_files() {
+    if let Some(sdk) = Sdk::typescript("query_runs_tools_that_change_real_files") {
+        cases::query_runs_tools(&sdk);
+    }
+}
+
+#[test]
+fn a_hook_callback_denies_a_call_and_the_reason_reaches_the_model() {
+    if let Some(sdk) =
+        Sdk::typescript("a_hook_callback_denies_a_call_and_the_reason_reaches_the_model")
+    {
+        cases::hook_callback_denies(&sdk);
+    }
+}
+
+#[test]
+fn can_use_tool_rewrites_the_input_that_runs() {
+    if let Some(sdk) = Sdk::typescript("can_use_tool_rewrites_the_input_that_runs") {
+        cases::can_use_tool_rewrites(&sdk);
+    }
+}
+
+#[test]
+fn an_in_process_sdk_mcp_tool_is_called_through_the_sdk() {
+    if let Some(sdk) = Sdk::typescript("an_in_process_sdk_mcp_tool_is_called_through_the_sdk") {
+        cases::sdk_mcp_tool(&sdk);
+    }
+}
+
+#[test]
+fn interrupt_ends_the_turn_and_the_session_goes_on() {
+    if let Some(sdk) = Sdk::typescript("interrupt_ends_the_turn_and_the_session_goes_on") {
+        cases::interrupt(&sdk);
+    }
+}
+
+#[test]
+fn one_session_keeps_its_history_across_prompts() {
+    if let Some(sdk) = Sdk::typescript("one_session_keeps_its_history_across_prompts") {
+        cases::multi_turn(&sdk);
+    }
+}
+
+#[test]
+fn resume_continues_the_session_in_a_second_process() {
+    if let Some(sdk) = Sdk::typescript("resume_continues_the_session_in_a_second_process") {
+        cases::resume(&sdk);
+    }
+}
