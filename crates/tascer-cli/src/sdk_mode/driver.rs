@@ -98,6 +98,8 @@ struct Turn {
     /// frames are new messages (a Stop hook's, a fix request), not the
     /// echo of the prompt.
     answered: bool,
+    /// Its result went out.
+    finished: bool,
 }
 
 struct Driver {
@@ -284,7 +286,12 @@ impl Driver {
             tokio::select! {
                 message = next_message(&mut turn) => match message {
                     Some(message) => self.forward(message, &mut turn),
-                    None => turn = None,
+                    None => {
+                        if turn.as_ref().is_some_and(|t| !t.finished) {
+                            self.lost_result(&client);
+                        }
+                        turn = None;
+                    }
                 },
                 line = self.input.recv(), if !self.eof => {
                     self.handle(line.unwrap_or(Line::Eof), &client);
@@ -328,7 +335,19 @@ impl Driver {
         Ok(Some(Turn {
             stream: client.receive_response(),
             answered: false,
+            finished: false,
         }))
+    }
+
+    /// A turn that ended without its result (it crashed) still owes the
+    /// SDK one: `receive_response()` waits for it.
+    fn lost_result(&mut self, client: &Client) {
+        let mut result = crate::run::startup_failure_result(
+            "The turn ended without a result (an internal error; see the log on standard error)",
+        );
+        result["session_id"] = json!(client.session_id());
+        self.control.send(&result);
+        self.last_result_error = true;
     }
 
     /// Writes one message of the running turn, shaped as Claude Code
@@ -367,7 +386,12 @@ impl Driver {
                     turn.answered = true;
                 }
             }
-            Message::Result(result) => self.last_result_error = result.is_error,
+            Message::Result(result) => {
+                self.last_result_error = result.is_error;
+                if let Some(turn) = turn.as_mut() {
+                    turn.finished = true;
+                }
+            }
             _ => {}
         }
         self.control.send(&message);
