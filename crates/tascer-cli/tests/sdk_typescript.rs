@@ -14,51 +14,63 @@ use common::sdk_cases as cases;
 
 #[test]
 fn query_runs_tools_that_change_real_files() {
-    if let Some(sdk) = Sdk::typescript("query_runs_tools_that_change_real_files") {
-        cases::query_runs_tools(&sdk);
-    }
+    cases::with(
+        Sdk::typescript,
+        "query_runs_tools_that_change_real_files",
+        cases::query_runs_tools,
+    );
 }
 
 #[test]
 fn a_hook_callback_denies_a_call_and_the_reason_reaches_the_model() {
-    if let Some(sdk) =
-        Sdk::typescript("a_hook_callback_denies_a_call_and_the_reason_reaches_the_model")
-    {
-        cases::hook_callback_denies(&sdk);
-    }
+    cases::with(
+        Sdk::typescript,
+        "a_hook_callback_denies_a_call_and_the_reason_reaches_the_model",
+        cases::hook_callback_denies,
+    );
 }
 
 #[test]
 fn can_use_tool_rewrites_the_input_that_runs() {
-    if let Some(sdk) = Sdk::typescript("can_use_tool_rewrites_the_input_that_runs") {
-        cases::can_use_tool_rewrites(&sdk);
-    }
+    cases::with(
+        Sdk::typescript,
+        "can_use_tool_rewrites_the_input_that_runs",
+        cases::can_use_tool_rewrites,
+    );
 }
 
 #[test]
 fn an_in_process_sdk_mcp_tool_is_called_through_the_sdk() {
-    if let Some(sdk) = Sdk::typescript("an_in_process_sdk_mcp_tool_is_called_through_the_sdk") {
-        cases::sdk_mcp_tool(&sdk);
-    }
+    cases::with(
+        Sdk::typescript,
+        "an_in_process_sdk_mcp_tool_is_called_through_the_sdk",
+        cases::sdk_mcp_tool,
+    );
 }
 
 #[test]
 fn interrupt_ends_the_turn_and_the_session_goes_on() {
-    if let Some(sdk) = Sdk::typescript("interrupt_ends_the_turn_and_the_session_goes_on") {
-        cases::interrupt(&sdk);
-    }
+    cases::with(
+        Sdk::typescript,
+        "interrupt_ends_the_turn_and_the_session_goes_on",
+        cases::interrupt,
+    );
 }
 
 #[test]
 fn one_session_keeps_its_history_across_prompts() {
-    if let Some(sdk) = Sdk::typescript("one_session_keeps_its_history_across_prompts") {
-        cases::multi_turn(&sdk);
-    }
+    cases::with(
+        Sdk::typescript,
+        "one_session_keeps_its_history_across_prompts",
+        cases::multi_turn,
+    );
 }
 
 #[test]
 fn resume_continues_the_session_in_a_second_process() {
-    if let Some(sdk) = Sdk::typescript("resume_continues_the_session_in_a_second_process") {
-        cases::resume(&sdk);
-    }
+    cases::with(
+        Sdk::typescript,
+        "resume_continues_the_session_in_a_second_process",
+        cases::resume,
+    );
 }

@@ -9,6 +9,14 @@ use tascer_testkit::{Scenario, Turn};
 
 use super::sdk::{Sdk, Workspace, blocks, of_type, session_of, the_result};
 
+/// Runs `case` with the SDK `find` finds for `test` (a SKIPPED line when it
+/// is not installed).
+pub fn with(find: fn(&str) -> Option<Sdk>, test: &str, case: fn(&Sdk)) {
+    if let Some(sdk) = find(test) {
+        case(&sdk);
+    }
+}
+
 /// `query()` with tools: Write then Read act on a real file.
 pub fn query_runs_tools(sdk: &Sdk) {
     let ws = Workspace::new(|dir| {
@@ -216,8 +224,8 @@ pub fn interrupt(sdk: &Sdk) {
 
 /// Four prompts in one session (`ClaudeSDKClient` / streaming input): each
 /// turn starts with `system/init` and ends with one result, the history
-/// carries over, and `set_permission_mode` / `set_model` before the
-/// fourth take effect.
+/// carries over, `set_permission_mode` / `set_model` before the fourth
+/// take effect, and the `initialize` agents are the session's.
 pub fn multi_turn(sdk: &Sdk) {
     let ws = Workspace::new(|_| {
         Scenario::new()
@@ -269,6 +277,25 @@ pub fn multi_turn(sdk: &Sdk) {
 
     let info = &out["server_info"];
     assert!(info["pid"].as_u64().is_some(), "{info:#}");
+    assert!(
+        info["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["name"] == "reviewer" && a["description"] == "Reviews code"),
+        "the initialize agents are the session's: {info:#}"
+    );
+    let init = of_type(&turns[0], "system")
+        .into_iter()
+        .find(|m| m["subtype"] == "init")
+        .unwrap();
+    assert!(
+        init["agents"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("reviewer")),
+        "{init:#}"
+    );
     assert_eq!(info["claude_code_version"], "2.1.332");
     assert!(
         info["commands"]

@@ -14,6 +14,7 @@ import sys
 
 import anyio
 from claude_agent_sdk import (
+    AgentDefinition,
     ClaudeAgentOptions,
     ClaudeSDKClient,
     HookMatcher,
@@ -144,7 +145,8 @@ async def case_interrupt(config):
 
 async def case_multi_turn(config):
     turns = []
-    async with ClaudeSDKClient(options=options(config)) as client:
+    reviewer = AgentDefinition(description="Reviews code", prompt="Review the code you are given.")
+    async with ClaudeSDKClient(options=options(config, agents={"reviewer": reviewer})) as client:
         info = await client.get_server_info()
         for prompt in (config["prompt"], "second question", "third question"):
             await client.query(prompt)

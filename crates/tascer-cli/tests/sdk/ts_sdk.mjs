@@ -151,7 +151,8 @@ const cases = {
   async multi_turn() {
     const prompts = [config.prompt, "second question", "third question", "fourth question"];
     const talk = conversation(prompts);
-    const q = sdk.query({ prompt: talk.input, options: options() });
+    const agents = { reviewer: { description: "Reviews code", prompt: "Review the code you are given." } };
+    const q = sdk.query({ prompt: talk.input, options: options({ agents }) });
     const init = await q.initializationResult();
     const turns = [[]];
     for await (const m of q) {
