@@ -458,3 +458,84 @@ fn resume_fork_session_and_session_id_work_through_the_store() {
     );
     assert_eq!(cli.finish().0.code(), Some(1));
 }
+
+#[test]
+fn hook_callbacks_fire_for_session_prompt_tool_and_stop_events() {
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "echo hi"})))
+            .turn(Turn::text("done"))
+    });
+    let mut cli = Session::start(&ws, &["--permission-mode", "bypassPermissions"]);
+    let hooks = json!({
+        "SessionStart": [{"hookCallbackIds": ["start"]}],
+        "UserPromptSubmit": [{"hookCallbackIds": ["prompt"]}],
+        "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["pre"]}],
+        "PostToolUse": [{"matcher": "Bash", "hookCallbackIds": ["post"]}],
+        "Stop": [{"hookCallbackIds": ["stop"]}],
+        "TeammateIdle": [{"hookCallbackIds": ["never"]}]
+    });
+    cli.send(request(
+        "req_1_init",
+        json!({"subtype": "initialize", "hooks": hooks}),
+    ));
+    // Answers every hook callback (UserPromptSubmit adds context) until
+    // `until` accepts a frame; returns the callback ids in order.
+    let mut seen = Vec::new();
+    let mut answer_until = |cli: &mut Session, until: &dyn Fn(&Value) -> bool| loop {
+        let frame = cli.next();
+        if frame["type"] == "control_request" {
+            let body = &frame["request"];
+            assert_eq!(body["subtype"], "hook_callback");
+            seen.push((
+                body["callback_id"].as_str().unwrap().to_string(),
+                body["input"]["hook_event_name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            ));
+            let output = if body["callback_id"] == "prompt" {
+                json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                              "additionalContext": "context from the SDK hook"}})
+            } else {
+                json!({})
+            };
+            let id = frame["request_id"].as_str().unwrap();
+            cli.send(json!({"type": "control_response",
+                            "response": {"subtype": "success", "request_id": id, "response": output}}));
+        } else if until(&frame) {
+            return frame;
+        }
+    };
+    // SessionStart runs while the session opens, before initialize is answered.
+    let init = answer_until(&mut cli, &|f| f["type"] == "control_response");
+    assert_eq!(init["response"]["subtype"], "success");
+    cli.prompt("greet");
+    let result = answer_until(&mut cli, &|f| f["type"] == "result");
+    assert_eq!(result["result"], "done");
+    let (status, _, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Tascer does not fire TeammateIdle"),
+        "{stderr}"
+    );
+    let seen: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|(id, event)| (id.as_str(), event.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("start", "SessionStart"),
+            ("prompt", "UserPromptSubmit"),
+            ("pre", "PreToolUse"),
+            ("post", "PostToolUse"),
+            ("stop", "Stop"),
+        ]
+    );
+    let first_call = ws.mock.requests()[0].body["messages"].to_string();
+    assert!(
+        first_call.contains("context from the SDK hook"),
+        "the hook's additionalContext reaches the model: {first_call}"
+    );
+}
