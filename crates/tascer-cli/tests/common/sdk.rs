@@ -35,11 +35,15 @@ impl Sdk {
     /// The Python SDK, or `None` with a SKIPPED line.
     pub fn python(test: &str) -> Option<Sdk> {
         let python = repo().join(".test-deps/venv/bin/python");
-        let ok = python.is_file()
-            && Command::new(&python)
-                .args(["-c", "import claude_agent_sdk"])
-                .output()
-                .is_ok_and(|o| o.status.success());
+        // Importing the SDK takes a second or two: ask once per test binary.
+        static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let ok = *INSTALLED.get_or_init(|| {
+            python.is_file()
+                && Command::new(&python)
+                    .args(["-c", "import claude_agent_sdk"])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+        });
         if !ok {
             println!(
                 "SKIPPED {test}: the Python Agent SDK is not installed in {} (run scripts/install-test-deps)",
