@@ -7,14 +7,12 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::future::Future;
-use std::io::BufRead;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use futures::StreamExt;
-use serde_json::{Map, Value, json};
-use tascer::guard::permissions::PermissionMode;
+use serde_json::{Value, json};
 use tascer::{Client, Message, MessageStream, SystemPrompt, UserContent};
 use tokio::sync::mpsc;
 
@@ -23,50 +21,9 @@ use super::argv::SdkCli;
 use super::callbacks::{SdkMcpTunnel, can_use_tool};
 use super::channel::Control;
 use super::init;
+use super::input::{Line, read_stdin};
+use super::requests;
 use super::wire::{self, Incoming, UserLine};
-
-/// One event from standard input.
-enum Line {
-    /// A parsed line.
-    Parsed(Incoming),
-    /// A line that ends the session (the text goes to stderr).
-    Fatal(String),
-    /// End of input.
-    Eof,
-}
-
-/// Reads standard input on its own thread (a blocking read must not hold
-/// up the runtime's shutdown) and parses each line.
-fn read_stdin() -> mpsc::UnboundedReceiver<Line> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut stdin = stdin.lock();
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            let line = match stdin.read_until(b'\n', &mut buf) {
-                Ok(0) => Line::Eof,
-                Ok(_) => match std::str::from_utf8(&buf) {
-                    Ok(text) => match wire::parse_line(text) {
-                        Ok(Some(incoming)) => Line::Parsed(incoming),
-                        Ok(None) => continue,
-                        Err(err) => Line::Fatal(err.to_string()),
-                    },
-                    Err(err) => Line::Fatal(format!(
-                        "Error parsing streaming input line: not UTF-8: {err}"
-                    )),
-                },
-                Err(err) => Line::Fatal(format!("Error reading standard input: {err}")),
-            };
-            let last = !matches!(line, Line::Parsed(_));
-            if tx.send(line).is_err() || last {
-                break;
-            }
-        }
-    });
-    rx
-}
 
 /// Runs the session and returns the exit code.
 pub async fn run(cli: SdkCli) -> ExitCode {
@@ -167,7 +124,9 @@ impl Driver {
                 Line::Parsed(Incoming::ControlRequest {
                     request_id,
                     request,
-                }) if subtype(&request) == "initialize" => break Some((request_id, request)),
+                }) if requests::subtype(&request) == "initialize" => {
+                    break Some((request_id, request));
+                }
                 Line::Parsed(Incoming::User(user)) => {
                     self.queue(user);
                     break None;
@@ -403,7 +362,7 @@ impl Driver {
             Line::Parsed(Incoming::ControlRequest {
                 request_id,
                 request,
-            }) => self.control_request(&request_id, &request, client),
+            }) => requests::answer(&self.control, client, &request_id, &request),
             Line::Parsed(Incoming::User(user)) => self.queue(user),
             Line::Parsed(other) => self.misc(other),
             Line::Eof => {
@@ -471,71 +430,6 @@ impl Driver {
             eprintln!("{text}");
         }
     }
-
-    /// Answers a control request of the SDK (claude-compat §9.5).
-    fn control_request(&mut self, request_id: &str, request: &Map<String, Value>, client: &Client) {
-        let kind = subtype(request);
-        let answer = match kind {
-            "initialize" => Err("Already initialized".to_string()),
-            "interrupt" => {
-                client.interrupt();
-                Ok(json!({}))
-            }
-            "set_permission_mode" => self.set_permission_mode(request, client),
-            "set_model" => {
-                let model = request
-                    .get("model")
-                    .and_then(Value::as_str)
-                    .filter(|m| *m != "default");
-                client.set_model(model);
-                Ok(json!({}))
-            }
-            "set_max_thinking_tokens" => {
-                self.warn_once(
-                    kind,
-                    "warning: ignoring set_max_thinking_tokens: Tascer does not configure thinking",
-                );
-                Ok(json!({}))
-            }
-            "mcp_status" => Ok(json!({ "mcpServers": mcp_status(client) })),
-            _ => Err(format!("Unsupported control request subtype: {kind}")),
-        };
-        match answer {
-            Ok(body) => self.control.send(&wire::success(request_id, body)),
-            Err(error) => self.control.send(&wire::error(request_id, &error)),
-        }
-    }
-
-    fn set_permission_mode(
-        &mut self,
-        request: &Map<String, Value>,
-        client: &Client,
-    ) -> Result<Value, String> {
-        let name = request.get("mode").and_then(Value::as_str).unwrap_or("");
-        let mode: PermissionMode = name.parse().map_err(|e| {
-            format!("{e} (expected one of: default, acceptEdits, plan, bypassPermissions, dontAsk)")
-        })?;
-        client
-            .set_permission_mode(mode)
-            .map_err(|e| e.to_string())?;
-        self.control.send(&json!({
-            "type": "system",
-            "subtype": "status",
-            "status": null,
-            "permissionMode": mode.as_str(),
-            "session_id": client.session_id(),
-            "uuid": tascer::new_id(),
-        }));
-        Ok(json!({ "mode": mode.as_str() }))
-    }
-}
-
-/// The request's `subtype` (empty when missing).
-fn subtype(request: &Map<String, Value>) -> &str {
-    request
-        .get("subtype")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
 }
 
 /// The next message of the running turn; pending forever without one.
@@ -544,26 +438,4 @@ async fn next_message(turn: &mut Option<Turn>) -> Option<Message> {
         Some(turn) => turn.stream.next().await,
         None => std::future::pending().await,
     }
-}
-
-/// The MCP servers in Claude Code's `McpServerStatus` shape.
-fn mcp_status(client: &Client) -> Vec<Value> {
-    client
-        .mcp_status()
-        .into_iter()
-        .map(|s| {
-            let mut status = json!({
-                "name": s.name,
-                "status": s.status,
-                "tools": s.tools.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
-            });
-            if let Some(info) = s.server_info {
-                status["serverInfo"] = info;
-            }
-            if let Some(error) = s.error {
-                status["error"] = json!(error);
-            }
-            status
-        })
-        .collect()
 }

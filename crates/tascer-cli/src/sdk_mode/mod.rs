@@ -17,14 +17,17 @@
 //! - [`channel`]: stdout, and requests to the SDK matched by id;
 //! - [`callbacks`]: hook callbacks, `can_use_tool`, the MCP tunnel;
 //! - [`init`]: the `initialize` request and its response;
-//! - [`driver`]: the session: prompts queued into turns, control requests,
-//!   end of input.
+//! - [`input`]: standard input, read on its own thread;
+//! - [`requests`]: the SDK's control requests once the session runs;
+//! - [`driver`]: the session: prompts queued into turns, end of input.
 
 mod argv;
 mod callbacks;
 mod channel;
 mod driver;
 mod init;
+mod input;
+mod requests;
 mod wire;
 
 use std::ffi::OsString;
