@@ -329,6 +329,93 @@ mod tests {
     }
 
     #[test]
+    fn every_flag_the_typescript_sdk_builds_is_known() {
+        let parsed = parse(&args(&[
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--input-format",
+            "stream-json",
+            "--thinking=adaptive",
+            "--thinking-display=summarized",
+            "--effort=high",
+            "--max-turns=3",
+            "--max-budget-usd=1.5",
+            "--task-budget=100",
+            "--model=m",
+            "--agent=reviewer",
+            "--betas=context-1m-2025-08-07",
+            r#"--json-schema={"type":"object"}"#,
+            "--debug-file=/tmp/debug.log",
+            "--permission-prompt-tool=stdio",
+            "--permission-prompts=host",
+            "--continue",
+            "--channels=c",
+            "--allowedTools=Read,Bash(ls:*)",
+            "--disallowedTools=WebFetch",
+            "--tools=default",
+            "--mcp-config",
+            r#"{"mcpServers":{}}"#,
+            "--setting-sources=user,project",
+            "--strict-mcp-config",
+            "--permission-mode=plan",
+            "--allow-dangerously-skip-permissions",
+            "--fallback-model=f",
+            "--include-hook-events",
+            "--include-partial-messages",
+            "--session-mirror",
+            "--project-config-root=/tmp",
+            "--add-dir=/tmp",
+            "--await-initialize",
+            "--plugin-dir-no-mcp=/tmp/p",
+            "--fork-session",
+            "--session-id=0d4c9ba1-0a3e-4d3c-9d47-6e1e8e0a7a01",
+            "--no-session-persistence",
+            "--initialize-fields=settings,disallowedTools",
+            "--managed-settings-in-initialize",
+            "--debug",
+            "--max-thinking-tokens=1000",
+            "--replay-user-messages",
+        ]))
+        .unwrap();
+        assert!(
+            parsed
+                .warnings
+                .iter()
+                .all(|w| !w.contains("unknown option")),
+            "{:?}",
+            parsed.warnings
+        );
+        let cli = &parsed.cli;
+        assert_eq!(cli.run.max_budget_usd, Some(1.5));
+        assert_eq!(cli.run.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(cli.run.allowed_tools, ["Read,Bash(ls:*)"]);
+        assert!(cli.run.fork_session && cli.run.continue_ && cli.sdk.include_hook_events);
+        assert_eq!(
+            cli.sdk.ignored(),
+            [
+                "--betas",
+                "--effort",
+                "--thinking",
+                "--thinking-display",
+                "--max-thinking-tokens",
+                "--task-budget",
+                "--plugin-dir-no-mcp",
+                "--session-mirror",
+                "--no-session-persistence",
+                "--agent",
+                "--debug",
+                "--debug-file",
+                "--permission-prompts",
+                "--channels",
+                "--managed-settings-in-initialize",
+                "--project-config-root",
+            ]
+        );
+        assert!(check(cli).is_ok());
+    }
+
+    #[test]
     fn unknown_options_are_dropped_with_their_value_and_a_warning() {
         let parsed = parse(&args(&[
             "--output-format=stream-json",
