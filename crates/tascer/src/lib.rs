@@ -47,7 +47,7 @@ mod task_tool;
 mod turn;
 mod write_failure;
 
-pub use client::{Client, Interrupter};
+pub use client::{AgentInfo, Client, CommandInfo, Interrupter};
 pub use error::Error;
 pub use options::{
     AgentDefinition, DEFAULT_CONTEXT_ENV, Options, OutputFormat, SIGNING_ENV, SystemPrompt,

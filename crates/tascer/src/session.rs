@@ -360,6 +360,7 @@ async fn connect_mcp(options: &Options) -> Option<McpManager> {
     }
     let mcp_options = McpOptions {
         sdk_servers: options.sdk_servers.clone(),
+        tunnel: options.mcp_tunnel.clone(),
         ..McpOptions::default()
     };
     let manager = McpManager::connect_with(configs, mcp_options).await;

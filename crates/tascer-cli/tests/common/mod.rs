@@ -13,6 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+pub mod sdk;
+pub mod sdk_cases;
+
 /// Variables that would point a session at a real provider or service.
 const OUTSIDE_VARS: [&str; 15] = [
     "ANTHROPIC_API_KEY",
