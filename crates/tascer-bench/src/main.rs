@@ -14,6 +14,7 @@ mod loop_bench;
 mod repo;
 mod search;
 mod stats;
+mod store;
 
 /// Benchmark groups, in the order `all` runs them.
 const GROUPS: &[(&str, &str)] = &[
@@ -34,6 +35,10 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "contracts",
         "contract executor overhead and contracts/minute at --parallel 1, 2, 4",
+    ),
+    (
+        "store",
+        "ledger appends per tool call and a 20-tool session, SQLite vs PostgreSQL",
     ),
 ];
 
@@ -74,6 +79,7 @@ async fn main() -> anyhow::Result<()> {
             "hook" => hook::run().await?,
             "concurrency" => concurrency::run().await?,
             "contracts" => contracts::run().await?,
+            "store" => store::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

@@ -65,6 +65,7 @@ pub use tascer_model::{
     ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, Price, PriceTable,
     ProviderConfig, ProviderKind,
 };
+pub use tascer_store as store;
 pub use tascer_store::{COMPACTED_HISTORY_PREFIX, SessionInfo, SessionStore, StoreError};
 pub use tascer_tools as tools;
 

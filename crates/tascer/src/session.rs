@@ -214,14 +214,14 @@ impl Session {
             None if crate::options::signing_on(&options) => Some(home_signing_key(&home)?),
             None => None,
         };
-        // One connection for the session store and the ledger: their
-        // writes queue inside this process instead of competing for the
-        // file lock with each other.
-        let ledger = Arc::new(tascer_ledger::Ledger::with_db(
-            Arc::clone(store.db()),
+        // One backend for the session store and the ledger: with SQLite,
+        // one connection, so their writes queue inside this process instead
+        // of competing for the file lock; with PostgreSQL, one pool.
+        let ledger = Arc::new(tascer_ledger::Ledger::with_backend(
+            Arc::clone(store.backend()),
             home.join("evidence"),
             signing_key,
-        )?);
+        ));
         let failure = WriteFailure::default();
         let proof = Proof::new(ledger, id.clone(), failure.clone());
         proof.start(
@@ -256,7 +256,7 @@ impl Session {
             parts.admission,
             parts.context,
             cwd_text.clone(),
-            env.store.path().display().to_string(),
+            env.store.location().to_string(),
         ));
         governance.context.prewarm(&cwd);
         let mcp = connect_mcp(&options).await;
