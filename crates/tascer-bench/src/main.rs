@@ -15,6 +15,7 @@ mod repo;
 mod safety;
 mod search;
 mod stats;
+mod store;
 
 /// Benchmark groups, in the order `all` runs them.
 const GROUPS: &[(&str, &str)] = &[
@@ -35,6 +36,10 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "contracts",
         "contract executor overhead and contracts/minute at --parallel 1, 2, 4",
+    ),
+    (
+        "store",
+        "ledger appends per tool call and a 20-tool session, SQLite vs PostgreSQL",
     ),
     (
         "safety",
@@ -79,6 +84,7 @@ async fn main() -> anyhow::Result<()> {
             "hook" => hook::run().await?,
             "concurrency" => concurrency::run().await?,
             "contracts" => contracts::run().await?,
+            "store" => store::run().await?,
             "safety" => safety::run().await?,
             _ => {}
         }

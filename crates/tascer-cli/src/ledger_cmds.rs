@@ -29,15 +29,25 @@ const FILE_CHANGING_TOOLS: [(&str, &str); 4] = [
 /// Opens the ledger of the Tascer home without a signing key, refusing to
 /// create a database where there is none.
 pub(crate) fn open_ledger(home: &Path) -> anyhow::Result<Ledger> {
-    let db = home.join("tascer.db");
-    if !db.is_file() {
+    open_home_ledger(home, None)
+}
+
+/// Opens the ledger of the Tascer home's store (`TASCER_STORE`, the home's
+/// `store` setting, else `<home>/tascer.db`) with `key`, refusing to create
+/// an SQLite database where there is none.
+pub(crate) fn open_home_ledger(
+    home: &Path,
+    key: Option<tascer_ledger::SigningKey>,
+) -> anyhow::Result<Ledger> {
+    let config = tascer::store::StoreConfig::for_home(home)?;
+    if !config.exists() {
         bail!(
             "no ledger database at {} (no session has been recorded in this Tascer home)",
-            db.display()
+            config.describe()
         );
     }
-    Ledger::open_in_home(home, None)
-        .with_context(|| format!("cannot open the ledger in {}", home.display()))
+    Ledger::open_in_home(home, key)
+        .with_context(|| format!("cannot open the ledger in {}", config.describe()))
 }
 
 /// Turns "no entries" into the one-line error users should see.
@@ -555,15 +565,7 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
     let keyid = key_id(&key.verifying_key());
-    let db = home.join("tascer.db");
-    if !db.is_file() {
-        bail!(
-            "no ledger database at {} (no session has been recorded in this Tascer home)",
-            db.display()
-        );
-    }
-    let ledger = Ledger::open_in_home(&home, Some(key))
-        .with_context(|| format!("cannot open the ledger in {}", home.display()))?;
+    let ledger = open_home_ledger(&home, Some(key))?;
     let data = ledger
         .report(&args.session)
         .map_err(|e| session_error(&args.session, e))?;

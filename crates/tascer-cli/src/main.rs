@@ -16,6 +16,7 @@ mod mcp_review;
 mod mcp_serve;
 mod render;
 mod run;
+mod sdk_mode;
 mod sessions;
 mod webhook_cmds;
 
@@ -26,6 +27,12 @@ use clap::Parser;
 use crate::args::{Cli, Command, KeysCommand, SessionsCommand};
 
 fn main() -> ExitCode {
+    // The official Agent SDKs run `tascer` as their CLI (`cli_path`): a
+    // version probe, or the control protocol on stdin/stdout.
+    if let Some(invocation) = sdk_mode::Invocation::detect(std::env::args_os().collect()) {
+        init_tracing();
+        return sdk_mode::main(invocation);
+    }
     let cli = Cli::parse();
     init_tracing();
     if matches!(cli.command, Some(Command::Hook)) {

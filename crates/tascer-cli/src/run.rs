@@ -44,7 +44,7 @@ pub async fn run_with_options(
         Ok(client) => client,
         Err(err) => {
             if format != OutputFormat::Text {
-                let result = tascer_result_for_startup_failure(&err.to_string());
+                let result = startup_failure_result(&err.to_string());
                 println!("{result}");
             }
             return Err(err.into());
@@ -126,7 +126,9 @@ impl FailureLine {
     }
 }
 
-fn tascer_result_for_startup_failure(error: &str) -> String {
+/// The result frame of a session that could not start: zeroed, with the
+/// error (Claude Code's shape for startup failures).
+pub(crate) fn startup_failure_result(error: &str) -> serde_json::Value {
     serde_json::json!({
         "type": "result",
         "subtype": "error_during_execution",
@@ -144,7 +146,6 @@ fn tascer_result_for_startup_failure(error: &str) -> String {
         "terminal_reason": "turn_setup_failed",
         "uuid": tascer::new_id(),
     })
-    .to_string()
 }
 
 /// `--mcp-config`, `--add-dir`, `--allowedTools` and `--disallowedTools`
@@ -328,7 +329,7 @@ fn json_schema(file_or_json: &str) -> anyhow::Result<serde_json::Value> {
 }
 
 /// `MAX_STRUCTURED_OUTPUT_RETRIES` (Claude Code's variable), if set.
-fn structured_retries_from_env() -> anyhow::Result<Option<u32>> {
+pub(crate) fn structured_retries_from_env() -> anyhow::Result<Option<u32>> {
     match std::env::var("MAX_STRUCTURED_OUTPUT_RETRIES") {
         Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().parse().with_context(|| {
             format!("MAX_STRUCTURED_OUTPUT_RETRIES must be a whole number, got {v:?}")

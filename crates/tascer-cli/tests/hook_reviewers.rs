@@ -22,6 +22,8 @@ struct Session {
     user_home: tempfile::TempDir,
     transcript: std::path::PathBuf,
     server_url: String,
+    /// `TASCER_STORE` for every command (none: the home's SQLite file).
+    store: Option<String>,
 }
 
 impl Session {
@@ -50,7 +52,32 @@ impl Session {
             user_home,
             transcript,
             server_url: server.url(),
+            store: None,
         }
+    }
+
+    /// Runs every command on this store (`TASCER_STORE`).
+    fn on_store(mut self, url: String) -> Self {
+        self.store = Some(url);
+        self
+    }
+
+    /// Replaces the project's settings file.
+    fn settings(&self, settings: Value) {
+        std::fs::write(
+            self.cwd().join(".tascer/settings.json"),
+            settings.to_string(),
+        )
+        .unwrap();
+    }
+
+    /// `tascer` in this session's home and project, on its store.
+    fn tascer(&self) -> Command {
+        let mut cmd = tascer(self.home.path(), self.cwd());
+        if let Some(url) = &self.store {
+            cmd.env("TASCER_STORE", url);
+        }
+        cmd
     }
 
     fn cwd(&self) -> &Path {
@@ -69,7 +96,7 @@ impl Session {
         for (k, v) in extra.as_object().unwrap() {
             event[k] = v.clone();
         }
-        let mut cmd: Command = tascer(self.home.path(), self.cwd());
+        let mut cmd = self.tascer();
         cmd.arg("hook")
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", &self.server_url)
@@ -87,10 +114,7 @@ impl Session {
     }
 
     fn verify(&self) {
-        let out = tascer(self.home.path(), self.cwd())
-            .args(["verify", self.id])
-            .output()
-            .unwrap();
+        let out = self.tascer().args(["verify", self.id]).output().unwrap();
         assert!(out.status.success(), "{:?}", texts(&out));
     }
 }
@@ -370,4 +394,67 @@ fn reviewer_denials_count_toward_escalation_across_hook_processes() {
     assert!(reason.contains("looks like a workaround"), "{reason}");
     assert_eq!(reviewer_requests(&server, "tool-approve"), 3);
     session.verify();
+}
+
+#[test]
+fn on_the_shared_postgres_store_the_chain_records_there_and_keeps_its_cache_and_outbox_local() {
+    let Some(pg) = tascer_testkit::postgres::PgServer::shared("hook_reviewers_postgres") else {
+        return;
+    };
+    let url = pg.fresh_database("reviewers").unwrap();
+    let server = MockServer::start_blocking(
+        Scenario::new()
+            .route(route(
+                "tool-approve",
+                "make build",
+                verdict("allow", "builds it"),
+            ))
+            .route(route(
+                "intent-validate",
+                "build",
+                verdict("incomplete", "Run the tests too."),
+            )),
+    )
+    .unwrap();
+    let web = common::WebServer::start(|_| common::HttpResponse {
+        status: 200,
+        content_type: "text/plain",
+        body: String::new(),
+    });
+    let session = Session::new(
+        "6a1b2c3d-0000-4e5f-8a9b-reviewers0006",
+        &server,
+        json!({}),
+        "build the project",
+    )
+    .on_store(url);
+    session.settings(json!({
+        "safety": {"reviewers": {"toolApprove": {}, "intentValidate": {}}},
+        "webhooks": [{"url": web.url()}],
+    }));
+    for id in ["p1", "p2"] {
+        let (d, _) = decision(&session.pre(id, "Bash", json!({"command": "make build"})));
+        assert_eq!(d, "allow");
+    }
+    assert_eq!(reviewer_requests(&server, "tool-approve"), 1, "cached");
+    let out = session.hook("Stop", json!({"stop_hook_active": false}));
+    assert_eq!(answer(&out).unwrap()["decision"], "block");
+    session.verify();
+    let report = session
+        .tascer()
+        .args(["report", session.id, "--format", "json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(report["reviews"].as_array().unwrap().len(), 3, "{report}");
+    // The three events reach the webhook from the local outbox.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while web.requests().len() < 3 {
+        assert!(
+            std::time::Instant::now() < until,
+            "webhook events not delivered"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(session.home.path().join("tascer.db").is_file());
 }

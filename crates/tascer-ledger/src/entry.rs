@@ -119,6 +119,24 @@ pub struct LedgerEntry {
 }
 
 impl LedgerEntry {
+    /// Parses a stored row into an entry (hash not checked); `Err` says
+    /// what is malformed.
+    pub fn from_row(row: &crate::store::RawEntry) -> Result<Self, String> {
+        let seq = u64::try_from(row.seq).map_err(|_| format!("negative seq {}", row.seq))?;
+        let kind: EntryKind = row.kind.parse().map_err(|e| format!("{e}"))?;
+        let payload: Value =
+            serde_json::from_str(&row.payload).map_err(|e| format!("payload is not JSON: {e}"))?;
+        Ok(LedgerEntry {
+            seq,
+            session_id: row.session_id.clone(),
+            ts: row.ts.clone(),
+            kind,
+            payload,
+            prev_hash: row.prev_hash.clone(),
+            hash: row.hash.clone(),
+        })
+    }
+
     /// Builds an entry and computes its hash.
     pub fn new(
         seq: u64,

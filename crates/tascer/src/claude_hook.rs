@@ -155,6 +155,7 @@ struct HookContext {
     ledger: Arc<Ledger>,
     hook_common: HookCommon,
     settings: std::sync::OnceLock<Result<LoadedSettings, String>>,
+    local_db: std::sync::OnceLock<Result<Arc<tascer_store::Db>, String>>,
 }
 
 impl HookContext {
@@ -181,6 +182,7 @@ impl HookContext {
             home: home.to_path_buf(),
             ledger: Arc::new(ledger),
             settings: std::sync::OnceLock::new(),
+            local_db: std::sync::OnceLock::new(),
         };
         hook.start_if_new(input)?;
         Ok(hook)

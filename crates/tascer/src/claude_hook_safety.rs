@@ -15,6 +15,7 @@ use tascer_guard::review::{FailedCall, ModelCall, ModelReply, ReviewModel, Revie
 use tascer_guard::settings::SafetyConfig;
 use tascer_ledger::EntryKind;
 use tascer_model::{ModelClient, ProviderConfig};
+use tascer_store::Db;
 
 use super::{HookContext, HookReply, event_note, text};
 use crate::reviewer::{ModelReviewer, intent_blocks, verdict_entries};
@@ -38,6 +39,19 @@ impl ReviewModel for Unavailable {
 }
 
 impl HookContext {
+    /// The home's local SQLite database, for the reviewers' cache and the
+    /// webhook outbox (see [`crate::setup::local_db`]).
+    fn local_db(&self) -> Result<Arc<Db>, String> {
+        self.local_db
+            .get_or_init(|| match self.ledger.store().backend().sqlite_db() {
+                Some(db) => Ok(Arc::clone(db)),
+                None => Db::open(self.home.join("tascer.db"))
+                    .map(Arc::new)
+                    .map_err(|e| format!("cannot open the local store: {e}")),
+            })
+            .clone()
+    }
+
     /// The reviewers the settings turn on, asking the provider of the
     /// environment Claude Code gives its hooks (`ANTHROPIC_API_KEY`, …).
     pub(super) fn reviewers(
@@ -61,12 +75,15 @@ impl HookContext {
         let transcript = Arc::new(ClaudeTranscript {
             path: PathBuf::from(transcript),
         });
-        crate::reviewer::reviewers(
-            &safety.reviewers,
-            model,
-            self.ledger.store().db(),
-            transcript,
-        )
+        match self.local_db() {
+            Ok(db) => crate::reviewer::reviewers(&safety.reviewers, model, &db, transcript),
+            Err(err) => {
+                // The reviewers still answer, without a cache.
+                tracing::warn!("reviewers run without a cache: {err}");
+                let chain = Reviewers::new(safety.reviewers.clone(), model).transcript(transcript);
+                Some(Arc::new(chain))
+            }
+        }
     }
 
     /// Where a failed call waits for the session's next `PreToolUse`:
@@ -223,7 +240,17 @@ impl HookContext {
                 return false;
             }
         };
-        let sink = match Webhooks::open(hooks, self.ledger.store().db(), Source::ClaudeCode) {
+        if hooks.is_empty() {
+            return false;
+        }
+        let db = match self.local_db() {
+            Ok(db) => db,
+            Err(err) => {
+                tracing::warn!("webhooks: {err}; the {} event is not sent", event.as_str());
+                return false;
+            }
+        };
+        let sink = match Webhooks::open(hooks, &db, Source::ClaudeCode) {
             Ok(Some(sink)) => sink,
             Ok(None) => return false,
             Err(err) => {

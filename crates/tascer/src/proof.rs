@@ -77,8 +77,12 @@ impl Inner {
                     Some(kind) => format!("the ledger entry {}", kind.as_str()),
                     None => "ledger evidence".to_string(),
                 };
-                self.failure
-                    .record(&self.session_id, &what, self.ledger.store().path(), &err);
+                self.failure.record(
+                    &self.session_id,
+                    &what,
+                    self.ledger.store().location(),
+                    &err,
+                );
                 false
             }
         }

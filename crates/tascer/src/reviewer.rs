@@ -170,6 +170,7 @@ pub(crate) fn for_session(
     config: &ReviewersConfig,
     env: &crate::agent::LoopEnv,
     model: &str,
+    db: &Arc<Db>,
 ) -> Option<Arc<Reviewers>> {
     if config.is_empty() {
         return None;
@@ -185,7 +186,7 @@ pub(crate) fn for_session(
         store: Arc::clone(&env.store),
         session_id: env.session_id.clone(),
     });
-    reviewers(config, model, env.store.db(), transcript)
+    reviewers(config, model, db, transcript)
 }
 
 /// The ledger payload of one verdict.

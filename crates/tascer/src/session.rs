@@ -222,14 +222,14 @@ impl Session {
             None if crate::options::signing_on(&options) => Some(home_signing_key(&home)?),
             None => None,
         };
-        // One connection for the session store and the ledger: their
-        // writes queue inside this process instead of competing for the
-        // file lock with each other.
-        let ledger = Arc::new(tascer_ledger::Ledger::with_db(
-            Arc::clone(store.db()),
+        // One backend for the session store and the ledger: with SQLite,
+        // one connection, so their writes queue inside this process instead
+        // of competing for the file lock; with PostgreSQL, one pool.
+        let ledger = Arc::new(tascer_ledger::Ledger::with_backend(
+            Arc::clone(store.backend()),
             home.join("evidence"),
             signing_key,
-        )?);
+        ));
         let failure = WriteFailure::default();
         let proof = Proof::new(ledger, id.clone(), failure.clone());
         proof.start(
@@ -260,12 +260,24 @@ impl Session {
             proof,
             failure,
         };
-        let reviewers = crate::reviewer::for_session(&parts.safety.reviewers, &env, &model);
-        let webhooks = crate::webhook::Webhooks::open(
-            settings.webhooks(),
-            env.store.db(),
-            crate::webhook::Source::Run,
-        )?;
+        // The reviewers' cache and the webhook outbox live in the home's
+        // local SQLite file (the store's own when it is SQLite).
+        let needs_local = !parts.safety.reviewers.is_empty() || !settings.webhooks().is_empty();
+        let local_db = match needs_local {
+            true => Some(crate::setup::local_db(&env.store, &home)?),
+            false => None,
+        };
+        let reviewers = local_db
+            .as_ref()
+            .and_then(|db| crate::reviewer::for_session(&parts.safety.reviewers, &env, &model, db));
+        let webhooks = match &local_db {
+            Some(db) => crate::webhook::Webhooks::open(
+                settings.webhooks(),
+                db,
+                crate::webhook::Source::Run,
+            )?,
+            None => None,
+        };
         if let Some(webhooks) = &webhooks {
             webhooks.start_delivery();
         }
@@ -274,7 +286,7 @@ impl Session {
                 parts.admission.reviewers(reviewers),
                 parts.context,
                 cwd_text.clone(),
-                env.store.path().display().to_string(),
+                env.store.location().to_string(),
             )
             .with_webhooks(webhooks),
         );
@@ -380,6 +392,7 @@ async fn connect_mcp(options: &Options) -> Option<McpManager> {
     }
     let mcp_options = McpOptions {
         sdk_servers: options.sdk_servers.clone(),
+        tunnel: options.mcp_tunnel.clone(),
         ..McpOptions::default()
     };
     let manager = McpManager::connect_with(configs, mcp_options).await;

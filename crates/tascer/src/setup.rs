@@ -29,6 +29,19 @@ pub(crate) struct GovernanceParts {
     pub safety: SafetyConfig,
 }
 
+/// The home's local SQLite database, for what stays on this host (the
+/// reviewers' cache, the webhook outbox): the store's own when the store
+/// is SQLite, else `<home>/tascer.db`.
+pub(crate) fn local_db(
+    store: &tascer_store::SessionStore,
+    home: &Path,
+) -> Result<Arc<tascer_store::Db>, tascer_store::StoreError> {
+    match store.sqlite_db() {
+        Some(db) => Ok(Arc::clone(db)),
+        None => Ok(Arc::new(tascer_store::Db::open(home.join("tascer.db"))?)),
+    }
+}
+
 /// Reads the settings files the options ask for.
 pub(crate) fn load_settings(
     options: &Options,

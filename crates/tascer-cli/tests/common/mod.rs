@@ -13,8 +13,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+pub mod sdk;
+pub mod sdk_cases;
+
 /// Variables that would point a session at a real provider or service.
-const OUTSIDE_VARS: [&str; 12] = [
+const OUTSIDE_VARS: [&str; 15] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -27,6 +30,9 @@ const OUTSIDE_VARS: [&str; 12] = [
     "TASCER_SIGNING",
     "TASCER_DB_BUSY_TIMEOUT_MS",
     "TASCER_DB_RETRIES",
+    "TASCER_STORE",
+    "TASCER_STORE_RETRY_MS",
+    "TASCER_STORE_POOL_SIZE",
 ];
 
 /// A `tascer` command with a clean provider environment, its own home and
