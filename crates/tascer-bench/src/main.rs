@@ -12,6 +12,7 @@ mod hook;
 mod ledger;
 mod loop_bench;
 mod repo;
+mod safety;
 mod search;
 mod stats;
 mod store;
@@ -39,6 +40,10 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "store",
         "ledger appends per tool call and a 20-tool session, SQLite vs PostgreSQL",
+    ),
+    (
+        "safety",
+        "webhooks and tool-approve (cached, uncached) per tool call in the loop",
     ),
 ];
 
@@ -80,6 +85,7 @@ async fn main() -> anyhow::Result<()> {
             "concurrency" => concurrency::run().await?,
             "contracts" => contracts::run().await?,
             "store" => store::run().await?,
+            "safety" => safety::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

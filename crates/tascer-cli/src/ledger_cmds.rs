@@ -12,8 +12,8 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 use tascer_ledger::keys::{KeyPaths, load_home_signing_key, load_verifying_key};
 use tascer_ledger::{
-    GateOutcome, Ledger, LedgerError, ReportData, ReportTool, Subject, ToolStatus, VerifyReport,
-    VerifyingKey, generate_keypair, key_id,
+    GateOutcome, Ledger, LedgerError, ReportData, ReportReview, ReportTool, Subject, ToolStatus,
+    VerifyReport, VerifyingKey, generate_keypair, key_id,
 };
 
 use crate::args::{ExportArgs, ReportArgs, ReportFormat, VerifyArgs};
@@ -319,6 +319,32 @@ fn permission_text(permission: &Value) -> String {
     }
 }
 
+/// `tool-approve deny (cached, 12 ms, model m): reason → tool-appeal …`.
+fn reviews_text(reviews: &[&ReportReview]) -> String {
+    reviews
+        .iter()
+        .map(|r| {
+            let v = &r.verdict;
+            let mut how = vec![v.outcome.replace('_', " ")];
+            if v.cache_hit {
+                how.push("cached".into());
+            }
+            how.push(format!("{} ms", v.duration_ms));
+            if !v.model.is_empty() {
+                how.push(format!("model {}", v.model));
+            }
+            let reason = v.reason.lines().next().unwrap_or_default();
+            format!(
+                "{} {} ({}): {reason}",
+                v.reviewer,
+                v.verdict,
+                how.join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
 /// A report for people, as lines.
 pub(crate) fn report_lines(
     data: &ReportData,
@@ -395,6 +421,14 @@ pub(crate) fn report_lines(
             permission_text(&r.permission),
             r.hooks.len()
         );
+        let reviews: Vec<&ReportReview> = data
+            .reviews
+            .iter()
+            .filter(|v| v.verdict.tool_use_id.as_deref() == Some(r.tool_use_id.as_str()))
+            .collect();
+        if !reviews.is_empty() {
+            push!("      reviewers   {}", reviews_text(&reviews));
+        }
         let proof = match &r.proof_hash {
             Some(h) if tool.proof_valid => format!("{h} (valid)"),
             Some(h) => format!("{h} (DOES NOT MATCH the record)"),
@@ -402,6 +436,18 @@ pub(crate) fn report_lines(
         };
         push!("      proof       {proof}");
         push!("      entry hash  {}", tool.entry_hash);
+    }
+    let stops: Vec<&ReportReview> = data
+        .reviews
+        .iter()
+        .filter(|v| v.verdict.tool_use_id.is_none())
+        .collect();
+    if !stops.is_empty() {
+        push!();
+        push!("stop reviews: {}", stops.len());
+        for review in stops {
+            push!("  entry {}: {}", review.seq, reviews_text(&[review]));
+        }
     }
     push!();
     match &data.head {

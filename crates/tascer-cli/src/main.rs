@@ -18,6 +18,7 @@ mod render;
 mod run;
 mod sdk_mode;
 mod sessions;
+mod webhook_cmds;
 
 use std::process::ExitCode;
 
@@ -74,6 +75,7 @@ fn main() -> ExitCode {
             Some(Command::Uninstall(args)) => install::uninstall(args.user),
             Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
             Some(Command::Archive(args)) => archive_cmds::run(args).await,
+            Some(Command::Webhook(args)) => webhook_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

@@ -70,7 +70,12 @@ pub async fn run_with_options(
     }
     renderer.finish();
     let session_id = client.session_id().to_string();
+    let webhooks = client.has_webhooks().await;
     client.disconnect().await;
+    if webhooks {
+        // What the session's own delivery did not get to.
+        crate::webhook_cmds::flush_in_background(&tascer::tascer_home());
+    }
     // Automatic archival (settings `archive.auto` + `archive.to`).
     crate::archive_cmds::after_session(&session_id).await;
     if let Some(line) = failure.line() {

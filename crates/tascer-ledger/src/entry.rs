@@ -35,11 +35,15 @@ pub enum EntryKind {
     Checkpoint,
     /// The session ended: usage, cost, status.
     SessionEnd,
+    /// An LLM reviewer's verdict (tool-approve, tool-appeal,
+    /// error-acknowledge, intent-validate): reviewer, model, verdict,
+    /// reason, duration, cache hit, and what a failure fell back to.
+    ReviewerVerdict,
 }
 
 impl EntryKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EntryKind; 10] = [
+    pub const ALL: [EntryKind; 11] = [
         EntryKind::SessionStart,
         EntryKind::UserPrompt,
         EntryKind::ModelResponse,
@@ -50,6 +54,7 @@ impl EntryKind {
         EntryKind::GateResult,
         EntryKind::Checkpoint,
         EntryKind::SessionEnd,
+        EntryKind::ReviewerVerdict,
     ];
 
     /// The snake_case name stored and hashed.
@@ -65,6 +70,7 @@ impl EntryKind {
             EntryKind::GateResult => "gate_result",
             EntryKind::Checkpoint => "checkpoint",
             EntryKind::SessionEnd => "session_end",
+            EntryKind::ReviewerVerdict => "reviewer_verdict",
         }
     }
 }

@@ -9,7 +9,10 @@
 //! home's `store` setting, else SQLite). Messages are written as they
 //! happen, so a session can be resumed with its full history from another
 //! process (on another host, with PostgreSQL), continued by working
-//! directory, or forked.
+//! directory, or forked. Beside them, always in the home's local SQLite
+//! file, are the contract leases, the LLM reviewers' cache
+//! ([`ReviewCacheStore`]) and the webhook outbox ([`WebhookOutbox`]), each
+//! in its own tables.
 
 pub mod backend;
 mod config;
@@ -17,7 +20,9 @@ pub mod db;
 mod error;
 mod history;
 mod lease;
+pub mod outbox;
 pub mod postgres;
+mod review_cache;
 mod schema;
 mod sqlite;
 mod store;
@@ -32,7 +37,9 @@ pub use db::{Contention, Db, DbError};
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
 pub use lease::{Acquired, Holder, Lease, LeaseStore, now_ms};
+pub use outbox::{Delivery, DropRecord, Enqueued, NewDelivery, WebhookOutbox};
 pub use postgres::{PgBackend, PgOptions};
+pub use review_cache::{CachedReview, ReviewCacheStore};
 pub use sqlite::SqliteBackend;
 pub use store::{NewSession, SessionInfo, SessionStore, Totals};
 pub use summary::SessionSummary;

@@ -242,8 +242,16 @@ impl Client {
         }
     }
 
+    /// True when the session sends hook events to webhooks (settings
+    /// `webhooks`): events may still wait in the outbox after
+    /// [`disconnect`](Self::disconnect) (see [`crate::webhook`]).
+    pub async fn has_webhooks(&self) -> bool {
+        self.session.lock().await.agent.governance.has_webhooks()
+    }
+
     /// Ends the session: interrupts a running turn, waits for it to end,
-    /// then runs the SessionEnd hooks.
+    /// then runs the SessionEnd hooks and stops the webhooks' delivery
+    /// (what it did not deliver waits in the outbox).
     pub async fn disconnect(mut self) {
         self.interrupt();
         if let Some(task) = self.task.take() {
@@ -255,6 +263,7 @@ impl Client {
             .governance
             .on_session_end(&session.agent.env, SessionEndReason::Other)
             .await;
+        session.agent.governance.stop_webhooks().await;
     }
 }
 

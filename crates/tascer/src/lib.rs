@@ -37,6 +37,7 @@ mod options;
 mod pipeline;
 mod proof;
 mod query;
+mod reviewer;
 mod session;
 mod setup;
 pub mod skills;
@@ -44,7 +45,9 @@ mod slash;
 mod structured;
 mod system_prompt;
 mod task_tool;
+mod transcript;
 mod turn;
+pub mod webhook;
 mod write_failure;
 
 pub use client::{AgentInfo, Client, CommandInfo, Interrupter};

@@ -258,6 +258,14 @@ impl Proof {
         self.append(EntryKind::HookExecution, run.clone());
     }
 
+    /// Stages LLM reviewer verdicts (written by the next append or
+    /// [`flush`](Self::flush), ahead of what they led to).
+    pub fn reviews(&self, records: &[tascer_guard::review::ReviewRecord]) {
+        for (kind, payload) in crate::reviewer::verdict_entries(records) {
+            self.stage(kind, payload);
+        }
+    }
+
     /// Stages a permission decision (written by the next append or
     /// [`flush`](Self::flush)).
     pub fn permission(&self, decision: &Value) {

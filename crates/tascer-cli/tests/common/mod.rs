@@ -46,6 +46,21 @@ pub fn tascer(home: &Path, cwd: &Path) -> Command {
     cmd
 }
 
+/// Runs `cmd` with `input` on its standard input and collects its output.
+pub fn run_with_stdin(mut cmd: Command, input: &str) -> std::process::Output {
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// `tascer run --output-format stream-json --permission-mode
 /// bypassPermissions PROMPT [extra…]` against the mock at `base_url`.
 pub fn run_cmd(home: &Path, cwd: &Path, base_url: &str, prompt: &str, extra: &[&str]) -> Command {

@@ -18,7 +18,7 @@
 
 mod constraints;
 mod error;
-mod lease;
+pub(crate) mod lease;
 mod options;
 mod parse;
 mod progress;
