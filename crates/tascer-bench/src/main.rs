@@ -12,8 +12,10 @@ mod hook;
 mod ledger;
 mod loop_bench;
 mod repo;
+mod safety;
 mod search;
 mod stats;
+mod store;
 mod workers;
 
 /// Benchmark groups, in the order `all` runs them.
@@ -35,6 +37,14 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "contracts",
         "contract executor overhead and contracts/minute at --parallel 1, 2, 4",
+    ),
+    (
+        "store",
+        "ledger appends per tool call and a 20-tool session, SQLite vs PostgreSQL",
+    ),
+    (
+        "safety",
+        "webhooks and tool-approve (cached, uncached) per tool call in the loop",
     ),
     (
         "workers",
@@ -79,6 +89,8 @@ async fn main() -> anyhow::Result<()> {
             "hook" => hook::run().await?,
             "concurrency" => concurrency::run().await?,
             "contracts" => contracts::run().await?,
+            "store" => store::run().await?,
+            "safety" => safety::run().await?,
             "workers" => workers::run().await?,
             _ => {}
         }

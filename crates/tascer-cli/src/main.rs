@@ -17,7 +17,9 @@ mod mcp_review;
 mod mcp_serve;
 mod render;
 mod run;
+mod sdk_mode;
 mod sessions;
+mod webhook_cmds;
 
 use std::process::ExitCode;
 
@@ -26,6 +28,12 @@ use clap::Parser;
 use crate::args::{Cli, Command, KeysCommand, SessionsCommand};
 
 fn main() -> ExitCode {
+    // The official Agent SDKs run `tascer` as their CLI (`cli_path`): a
+    // version probe, or the control protocol on stdin/stdout.
+    if let Some(invocation) = sdk_mode::Invocation::detect(std::env::args_os().collect()) {
+        init_tracing();
+        return sdk_mode::main(invocation);
+    }
     let cli = Cli::parse();
     init_tracing();
     if matches!(cli.command, Some(Command::Hook)) {
@@ -68,6 +76,7 @@ fn main() -> ExitCode {
             Some(Command::Uninstall(args)) => install::uninstall(args.user),
             Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
             Some(Command::Archive(args)) => archive_cmds::run(args).await,
+            Some(Command::Webhook(args)) => webhook_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

@@ -9,10 +9,15 @@
 //! `PostToolUse`, so `tascer verify`, `report` and `export` work on a
 //! Claude Code session as on a Tascer one.
 //!
-//! Tascer adds refusals to Claude Code's own permission system and never
-//! widens it: a call Tascer denies is denied (`permissionDecision: deny`
-//! with Tascer's reason); one a Tascer ask rule or policy asks about is
-//! asked; everything else is left to Claude Code's own rules and mode.
+//! Tascer adds refusals to Claude Code's own permission system and widens
+//! it only where its settings say so: a call Tascer denies is denied
+//! (`permissionDecision: deny` with Tascer's reason); one a Tascer ask rule
+//! or policy asks about is asked; one its safety chain approves — low-risk
+//! auto-approve, or an LLM reviewer answering in place of the user — is
+//! allowed (docs/reviewers.md); everything else is left to Claude Code's
+//! own rules and mode. `Stop` may be blocked by `intent-validate`, and
+//! every event goes to the configured webhooks
+//! ([`claude_hook_safety`](self) has those parts).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,7 +27,7 @@ use tascer_core::{ToolCall, ToolOutput};
 use tascer_guard::admission::{Admission, CallRequest, Refusal, RefusedBy};
 use tascer_guard::hooks::HookCommon;
 use tascer_guard::permissions::{Behavior, DecisionSource, PermissionMode};
-use tascer_guard::settings::SettingsSource;
+use tascer_guard::settings::{LoadedSettings, SettingsSource};
 use tascer_ledger::{EntryKind, Ledger, SessionStart, ToolRecord, ToolStatus, sha256_hex};
 
 use crate::call_context::{ContextCapture, decision_record, gate_outcomes};
@@ -40,6 +45,9 @@ pub struct HookReply {
     pub stdout: String,
     /// A message: for Claude on exit 2, for the user otherwise.
     pub stderr: String,
+    /// True when the event was queued for webhooks: the caller should see
+    /// that a flusher delivers it (`tascer webhook flush`).
+    pub webhooks_queued: bool,
 }
 
 impl HookReply {
@@ -48,6 +56,7 @@ impl HookReply {
             exit_code: 0,
             stdout: value.to_string(),
             stderr: String::new(),
+            webhooks_queued: false,
         }
     }
 
@@ -60,6 +69,7 @@ impl HookReply {
             exit_code,
             stdout: String::new(),
             stderr: message,
+            webhooks_queued: false,
         }
     }
 }
@@ -111,7 +121,8 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
                 json!({"status": "ended", "reason": text(&input, "reason"), "source": "claude-code"}),
             )
             .map(|()| HookReply::nothing()),
-        "SessionStart" | "Stop" | "SubagentStop" | "PreCompact" | "Notification" => hook
+        "Stop" => hook.stop(&input).await,
+        "SessionStart" | "SubagentStop" | "PreCompact" | "Notification" => hook
             .append(EntryKind::Checkpoint, event_note(&input, &event))
             .map(|()| HookReply::nothing()),
         other => {
@@ -121,14 +132,19 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
             );
         }
     };
-    match result {
+    let mut reply = match result {
         Ok(reply) => reply,
         Err(message) => {
             let code = if event == "PreToolUse" { 2 } else { 1 };
             HookReply::error(code, format!("tascer hook: {message}"))
         }
-    }
+    };
+    reply.webhooks_queued = hook.webhook(&input, &event, &reply);
+    reply
 }
+
+#[path = "claude_hook_safety.rs"]
+mod claude_hook_safety;
 
 /// One event's view of its session: where it runs, its admission and its
 /// ledger.
@@ -138,6 +154,8 @@ struct HookContext {
     home: PathBuf,
     ledger: Arc<Ledger>,
     hook_common: HookCommon,
+    settings: std::sync::OnceLock<Result<LoadedSettings, String>>,
+    local_db: std::sync::OnceLock<Result<Arc<tascer_store::Db>, String>>,
 }
 
 impl HookContext {
@@ -163,6 +181,8 @@ impl HookContext {
             cwd,
             home: home.to_path_buf(),
             ledger: Arc::new(ledger),
+            settings: std::sync::OnceLock::new(),
+            local_db: std::sync::OnceLock::new(),
         };
         hook.start_if_new(input)?;
         Ok(hook)
@@ -206,12 +226,9 @@ impl HookContext {
             .map_err(|e| format!("cannot write the ledger: {e}"))
     }
 
-    /// The session's admission, from Tascer's settings for `cwd`, in
+    /// The options a hook event is governed with: Tascer's settings files,
     /// Claude Code's permission mode.
-    fn admission(
-        &self,
-        mode: Option<PermissionMode>,
-    ) -> Result<(Admission, ContextCapture), String> {
+    fn options(mode: Option<PermissionMode>) -> Options {
         let mut options = Options::new();
         options.permission_mode = mode;
         options.setting_sources = vec![
@@ -219,11 +236,34 @@ impl HookContext {
             SettingsSource::Project,
             SettingsSource::Local,
         ];
-        let settings = setup::load_settings(&options, &self.cwd, &self.home)
-            .map_err(|e| format!("cannot read Tascer's settings: {e}"))?;
-        let parts = setup::build(&options, &settings, &self.cwd, Vec::new())
+        options
+    }
+
+    /// Tascer's settings for `cwd` (read once per event).
+    fn settings(&self) -> Result<&LoadedSettings, String> {
+        self.settings
+            .get_or_init(|| {
+                setup::load_settings(&Self::options(None), &self.cwd, &self.home)
+                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The session's admission, from Tascer's settings for `cwd`, in
+    /// Claude Code's permission mode, with the reviewers they turn on.
+    fn admission(
+        &self,
+        mode: Option<PermissionMode>,
+    ) -> Result<(Admission, ContextCapture), String> {
+        let settings = self.settings()?;
+        let parts = setup::build(&Self::options(mode), settings, &self.cwd, Vec::new())
             .map_err(|e| format!("cannot build Tascer's governance: {e}"))?;
-        Ok((parts.admission.defer_asks(true), parts.context))
+        let reviewers = self.reviewers(&parts.safety, &self.hook_common.transcript_path);
+        Ok((
+            parts.admission.defer_asks(true).reviewers(reviewers),
+            parts.context,
+        ))
     }
 
     /// Where an admitted call's record waits for its `PostToolUse`.
@@ -252,6 +292,14 @@ impl HookContext {
             .and_then(Value::as_str)
             .and_then(|m| m.parse::<PermissionMode>().ok());
         let (admission, context) = self.admission(mode)?;
+        let denials = self.restore_denials(&admission);
+        if admission
+            .reviewer_chain()
+            .is_some_and(|r| r.checks_failures())
+            && let Some(failure) = self.take_failure()
+        {
+            admission.note_failure(failure);
+        }
         let call = tool_call(input, &self.session_id, &self.cwd);
         let mut record = ToolRecord::open(
             &call.tool_use_id,
@@ -267,6 +315,7 @@ impl HookContext {
                 agent_id: None,
             })
             .await;
+        self.keep_denials(&admission, &denials);
         record.hooks = admitted
             .hooks
             .runs
@@ -286,6 +335,7 @@ impl HookContext {
             .to_payload()
             .map_err(|e| format!("cannot encode the record: {e}"))?;
         let mut entries = vec![(EntryKind::ToolCallOpened, opened)];
+        entries.extend(crate::reviewer::verdict_entries(&admitted.reviews));
         if admitted.decision.is_some() {
             entries.push((EntryKind::PermissionDecision, record.permission.clone()));
         }
@@ -300,6 +350,19 @@ impl HookContext {
                         "allow",
                         "input rewritten by Tascer",
                         Some(run_input),
+                    )));
+                }
+                // The safety chain answers for the user: Claude Code does
+                // not ask again.
+                if let Some(d) = admitted
+                    .decision
+                    .as_ref()
+                    .filter(|d| approved_by_safety_chain(&d.decided_by))
+                {
+                    return Ok(HookReply::json(pre_tool_answer(
+                        "allow",
+                        &format!("Tascer: {}", d.reason),
+                        None,
                     )));
                 }
                 Ok(HookReply::nothing())
@@ -428,6 +491,7 @@ impl HookContext {
                 output.clone(),
             )
             .await;
+        self.store_failure(admission.take_failure())?;
         let mut record = record;
         record.post_gates = gate_outcomes(&reviewed.post_gates);
         record.hooks.extend(
@@ -467,6 +531,16 @@ impl HookContext {
             })));
         }
         Ok(HookReply::nothing())
+    }
+}
+
+/// True when an allow came from the safety chain (an LLM reviewer, or
+/// low-risk auto-approve), which answers for the user.
+fn approved_by_safety_chain(source: &DecisionSource) -> bool {
+    match source {
+        DecisionSource::Reviewer { .. } => true,
+        DecisionSource::Policy { name } => name == tascer_guard::safety::AutoApprovePolicy::NAME,
+        _ => false,
     }
 }
 

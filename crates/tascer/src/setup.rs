@@ -9,7 +9,7 @@ use tascer_guard::admission::Admission;
 use tascer_guard::gates::{GateRegistry, GateRunner, ValidationConfig};
 use tascer_guard::hooks::{HookRegistry, HookRunner};
 use tascer_guard::permissions::{Behavior, PermissionEngine, PermissionRules, RuleOrigin};
-use tascer_guard::settings::{LoadedSettings, SettingsLoader, SettingsSource};
+use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsLoader, SettingsSource};
 
 use crate::call_context::ContextCapture;
 use crate::error::Error;
@@ -23,6 +23,23 @@ pub(crate) struct GovernanceParts {
     pub context: ContextCapture,
     /// Environment for tools: the settings' `env` under the options' own.
     pub env: HashMap<String, String>,
+    /// The settings' safety chain; its path classes and auto-approve are
+    /// already in the admission, its reviewers are for the caller to
+    /// connect (they need the session's provider and transcript).
+    pub safety: SafetyConfig,
+}
+
+/// The home's local SQLite database, for what stays on this host (the
+/// reviewers' cache, the webhook outbox): the store's own when the store
+/// is SQLite, else `<home>/tascer.db`.
+pub(crate) fn local_db(
+    store: &tascer_store::SessionStore,
+    home: &Path,
+) -> Result<Arc<tascer_store::Db>, tascer_store::StoreError> {
+    match store.sqlite_db() {
+        Some(db) => Ok(Arc::clone(db)),
+        None => Ok(Arc::new(tascer_store::Db::open(home.join("tascer.db"))?)),
+    }
 }
 
 /// Reads the settings files the options ask for.
@@ -76,6 +93,13 @@ pub(crate) fn build(
     if !options.disable_default_policies {
         builder = builder.default_policies();
     }
+    let safety = settings.safety(user_home.as_deref());
+    if let Some(classes) = &safety.path_classes {
+        builder = builder.path_classes(classes.clone());
+    }
+    if let Some(tools) = &safety.auto_approve {
+        builder = builder.auto_approve(tools.clone());
+    }
     for policy in &options.policies {
         builder = builder.policy(Arc::clone(policy));
     }
@@ -123,6 +147,7 @@ pub(crate) fn build(
         admission,
         context: ContextCapture::new(context_env),
         env,
+        safety,
     })
 }
 

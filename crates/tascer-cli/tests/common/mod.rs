@@ -13,8 +13,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+pub mod sdk;
+pub mod sdk_cases;
+
 /// Variables that would point a session at a real provider or service.
-const OUTSIDE_VARS: [&str; 12] = [
+const OUTSIDE_VARS: [&str; 15] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -27,6 +30,9 @@ const OUTSIDE_VARS: [&str; 12] = [
     "TASCER_SIGNING",
     "TASCER_DB_BUSY_TIMEOUT_MS",
     "TASCER_DB_RETRIES",
+    "TASCER_STORE",
+    "TASCER_STORE_RETRY_MS",
+    "TASCER_STORE_POOL_SIZE",
 ];
 
 /// A `tascer` command with a clean provider environment, its own home and
@@ -38,6 +44,21 @@ pub fn tascer(home: &Path, cwd: &Path) -> Command {
     }
     cmd.env("TASCER_HOME", home).current_dir(cwd);
     cmd
+}
+
+/// Runs `cmd` with `input` on its standard input and collects its output.
+pub fn run_with_stdin(mut cmd: Command, input: &str) -> std::process::Output {
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// `tascer run --output-format stream-json --permission-mode

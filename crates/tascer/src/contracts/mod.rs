@@ -19,7 +19,7 @@
 mod archive;
 mod constraints;
 mod error;
-mod lease;
+pub(crate) mod lease;
 mod options;
 mod parse;
 mod progress;
