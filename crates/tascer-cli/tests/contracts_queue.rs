@@ -12,6 +12,8 @@
 //!   worker completes the contract; with `--max-attempts 1` it fails;
 //! - a worker paused past its lease loses it: its result is discarded and
 //!   it says so;
+//! - with `TASCER_STORE=postgres://…` the workers' sessions go to the
+//!   shared store (nothing in their homes) and verify from there;
 //! - the fleet: 4 workers, 100 contracts, one SIGKILLed mid-contract —
 //!   every contract completes exactly once and every session verifies.
 #![cfg(unix)]
@@ -559,6 +561,62 @@ fn a_worker_runs_the_queue_until_empty() {
     let out = f.worker("b", &["--until-empty"]).output().unwrap();
     assert!(out.status.success(), "{:?}", texts(&out));
     assert_eq!(f.mock.requests().len(), requests);
+}
+
+#[test]
+fn workers_on_the_shared_store_keep_their_sessions_there() {
+    let specs: Vec<Spec> = (1..=2).map(|i| spec(i, 0)).collect();
+    let Some(f) = Fleet::new("workers_shared_store", specs) else {
+        return;
+    };
+    let store =
+        f.pg.fresh_database("workers_shared_store_sessions")
+            .unwrap();
+    assert!(f.enqueue(&[]).status.success());
+    for w in ["a", "b"] {
+        let out = f
+            .worker(w, &["--until-empty"])
+            .env("TASCER_STORE", &store)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{:?}", texts(&out));
+    }
+    let jobs = f.status();
+    f.check_completed(&jobs);
+    // The sessions are in the shared store, not in the workers' homes.
+    for w in ["a", "b"] {
+        assert!(!f.path(&format!("home-{w}/tascer.db")).exists());
+    }
+    let auditor = f.path("auditor-home");
+    let out = tascer(&auditor, f.root.path())
+        .env("TASCER_STORE", &store)
+        .args(["verify", "--all", "--json"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for job in &jobs {
+        assert!(
+            stdout.contains(job["session_id"].as_str().unwrap()),
+            "{stdout}"
+        );
+    }
+    // And the archive of one verifies on its own, with its worker's key.
+    let url = jobs[0]["archive_url"].as_str().unwrap();
+    let key_of = |w: &str| f.path(&format!("home-{w}/keys/tascer-ed25519.pub.pem"));
+    let signer = ["a", "b"].into_iter().find(|w| {
+        tascer(&f.path("auditor"), f.root.path())
+            .args(["archive", "verify", url, "--key"])
+            .arg(key_of(w))
+            .output()
+            .unwrap()
+            .status
+            .success()
+    });
+    assert!(
+        signer.is_some(),
+        "the archive verifies with one worker's key"
+    );
 }
 
 /// The pid a worker announced on standard error.
