@@ -1,21 +1,36 @@
 //! The queue's database: a connection pool (deadpool-postgres on
 //! tokio-postgres, no TLS), the schema applied at connect under an
-//! advisory lock, and retries of transient failures.
+//! advisory lock, and retries of transient failures. What counts as
+//! transient, how an error and the server are named, and the migrator are
+//! the shared store's (`tascer_store::postgres`), so the queue and the
+//! store behave alike (and may share a database: their tables and
+//! migration records are apart).
 
 use std::future::Future;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use tokio_postgres::error::SqlState;
+use tascer_store::postgres::migrate::{MigrateError, migrate_schema};
+use tascer_store::postgres::{Migration, Schema, describe_config, describe_error, is_transient};
 use tokio_postgres::{Config, NoTls};
 
 use crate::error::{FleetError, Result};
 
-/// The schema, in order: (version, SQL).
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("../migrations/0001_contract_queue.sql"))];
+/// The queue's migrations, in order.
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "contract_queue",
+    sql: include_str!("../migrations/0001_contract_queue.sql"),
+}];
 
-/// Key of the advisory lock taken while the schema is applied.
-const SCHEMA_LOCK: i64 = 0x7461_7363_6572_7131;
+/// The queue's schema: its own migrations table and advisory lock, apart
+/// from the store's.
+const QUEUE_SCHEMA: Schema = Schema {
+    owner: "the contract queue",
+    table: "tascer_queue_migrations",
+    lock: 0x7461_7363_6572_7131, // "tascerq1"
+    migrations: MIGRATIONS,
+};
 
 /// Tries of an operation that keeps failing transiently.
 const TRIES: u32 = 8;
@@ -42,27 +57,10 @@ pub(crate) struct Failure {
 
 impl From<tokio_postgres::Error> for Failure {
     fn from(e: tokio_postgres::Error) -> Self {
-        let transient = match e.code() {
-            // No SQLSTATE: the connection failed, not the statement.
-            None => true,
-            Some(code) => {
-                [
-                    SqlState::T_R_SERIALIZATION_FAILURE,
-                    SqlState::T_R_DEADLOCK_DETECTED,
-                    SqlState::ADMIN_SHUTDOWN,
-                    SqlState::CRASH_SHUTDOWN,
-                    SqlState::CANNOT_CONNECT_NOW,
-                    SqlState::TOO_MANY_CONNECTIONS,
-                ]
-                .contains(code)
-                    || code.code().starts_with("08")
-            }
-        };
-        let message = match e.as_db_error() {
-            Some(db) => format!("{} ({})", db.message(), db.code().code()),
-            None => e.to_string(),
-        };
-        Failure { transient, message }
+        Failure {
+            transient: is_transient(&e),
+            message: describe_error(&e),
+        }
     }
 }
 
@@ -96,21 +94,6 @@ impl Failure {
     }
 }
 
-/// `postgres://user@host:port/db` of a configuration: the server, never
-/// the password.
-fn display_server(cfg: &Config) -> String {
-    let user = cfg.get_user().unwrap_or("");
-    let host = match cfg.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
-        #[cfg(unix)]
-        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
-        None => "localhost".to_string(),
-    };
-    let port = cfg.get_ports().first().copied().unwrap_or(5432);
-    let db = cfg.get_dbname().unwrap_or(user);
-    format!("postgres://{user}@{host}:{port}/{db}")
-}
-
 impl Db {
     /// Connects to the database at `url` (`postgres://…`) with a pool of up
     /// to `max_connections`, and applies the queue's schema (under an
@@ -124,7 +107,7 @@ impl Db {
         let cfg: Config = url
             .parse()
             .map_err(|e: tokio_postgres::Error| FleetError::BadUrl(e.to_string()))?;
-        let server = display_server(&cfg);
+        let server = describe_config(&cfg);
         let manager = Manager::from_config(
             cfg,
             NoTls,
@@ -190,41 +173,11 @@ impl Db {
     /// Applies the migrations this build knows and the database lacks.
     async fn migrate(&self) -> Result<(), Failure> {
         let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
-            .await?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS tascer_queue_migrations (
-                 version INTEGER PRIMARY KEY,
-                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
-        )
-        .await?;
-        let applied: Vec<i32> = tx
-            .query("SELECT version FROM tascer_queue_migrations", &[])
-            .await?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let known = MIGRATIONS.iter().map(|(v, _)| *v).max().unwrap_or(0);
-        if let Some(newer) = applied.iter().copied().filter(|v| *v > known).max() {
-            return Err(Failure::permanent(format!(
-                "the queue's schema is at version {newer}, newer than this Tascer knows ({known}); \
-                 upgrade Tascer on this host"
-            )));
+        match migrate_schema(&mut client, &QUEUE_SCHEMA).await {
+            Ok(_) => Ok(()),
+            Err(MigrateError::Pg(e)) => Err(e.into()),
+            Err(MigrateError::Schema(detail)) => Err(Failure::permanent(detail)),
         }
-        for (version, sql) in MIGRATIONS {
-            if applied.contains(version) {
-                continue;
-            }
-            tx.batch_execute(sql).await?;
-            tx.execute(
-                "INSERT INTO tascer_queue_migrations (version) VALUES ($1)",
-                &[version],
-            )
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(())
     }
 }
 
@@ -238,7 +191,7 @@ mod tests {
         let cfg: Config = "postgres://bob:s3cret@db.example:6543/fleet"
             .parse()
             .unwrap();
-        let shown = display_server(&cfg);
+        let shown = describe_config(&cfg);
         assert_eq!(shown, "postgres://bob@db.example:6543/fleet");
         assert!(!shown.contains("s3cret"));
     }

@@ -299,3 +299,41 @@ async fn many_claimers_at_once_never_share_a_job_and_enqueue_is_idempotent() {
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_queue_and_the_shared_store_live_in_one_database() {
+    let Some(server) = PgServer::shared("queue_and_store_share_a_database") else {
+        return;
+    };
+    let url = server.fresh_database("queue_and_store").unwrap();
+    let q = Queue::open(&url, "q", 2).await.unwrap();
+    q.enqueue(&[job("x")]).await.unwrap();
+    // The store migrates its own schema next to the queue's.
+    let store_url = url.clone();
+    tokio::task::spawn_blocking(move || tascer_store::PgBackend::open(&store_url).map(drop))
+        .await
+        .unwrap()
+        .unwrap();
+    // Both reopen up to date, and the queue kept its job.
+    let again = Queue::open(&url, "q", 2).await.unwrap();
+    assert_eq!(again.jobs().await.unwrap().len(), 1);
+    let db = url.rsplit('/').next().unwrap();
+    let tables = server
+        .psql(
+            db,
+            "SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables \
+             WHERE table_name LIKE '%migrations'",
+        )
+        .unwrap();
+    assert_eq!(
+        tables.trim(),
+        "tascer_queue_migrations,tascer_schema_migrations"
+    );
+    let queue_versions = server
+        .psql(
+            db,
+            "SELECT string_agg(name, ',') FROM tascer_queue_migrations",
+        )
+        .unwrap();
+    assert_eq!(queue_versions.trim(), "contract_queue");
+}
