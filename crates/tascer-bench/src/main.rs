@@ -16,6 +16,7 @@ mod safety;
 mod search;
 mod stats;
 mod store;
+mod workers;
 
 /// Benchmark groups, in the order `all` runs them.
 const GROUPS: &[(&str, &str)] = &[
@@ -44,6 +45,10 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "safety",
         "webhooks and tool-approve (cached, uncached) per tool call in the loop",
+    ),
+    (
+        "workers",
+        "contract workers on a PostgreSQL queue: contracts/minute at 1, 2, 4 workers; memory per idle session",
     ),
 ];
 
@@ -86,6 +91,7 @@ async fn main() -> anyhow::Result<()> {
             "contracts" => contracts::run().await?,
             "store" => store::run().await?,
             "safety" => safety::run().await?,
+            "workers" => workers::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

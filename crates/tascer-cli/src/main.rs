@@ -4,6 +4,7 @@ mod archive_cmds;
 mod args;
 mod asker;
 mod contracts_cmds;
+mod contracts_queue_cmds;
 mod demo;
 mod demo_contracts;
 mod hook;

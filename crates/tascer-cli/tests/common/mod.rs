@@ -79,6 +79,25 @@ pub fn run_cmd(home: &Path, cwd: &Path, base_url: &str, prompt: &str, extra: &[&
     cmd
 }
 
+/// Runs git in `dir` with a fixed author and committer; its standard
+/// output, trimmed, or its error output.
+pub fn git_in(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
 /// Standard output and error as text, for assertion messages.
 pub fn texts(out: &std::process::Output) -> (String, String) {
     (

@@ -70,8 +70,9 @@ const TRANSIENT: &[SqlState] = &[
 ];
 
 /// True for errors that mean "the server or the connection is not there
-/// right now" or "the transaction lost a race" (see [`TRANSIENT`]).
-pub(crate) fn is_transient(e: &tokio_postgres::Error) -> bool {
+/// right now" or "the transaction lost a race" (see [`TRANSIENT`]): worth
+/// trying again.
+pub fn is_transient(e: &tokio_postgres::Error) -> bool {
     if let Some(code) = e.code() {
         return TRANSIENT.contains(code);
     }
@@ -85,7 +86,7 @@ pub(crate) fn is_transient(e: &tokio_postgres::Error) -> bool {
 
 /// The error as a sentence: the server's message and SQLSTATE for a
 /// database error, the driver's message and cause otherwise.
-pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
+pub fn describe(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         let mut text = format!(
             "{}: {} (SQLSTATE {})",

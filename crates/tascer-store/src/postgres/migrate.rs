@@ -75,15 +75,55 @@ pub enum MigrateError {
     Schema(String),
 }
 
-/// Applies the pending `migrations` (see the module docs).
+/// A schema in a PostgreSQL database: its migrations, the table that
+/// records which are applied, and the advisory lock that serializes
+/// applying them. The store's is [`STORE_SCHEMA`]; another component
+/// sharing the database (the contract queue) has its own table and lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schema {
+    /// Whose schema it is, for messages ("the store").
+    pub owner: &'static str,
+    /// The table recording the applied migrations.
+    pub table: &'static str,
+    /// The `pg_advisory_xact_lock` key held while migrating.
+    pub lock: i64,
+    /// The migrations, in order.
+    pub migrations: &'static [Migration],
+}
+
+/// The store's schema.
+pub const STORE_SCHEMA: Schema = Schema {
+    owner: "the store",
+    table: "tascer_schema_migrations",
+    lock: MIGRATION_LOCK,
+    migrations: MIGRATIONS,
+};
+
+/// Applies the pending `migrations` of the store (see the module docs).
 pub async fn migrate(
     client: &mut deadpool_postgres::ClientWrapper,
-    migrations: &[Migration],
+    migrations: &'static [Migration],
 ) -> Result<Migrated, MigrateError> {
+    migrate_schema(
+        client,
+        &Schema {
+            migrations,
+            ..STORE_SCHEMA
+        },
+    )
+    .await
+}
+
+/// Applies the pending migrations of `schema` (see the module docs).
+pub async fn migrate_schema(
+    client: &mut deadpool_postgres::ClientWrapper,
+    schema: &Schema,
+) -> Result<Migrated, MigrateError> {
+    let migrations = schema.migrations;
     let latest = migrations.last().map_or(0, |m| m.version);
-    match applied(&**client).await {
+    match applied(&**client, schema.table).await {
         Ok(rows) => {
-            if check(&rows, migrations)? {
+            if check(&rows, migrations, schema.owner)? {
                 return Ok(Migrated {
                     applied: Vec::new(),
                     version: latest,
@@ -94,20 +134,21 @@ pub async fn migrate(
         Err(e) => return Err(e.into()),
     }
     let tx = client.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&schema.lock])
         .await?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS tascer_schema_migrations (
+    tx.batch_execute(&format!(
+        "CREATE TABLE IF NOT EXISTS {} (
              version    INTEGER PRIMARY KEY,
              name       TEXT NOT NULL,
              checksum   TEXT NOT NULL,
              applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
          )",
-    )
+        schema.table
+    ))
     .await?;
-    let rows = applied(&*tx).await?;
+    let rows = applied(&*tx, schema.table).await?;
     let mut done = Vec::new();
-    if !check(&rows, migrations)? {
+    if !check(&rows, migrations, schema.owner)? {
         for migration in migrations.iter().skip(rows.len()) {
             tx.batch_execute(migration.sql).await.map_err(|e| {
                 MigrateError::Schema(format!(
@@ -118,8 +159,10 @@ pub async fn migrate(
                 ))
             })?;
             tx.execute(
-                "INSERT INTO tascer_schema_migrations (version, name, checksum)
-                 VALUES ($1, $2, $3)",
+                &format!(
+                    "INSERT INTO {} (version, name, checksum) VALUES ($1, $2, $3)",
+                    schema.table
+                ),
                 &[&migration.version, &migration.name, &migration.checksum()],
             )
             .await?;
@@ -136,10 +179,13 @@ pub async fn migrate(
 /// `(version, name, checksum)` of the applied migrations, in order.
 type AppliedRow = (i32, String, String);
 
-async fn applied(client: &impl GenericClient) -> Result<Vec<AppliedRow>, tokio_postgres::Error> {
+async fn applied(
+    client: &impl GenericClient,
+    table: &str,
+) -> Result<Vec<AppliedRow>, tokio_postgres::Error> {
     let rows = client
         .query(
-            "SELECT version, name, checksum FROM tascer_schema_migrations ORDER BY version",
+            &format!("SELECT version, name, checksum FROM {table} ORDER BY version"),
             &[],
         )
         .await?;
@@ -150,20 +196,20 @@ async fn applied(client: &impl GenericClient) -> Result<Vec<AppliedRow>, tokio_p
 }
 
 /// True when `rows` are exactly `migrations`; false when some are
-/// pending; an error when the store has a migration this build does not
-/// know or one whose checksum differs.
-fn check(rows: &[AppliedRow], migrations: &[Migration]) -> Result<bool, MigrateError> {
+/// pending; an error when the database has a migration this build does
+/// not know or one whose checksum differs (`owner` names the schema).
+fn check(rows: &[AppliedRow], migrations: &[Migration], owner: &str) -> Result<bool, MigrateError> {
     for (i, (version, name, checksum)) in rows.iter().enumerate() {
         let Some(known) = migrations.get(i).filter(|m| m.version == *version) else {
             let latest = migrations.last().map_or(0, |m| m.version);
             return Err(MigrateError::Schema(format!(
-                "the store's schema has migration {version} ({name}), which this build of \
+                "{owner}'s schema has migration {version} ({name}), which this build of \
                  Tascer does not know (it knows up to {latest}): upgrade Tascer on this host"
             )));
         };
         if known.checksum() != *checksum {
             return Err(MigrateError::Schema(format!(
-                "migration {version} ({name}) recorded in the store has checksum {checksum}, \
+                "migration {version} ({name}) recorded for {owner} has checksum {checksum}, \
                  this build's is {}: the schema was changed by hand or by a different build",
                 known.checksum()
             )));
@@ -193,17 +239,18 @@ mod tests {
 
     #[test]
     fn up_to_date_pending_newer_and_changed_are_told_apart() {
-        assert!(check(&[row(&A), row(&B)], &[A, B]).unwrap());
-        assert!(!check(&[row(&A)], &[A, B]).unwrap());
-        assert!(!check(&[], &[A]).unwrap());
-        let newer = check(&[row(&A), row(&B)], &[A]).unwrap_err().to_string();
+        let s = "the store";
+        assert!(check(&[row(&A), row(&B)], &[A, B], s).unwrap());
+        assert!(!check(&[row(&A)], &[A, B], s).unwrap());
+        assert!(!check(&[], &[A], s).unwrap());
+        let newer = check(&[row(&A), row(&B)], &[A], s).unwrap_err().to_string();
         assert!(
             newer.contains("does not know") && newer.contains("upgrade"),
             "{newer}"
         );
         let mut changed = row(&A);
         changed.2 = "sha256:00".into();
-        let changed = check(&[changed], &[A]).unwrap_err().to_string();
+        let changed = check(&[changed], &[A], s).unwrap_err().to_string();
         assert!(changed.contains("checksum sha256:00"), "{changed}");
     }
 

@@ -34,7 +34,8 @@ use tokio_postgres::config::Host;
 
 use crate::error::StoreError;
 use error::Failure;
-pub use migrate::{Migrated, Migration};
+pub use error::{describe as describe_error, is_transient};
+pub use migrate::{Migrated, Migration, Schema};
 
 /// Environment variable: how long (milliseconds) a PostgreSQL operation
 /// keeps retrying transient failures before it gives up (default 20000).
