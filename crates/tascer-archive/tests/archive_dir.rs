@@ -148,13 +148,16 @@ async fn a_changed_object_is_named() {
 #[tokio::test]
 async fn a_broken_ledger_is_not_archived() {
     let s = recorded_session(0);
-    s.ledger.store().with_connection(|c| {
-        c.execute(
-            "UPDATE ledger_entries SET payload = '{\"status\":\"failure\"}' WHERE seq = 3",
-            [],
-        )
-        .unwrap()
-    });
+    s.ledger
+        .store()
+        .with_connection(|c| {
+            c.execute(
+                "UPDATE ledger_entries SET payload = '{\"status\":\"failure\"}' WHERE seq = 3",
+                [],
+            )
+            .unwrap()
+        })
+        .unwrap();
     let err = stage(&request(&s)).unwrap_err();
     assert!(matches!(err, ArchiveError::BrokenLedger { .. }), "{err}");
     assert!(err.to_string().contains("entry 3"), "{err}");

@@ -24,13 +24,15 @@ const RUNS: usize = 3;
 /// Mock latency per turn in the throughput runs, ms.
 const LATENCY_MS: u64 = 100;
 
-fn contract_text(title: &str, file: &str) -> String {
+/// A pending contract `title` that writes `file`.
+pub(crate) fn contract_text(title: &str, file: &str) -> String {
     format!(
         "# Contract: {title}\n\n## Status\npending\n\n## Task\nWrite {file}.\n\n## Constraints\n- Files: {file}\n- Turn budget: 5 turns\n"
     )
 }
 
-fn turns(file: &str, latency_ms: u64) -> Vec<Turn> {
+/// Its two turns (a Write, then the answer), each after `latency_ms`.
+pub(crate) fn turns(file: &str, latency_ms: u64) -> Vec<Turn> {
     vec![
         Turn::tool("Write", json!({"file_path": file, "content": "x\n"}))
             .with_latency_ms(latency_ms),

@@ -73,7 +73,7 @@ fn record(i: usize) -> ToolRecord {
 /// transaction), then the closing record with its output as evidence in
 /// one transaction. Returns the per-transaction times (ms) of the opening
 /// batch and of the close, and the entries written.
-fn append_calls(
+pub(crate) fn append_calls(
     ledger: &Ledger,
     session: &str,
     calls: usize,
@@ -152,7 +152,7 @@ fn bare_inserts(ledger: &Ledger, n: usize) -> anyhow::Result<Vec<f64>> {
             out.push(ms_since(t));
         }
         Ok(out)
-    })
+    })?
 }
 
 /// Times turning a tool record into its payload, canonical JSON and hash:

@@ -15,7 +15,7 @@ use crate::repo::REPO_FILES;
 use crate::stats::{Stats, Table, ms_since};
 
 /// Tool calls per benchmarked session.
-const CALLS_PER_SESSION: usize = 20;
+pub(crate) const CALLS_PER_SESSION: usize = 20;
 /// Measured sessions (after warm-up).
 const SESSIONS: usize = 30;
 /// Warm-up sessions.
@@ -123,6 +123,18 @@ async fn loop_iterations(
     cwd: &std::path::Path,
     home: &std::path::Path,
 ) -> anyhow::Result<Vec<f64>> {
+    // Allowed by a rule, so every call goes through the full decision.
+    loop_iterations_with(server, cwd, home, |o| o.allowed_tools(["Noop"])).await
+}
+
+/// [`loop_iterations`] of a session whose options `configure` finishes
+/// (the Noop tool is given, no rule allows it yet).
+pub(crate) async fn loop_iterations_with(
+    server: &MockServer,
+    cwd: &std::path::Path,
+    home: &std::path::Path,
+    configure: impl FnOnce(Options) -> Options,
+) -> anyhow::Result<Vec<f64>> {
     let mut provider = ProviderConfig::anthropic();
     provider.base_url = server.url();
     provider.api_key = Some("bench".into());
@@ -135,10 +147,8 @@ async fn loop_iterations(
         .tools(Vec::<String>::new())
         .tool(Arc::new(Noop {
             calls: Arc::clone(&calls),
-        }))
-        // Allowed by a rule, so every call goes through the full decision.
-        .allowed_tools(["Noop"]);
-    let mut stream = tascer::query("bench", options);
+        }));
+    let mut stream = tascer::query("bench", configure(options));
     while let Some(message) = stream.next().await {
         if let Message::Result(r) = &message
             && r.is_error

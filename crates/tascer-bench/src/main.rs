@@ -12,8 +12,11 @@ mod hook;
 mod ledger;
 mod loop_bench;
 mod repo;
+mod safety;
 mod search;
 mod stats;
+mod store;
+mod workers;
 
 /// Benchmark groups, in the order `all` runs them.
 const GROUPS: &[(&str, &str)] = &[
@@ -34,6 +37,18 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "contracts",
         "contract executor overhead and contracts/minute at --parallel 1, 2, 4",
+    ),
+    (
+        "store",
+        "ledger appends per tool call and a 20-tool session, SQLite vs PostgreSQL",
+    ),
+    (
+        "safety",
+        "webhooks and tool-approve (cached, uncached) per tool call in the loop",
+    ),
+    (
+        "workers",
+        "contract workers on a PostgreSQL queue: contracts/minute at 1, 2, 4 workers; memory per idle session",
     ),
 ];
 
@@ -74,6 +89,9 @@ async fn main() -> anyhow::Result<()> {
             "hook" => hook::run().await?,
             "concurrency" => concurrency::run().await?,
             "contracts" => contracts::run().await?,
+            "store" => store::run().await?,
+            "safety" => safety::run().await?,
+            "workers" => workers::run().await?,
             _ => {}
         }
         eprintln!("bench {group}: {:.1} s", started.elapsed().as_secs_f64());

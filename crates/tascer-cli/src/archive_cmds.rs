@@ -336,42 +336,82 @@ async fn prune(
 /// session stays intact in the local store).
 pub(crate) async fn after_session(session: &str) {
     let home = tascer::tascer_home();
-    let Ok(ledger) = open_ledger(&home) else {
-        return;
-    };
-    let workdir = tascer_archive::recorded_workdir(&ledger, session)
-        .ok()
-        .flatten()
-        .filter(|w| w.is_dir());
-    let cwd = workdir
-        .clone()
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."));
-    let outcome = async {
-        let settings = archive_settings(&home, &cwd)?;
-        if !settings.auto {
-            return Ok(None);
-        }
-        let dest = destination(None, &settings)?;
-        let subjects = subjects(&ledger, session)?;
-        let (archived, _) = archive_session(
-            &home,
-            session,
-            &dest,
-            workdir.as_deref(),
-            &settings.workdir,
-            subjects,
-        )
-        .await?;
-        anyhow::Ok(Some(archived.url))
-    }
-    .await;
-    match outcome {
+    match archive_if_due(&home, session, None, None).await {
         Ok(Some(url)) => eprintln!("archived session {session} to {url}"),
         Ok(None) => {}
         Err(err) => eprintln!(
             "warning: automatic archival of session {session} failed: {err:#}; the session is \
              intact locally, retry with `tascer archive {session}`"
         ),
+    }
+}
+
+/// Archives `session` of `home` when archival is due: always to `to` when
+/// given, else to the settings' `archive.to` when `archive.auto` is on
+/// (`Ok(None)` otherwise). The working directory is `workdir`, else the
+/// one the session recorded (when it still exists); the settings are read
+/// for that directory.
+pub(crate) async fn archive_if_due(
+    home: &Path,
+    session: &str,
+    workdir: Option<&Path>,
+    to: Option<&str>,
+) -> anyhow::Result<Option<String>> {
+    let ledger = open_ledger(home);
+    let workdir = match (workdir, &ledger) {
+        (Some(w), _) => Some(w.to_path_buf()),
+        (None, Ok(ledger)) => tascer_archive::recorded_workdir(ledger, session)
+            .ok()
+            .flatten(),
+        (None, Err(_)) => None,
+    }
+    .filter(|w| w.is_dir());
+    let cwd = workdir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let settings = archive_settings(home, &cwd)?;
+    if to.is_none() && !settings.auto {
+        return Ok(None);
+    }
+    let ledger = ledger?;
+    let dest = destination(to, &settings)?;
+    let subjects = subjects(&ledger, session)?;
+    drop(ledger);
+    let (archived, _) = archive_session(
+        home,
+        session,
+        &dest,
+        workdir.as_deref(),
+        &settings.workdir,
+        subjects,
+    )
+    .await?;
+    Ok(Some(archived.url))
+}
+
+/// The archiver of contract sessions (`tascer contracts run`, the
+/// `ExecuteContracts` tool, queue workers): [`archive_if_due`] for each
+/// contract's session, so contracts archive exactly as `tascer run` does.
+#[derive(Debug, Clone)]
+pub(crate) struct ContractArchiver {
+    /// The Tascer home whose sessions are archived.
+    pub home: PathBuf,
+    /// Always archive, to this destination (a worker's `--archive-to`);
+    /// `None`: only when `archive.auto` is on.
+    pub to: Option<String>,
+}
+
+impl tascer::contracts::SessionArchiver for ContractArchiver {
+    fn archive<'a>(
+        &'a self,
+        session_id: &'a str,
+        workdir: &'a Path,
+    ) -> futures::future::BoxFuture<'a, Result<Option<String>, String>> {
+        Box::pin(async move {
+            archive_if_due(&self.home, session_id, Some(workdir), self.to.as_deref())
+                .await
+                .map_err(|e| format!("{e:#}"))
+        })
     }
 }

@@ -61,6 +61,8 @@ pub enum Command {
     /// Archive a session (working directory, ledger, evidence, attestation, signed
     /// manifest) to S3 or a directory; list, verify and fetch archives.
     Archive(crate::archive_cmds::ArchiveArgs),
+    /// Webhooks (settings `webhooks`): deliver the waiting hook events, or show the outbox.
+    Webhook(crate::webhook_cmds::WebhookArgs),
 }
 
 /// Arguments of `tascer install` / `tascer uninstall`.

@@ -31,7 +31,11 @@ pub enum ContractsCommand {
     /// Show every contract of DIR and of the completed directory with its status.
     Status(ContractsStatusArgs),
     /// Merge the branches of completed contracts (run with --parallel) into the current branch.
-    Merge(ContractsStatusArgs),
+    Merge(ContractsMergeArgs),
+    /// Put the pending contracts of DIR into a queue in PostgreSQL, for workers on any host.
+    Enqueue(crate::contracts_queue_cmds::EnqueueArgs),
+    /// Run contracts from a queue: each in a fresh checkout on its own branch, pushed and archived.
+    Worker(crate::contracts_queue_cmds::WorkerArgs),
 }
 
 /// Arguments of `tascer contracts run`.
@@ -67,14 +71,36 @@ pub struct ContractsStatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// With --queue: the contracts of a queue and their attempts instead of a directory's.
+    #[command(flatten)]
+    pub queue: crate::contracts_queue_cmds::QueueArgs,
+}
+
+/// Arguments of `tascer contracts merge`.
+#[derive(Debug, Args)]
+pub struct ContractsMergeArgs {
+    /// The contracts directory.
+    #[arg(default_value = "contracts")]
+    pub dir: PathBuf,
+    /// The completed directory (default: `contracts_completed` next to DIR).
+    #[arg(long, value_name = "DIR")]
+    pub completed_dir: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `tascer contracts …`.
 pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         ContractsCommand::Run(a) => run_contracts(a).await,
+        ContractsCommand::Status(a) if a.queue.queue.is_some() => {
+            crate::contracts_queue_cmds::status(&a.queue, a.json).await
+        }
         ContractsCommand::Status(a) => status(a),
         ContractsCommand::Merge(a) => merge(a).await,
+        ContractsCommand::Enqueue(a) => crate::contracts_queue_cmds::enqueue(a).await,
+        ContractsCommand::Worker(a) => crate::contracts_queue_cmds::worker(a).await,
     }
 }
 
@@ -121,9 +147,20 @@ pub fn manager_run_options(
     dir: &std::path::Path,
     cwd: Option<PathBuf>,
 ) -> anyhow::Result<RunOptions> {
-    let mut opts = RunOptions::new(dir).base(contractor_base()?);
+    let mut opts = RunOptions::new(dir)
+        .base(contractor_base()?)
+        .archiver(auto_archiver());
     opts.cwd = cwd;
     Ok(opts)
+}
+
+/// The archiver of contract sessions run here: each session is archived
+/// when the settings say `archive.auto` (as after `tascer run`).
+pub fn auto_archiver() -> Arc<dyn tascer::contracts::SessionArchiver> {
+    Arc::new(crate::archive_cmds::ContractArchiver {
+        home: tascer::tascer_home(),
+        to: None,
+    })
 }
 
 async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
@@ -136,7 +173,8 @@ async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut opts = RunOptions::new(&args.dir)
         .base(base)
-        .parallel(args.parallel);
+        .parallel(args.parallel)
+        .archiver(auto_archiver());
     opts.completed_dir = args.completed_dir.clone();
     let dir = opts.contracts_dir()?;
     if !dir.is_dir() {
@@ -263,7 +301,7 @@ pub(crate) fn summary_table(summary: &RunSummary) -> String {
 }
 
 /// Left-aligned columns separated by two spaces (the last one unpadded).
-fn table<const N: usize>(rows: &[[String; N]]) -> String {
+pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
     let mut widths = [0usize; N];
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
@@ -391,7 +429,7 @@ fn status_row(path: PathBuf) -> StatusRow {
 
 /// `tascer contracts merge`: merges completed contracts' branches, in
 /// file-name order; conflicts are reported and aborted, never forced.
-async fn merge(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
+async fn merge(args: ContractsMergeArgs) -> anyhow::Result<ExitCode> {
     let mut opts = RunOptions::new(&args.dir);
     opts.completed_dir = args.completed_dir.clone();
     let cwd = opts.working_dir()?;

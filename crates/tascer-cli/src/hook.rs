@@ -39,5 +39,16 @@ pub fn main() -> ExitCode {
     if !reply.stderr.is_empty() {
         eprintln!("{}", reply.stderr);
     }
+    if reply.webhooks_queued {
+        // Delivered by a detached flusher: the hook returns now.
+        let started = std::env::current_exe()
+            .map_err(|e| format!("cannot find the tascer binary: {e}"))
+            .and_then(|exe| tascer::webhook::spawn_flusher(&home, &exe));
+        if let Err(err) = started {
+            eprintln!(
+                "tascer hook: webhook events wait in the outbox ({err}); `tascer webhook flush` delivers them"
+            );
+        }
+    }
     ExitCode::from(reply.exit_code)
 }

@@ -12,8 +12,8 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 use tascer_ledger::keys::{KeyPaths, load_home_signing_key, load_verifying_key};
 use tascer_ledger::{
-    GateOutcome, Ledger, LedgerError, ReportData, ReportTool, Subject, ToolStatus, VerifyReport,
-    VerifyingKey, generate_keypair, key_id,
+    GateOutcome, Ledger, LedgerError, ReportData, ReportReview, ReportTool, Subject, ToolStatus,
+    VerifyReport, VerifyingKey, generate_keypair, key_id,
 };
 
 use crate::args::{ExportArgs, ReportArgs, ReportFormat, VerifyArgs};
@@ -29,15 +29,25 @@ const FILE_CHANGING_TOOLS: [(&str, &str); 4] = [
 /// Opens the ledger of the Tascer home without a signing key, refusing to
 /// create a database where there is none.
 pub(crate) fn open_ledger(home: &Path) -> anyhow::Result<Ledger> {
-    let db = home.join("tascer.db");
-    if !db.is_file() {
+    open_home_ledger(home, None)
+}
+
+/// Opens the ledger of the Tascer home's store (`TASCER_STORE`, the home's
+/// `store` setting, else `<home>/tascer.db`) with `key`, refusing to create
+/// an SQLite database where there is none.
+pub(crate) fn open_home_ledger(
+    home: &Path,
+    key: Option<tascer_ledger::SigningKey>,
+) -> anyhow::Result<Ledger> {
+    let config = tascer::store::StoreConfig::for_home(home)?;
+    if !config.exists() {
         bail!(
             "no ledger database at {} (no session has been recorded in this Tascer home)",
-            db.display()
+            config.describe()
         );
     }
-    Ledger::open_in_home(home, None)
-        .with_context(|| format!("cannot open the ledger in {}", home.display()))
+    Ledger::open_in_home(home, key)
+        .with_context(|| format!("cannot open the ledger in {}", config.describe()))
 }
 
 /// Turns "no entries" into the one-line error users should see.
@@ -309,6 +319,32 @@ fn permission_text(permission: &Value) -> String {
     }
 }
 
+/// `tool-approve deny (cached, 12 ms, model m): reason → tool-appeal …`.
+fn reviews_text(reviews: &[&ReportReview]) -> String {
+    reviews
+        .iter()
+        .map(|r| {
+            let v = &r.verdict;
+            let mut how = vec![v.outcome.replace('_', " ")];
+            if v.cache_hit {
+                how.push("cached".into());
+            }
+            how.push(format!("{} ms", v.duration_ms));
+            if !v.model.is_empty() {
+                how.push(format!("model {}", v.model));
+            }
+            let reason = v.reason.lines().next().unwrap_or_default();
+            format!(
+                "{} {} ({}): {reason}",
+                v.reviewer,
+                v.verdict,
+                how.join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
 /// A report for people, as lines.
 pub(crate) fn report_lines(
     data: &ReportData,
@@ -385,6 +421,14 @@ pub(crate) fn report_lines(
             permission_text(&r.permission),
             r.hooks.len()
         );
+        let reviews: Vec<&ReportReview> = data
+            .reviews
+            .iter()
+            .filter(|v| v.verdict.tool_use_id.as_deref() == Some(r.tool_use_id.as_str()))
+            .collect();
+        if !reviews.is_empty() {
+            push!("      reviewers   {}", reviews_text(&reviews));
+        }
         let proof = match &r.proof_hash {
             Some(h) if tool.proof_valid => format!("{h} (valid)"),
             Some(h) => format!("{h} (DOES NOT MATCH the record)"),
@@ -392,6 +436,18 @@ pub(crate) fn report_lines(
         };
         push!("      proof       {proof}");
         push!("      entry hash  {}", tool.entry_hash);
+    }
+    let stops: Vec<&ReportReview> = data
+        .reviews
+        .iter()
+        .filter(|v| v.verdict.tool_use_id.is_none())
+        .collect();
+    if !stops.is_empty() {
+        push!();
+        push!("stop reviews: {}", stops.len());
+        for review in stops {
+            push!("  entry {}: {}", review.seq, reviews_text(&[review]));
+        }
     }
     push!();
     match &data.head {
@@ -509,15 +565,7 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
     let keyid = key_id(&key.verifying_key());
-    let db = home.join("tascer.db");
-    if !db.is_file() {
-        bail!(
-            "no ledger database at {} (no session has been recorded in this Tascer home)",
-            db.display()
-        );
-    }
-    let ledger = Ledger::open_in_home(&home, Some(key))
-        .with_context(|| format!("cannot open the ledger in {}", home.display()))?;
+    let ledger = open_home_ledger(&home, Some(key))?;
     let data = ledger
         .report(&args.session)
         .map_err(|e| session_error(&args.session, e))?;

@@ -4,6 +4,7 @@ mod archive_cmds;
 mod args;
 mod asker;
 mod contracts_cmds;
+mod contracts_queue_cmds;
 mod demo;
 mod demo_contracts;
 mod hook;
@@ -17,7 +18,9 @@ mod mcp_review;
 mod mcp_serve;
 mod render;
 mod run;
+mod sdk_mode;
 mod sessions;
+mod webhook_cmds;
 
 use std::process::ExitCode;
 
@@ -31,6 +34,12 @@ fn main() -> ExitCode {
         // parsing the whole command line.
         init_tracing();
         return hook::main();
+    }
+    // The official Agent SDKs run `tascer` as their CLI (`cli_path`): a
+    // version probe, or the control protocol on stdin/stdout.
+    if let Some(invocation) = sdk_mode::Invocation::detect(std::env::args_os().collect()) {
+        init_tracing();
+        return sdk_mode::main(invocation);
     }
     let cli = Cli::parse();
     init_tracing();
@@ -73,6 +82,7 @@ fn main() -> ExitCode {
             Some(Command::Uninstall(args)) => install::uninstall(args.user),
             Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
             Some(Command::Archive(args)) => archive_cmds::run(args).await,
+            Some(Command::Webhook(args)) => webhook_cmds::run(args).await,
             None => run::run(cli.run).await,
         }
     });

@@ -120,6 +120,7 @@ impl Admitter {
             HostAnswer::Run {
                 updated_input: None,
             }
+            | HostAnswer::Approve { .. }
             | HostAnswer::HostDecides => return None,
         };
         Some(Refused {

@@ -730,7 +730,7 @@ impl Server {
     /// The session store, or `None` when the home has no database yet
     /// (the tools do not create one just to say it is empty).
     fn store(&self) -> anyhow::Result<Option<SessionStore>> {
-        if !self.home.join("tascer.db").is_file() {
+        if !tascer::store::StoreConfig::for_home(&self.home)?.exists() {
             return Ok(None);
         }
         Ok(Some(SessionStore::open_in_home(&self.home)?))

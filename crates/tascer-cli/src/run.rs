@@ -44,7 +44,7 @@ pub async fn run_with_options(
         Ok(client) => client,
         Err(err) => {
             if format != OutputFormat::Text {
-                let result = tascer_result_for_startup_failure(&err.to_string());
+                let result = startup_failure_result(&err.to_string());
                 println!("{result}");
             }
             return Err(err.into());
@@ -70,7 +70,12 @@ pub async fn run_with_options(
     }
     renderer.finish();
     let session_id = client.session_id().to_string();
+    let webhooks = client.has_webhooks().await;
     client.disconnect().await;
+    if webhooks {
+        // What the session's own delivery did not get to.
+        crate::webhook_cmds::flush_in_background(&tascer::tascer_home());
+    }
     // Automatic archival (settings `archive.auto` + `archive.to`).
     crate::archive_cmds::after_session(&session_id).await;
     if let Some(line) = failure.line() {
@@ -121,7 +126,9 @@ impl FailureLine {
     }
 }
 
-fn tascer_result_for_startup_failure(error: &str) -> String {
+/// The result frame of a session that could not start: zeroed, with the
+/// error (Claude Code's shape for startup failures).
+pub(crate) fn startup_failure_result(error: &str) -> serde_json::Value {
     serde_json::json!({
         "type": "result",
         "subtype": "error_during_execution",
@@ -139,7 +146,6 @@ fn tascer_result_for_startup_failure(error: &str) -> String {
         "terminal_reason": "turn_setup_failed",
         "uuid": tascer::new_id(),
     })
-    .to_string()
 }
 
 /// `--mcp-config`, `--add-dir`, `--allowedTools` and `--disallowedTools`
@@ -323,7 +329,7 @@ fn json_schema(file_or_json: &str) -> anyhow::Result<serde_json::Value> {
 }
 
 /// `MAX_STRUCTURED_OUTPUT_RETRIES` (Claude Code's variable), if set.
-fn structured_retries_from_env() -> anyhow::Result<Option<u32>> {
+pub(crate) fn structured_retries_from_env() -> anyhow::Result<Option<u32>> {
     match std::env::var("MAX_STRUCTURED_OUTPUT_RETRIES") {
         Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().parse().with_context(|| {
             format!("MAX_STRUCTURED_OUTPUT_RETRIES must be a whole number, got {v:?}")

@@ -8,24 +8,13 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::*;
 use serde_json::json;
 use tascer_testkit::{MockServer, Scenario, Turn};
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {:?}", texts(&out));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    git_in(dir, args).unwrap_or_else(|e| panic!("git {args:?}: {e}"))
 }
 
 fn contract(title: &str, file: &str) -> String {

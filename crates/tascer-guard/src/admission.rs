@@ -8,19 +8,24 @@
 //! 2. the permission decision — deny rules → ask rules → mode → policies
 //!    (file access, shell command, MCP) → allow rules → workaround
 //!    detection → the `can_use_tool` callback (the hooks' answer folded in);
-//! 3. for a call still at "ask": `PermissionRequest` hooks, then a
-//!    `Notification` and the asker when someone can answer, else a denial
-//!    that says what would allow the call;
-//! 4. pre-gates.
+//! 3. for a call still at "ask": `PermissionRequest` hooks, then the LLM
+//!    reviewers when they are on (`tool-approve`, then `tool-appeal`),
+//!    else a `Notification` and the asker when someone can answer, else a
+//!    denial that says what would allow the call;
+//! 4. after a failed call, the `error-acknowledge` reviewer on the next
+//!    call that would run;
+//! 5. pre-gates.
 //!
 //! [`Admission::review`] runs after the tool: post-gates, then
-//! `PostToolUse` (or `PostToolUseFailure`) hooks.
+//! `PostToolUse` (or `PostToolUseFailure`) hooks; a failed call is kept
+//! for `error-acknowledge`. [`Admission::review_stop`] asks
+//! `intent-validate` whether the agent may stop.
 //!
 //! Both return data — the decision, every hook run, every gate result —
 //! and write nothing: the caller (the agent loop, `tascer hook`, `tascer
 //! mcp serve`) records what they return and runs the tool.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tascer_core::{ToolCall, ToolOutput};
@@ -38,6 +43,7 @@ use crate::permissions::{
     Asker, Behavior, DecisionSource, HookPermission, PermissionDecision, PermissionEngine,
     PermissionMode, PermissionRuleValue,
 };
+use crate::review::{CallReview, FailedCall, ReviewRecord, Reviewers, StopReview};
 
 /// Decides tool calls for one session: hooks, permissions, the asker and
 /// gates. Cheap to share behind an `Arc`.
@@ -50,6 +56,10 @@ pub struct Admission {
     gates: GateRunner,
     validation: ValidationConfig,
     secrets: Vec<String>,
+    reviewers: Option<Arc<Reviewers>>,
+    /// The last call that failed, until the next call that would run is
+    /// checked against it (`error-acknowledge`).
+    pending_failure: Mutex<Option<FailedCall>>,
 }
 
 /// One call to decide, with the fields hooks receive.
@@ -151,6 +161,8 @@ pub struct Admitted {
     pub pre_gates: Vec<GateResult>,
     /// `PreToolUse`, `PermissionRequest` and `Notification` hook runs.
     pub hooks: HookActivity,
+    /// The LLM reviewers' verdicts on the call, in order.
+    pub reviews: Vec<ReviewRecord>,
 }
 
 /// What review found after the tool ran.
@@ -190,6 +202,53 @@ impl Admission {
                 ..ValidationConfig::default()
             },
             secrets: Vec::new(),
+            reviewers: None,
+            pending_failure: Mutex::new(None),
+        }
+    }
+
+    /// Asks these LLM reviewers (settings `safety.reviewers`) in place of
+    /// a human, checks failures and stops with them.
+    pub fn reviewers(mut self, reviewers: Option<Arc<Reviewers>>) -> Self {
+        self.reviewers = reviewers;
+        self
+    }
+
+    /// The reviewers, if any are on.
+    pub fn reviewer_chain(&self) -> Option<&Arc<Reviewers>> {
+        self.reviewers.as_ref()
+    }
+
+    /// Keeps `failure` for `error-acknowledge` (when it is on): the next
+    /// call that would run is checked against it. [`review`](Self::review)
+    /// does this for calls it sees fail; a host that runs in a new process
+    /// per event (`tascer hook`) hands over a failure it stored.
+    pub fn note_failure(&self, failure: FailedCall) {
+        if self.reviewers.as_ref().is_some_and(|r| r.checks_failures()) {
+            *lock(&self.pending_failure) = Some(failure);
+        }
+    }
+
+    /// Takes the failure waiting to be acknowledged, if any (for a host
+    /// that must store it until the next event).
+    pub fn take_failure(&self) -> Option<FailedCall> {
+        lock(&self.pending_failure).take()
+    }
+
+    /// `intent-validate` on a stop (see [`Reviewers::validate_stop`]):
+    /// whether the agent may stop, or must go on with a correction.
+    pub async fn review_stop(
+        &self,
+        last_answer: &str,
+        blocks_so_far: u32,
+        stop_hook_active: bool,
+    ) -> StopReview {
+        match &self.reviewers {
+            Some(r) => {
+                r.validate_stop(last_answer, blocks_so_far, stop_hook_active)
+                    .await
+            }
+            None => StopReview::default(),
         }
     }
 
@@ -283,6 +342,7 @@ impl Admission {
                         decision: None,
                         pre_gates: Vec::new(),
                         hooks,
+                        reviews: Vec::new(),
                     };
                 }
                 let permission = match outcome.decision {
@@ -297,6 +357,7 @@ impl Admission {
                             decision: None,
                             pre_gates: Vec::new(),
                             hooks,
+                            reviews: Vec::new(),
                         };
                     }
                     Some(PreToolDecision::Allow { reason }) => HookPermission::Allow { reason },
@@ -320,11 +381,21 @@ impl Admission {
             .decide_after_hook(&call_now, &hook_permission)
             .await;
 
-        // 3. Still at ask: PermissionRequest hooks, then the asker.
+        // 3. Still at ask: PermissionRequest hooks, then the reviewers or
+        // the asker.
+        let mut reviews = Vec::new();
         if decision.behavior == Behavior::Ask {
             decision = self
                 .on_permission_request(&common, &call_now, decision, &mut hooks)
                 .await;
+        }
+        if decision.behavior == Behavior::Ask
+            && reviewable(&call_now, &decision)
+            && let Some(reviewers) = &self.reviewers
+            && let Some(review) = reviewers.approve(&call_now, &decision.reason).await
+        {
+            decision = self.apply_review(&call_now, decision, &review);
+            reviews.extend(review.records);
         }
         if decision.behavior == Behavior::Ask && !self.defer_asks {
             if self.asker.is_some() {
@@ -336,6 +407,19 @@ impl Admission {
                 .await;
             }
             decision = self.resolve_ask(&call_now, decision).await;
+        }
+        let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
+
+        // 4. After a failure: does this call acknowledge it?
+        if (decision.behavior == Behavior::Allow || deferred)
+            && let Some(reviewers) = &self.reviewers
+            && let Some(failure) = self.take_failure()
+            && let Some(review) = reviewers.acknowledge(&failure, &call_now).await
+        {
+            if !review.allowed {
+                decision = self.apply_review(&call_now, decision, &review);
+            }
+            reviews.extend(review.records);
         }
         let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
         if decision.behavior != Behavior::Allow && !deferred {
@@ -351,11 +435,12 @@ impl Admission {
                 decision: Some(decision),
                 pre_gates: Vec::new(),
                 hooks,
+                reviews,
             };
         }
         let input = decision.updated_input.clone().unwrap_or(input);
 
-        // 4. Pre-gates.
+        // 5. Pre-gates.
         let ctx = GateContext::new(
             Phase::Pre,
             call.tool_name.as_str(),
@@ -387,7 +472,34 @@ impl Admission {
             decision: Some(decision),
             pre_gates,
             hooks,
+            reviews,
         }
+    }
+
+    /// The decision after a reviewer's verdict: allowed or denied by it
+    /// (a denial counts toward workaround detection like any other).
+    fn apply_review(
+        &self,
+        call: &ToolCall,
+        mut decision: PermissionDecision,
+        review: &CallReview,
+    ) -> PermissionDecision {
+        decision.decided_by = DecisionSource::Reviewer {
+            name: review.by.name().to_string(),
+        };
+        decision.updated_input = None;
+        if review.allowed {
+            decision.behavior = Behavior::Allow;
+            decision.reason = format!("allowed by the {} reviewer: {}", review.by, review.reason);
+        } else {
+            decision.behavior = Behavior::Deny;
+            decision.reason = match review.by {
+                crate::review::ReviewerKind::ErrorAcknowledge => review.reason.clone(),
+                by => format!("denied by the {by} reviewer: {}", review.reason),
+            };
+            self.permissions.record_denial(call, &decision.reason);
+        }
+        decision
     }
 
     /// Reviews a call that ran with `request.call.input`: post-gates, then
@@ -425,6 +537,15 @@ impl Admission {
             && let Some(message) = &verdict.message
         {
             output.content = format!("{}\n\n{message}", output.content.to_text()).into();
+        }
+
+        if output.is_error {
+            self.note_failure(FailedCall {
+                tool_name: call.tool_name.clone(),
+                input: call.input.clone(),
+                tool_use_id: call.tool_use_id.clone(),
+                error: output.content.to_text(),
+            });
         }
 
         let mut hooks = HookActivity::default();
@@ -654,6 +775,21 @@ impl Admission {
     }
 }
 
+/// True when a reviewer may answer this ask: not one that workaround
+/// detection escalated (a human must see it), not a question or plan meant
+/// for the user.
+fn reviewable(call: &ToolCall, decision: &PermissionDecision) -> bool {
+    decision.decided_by != DecisionSource::Workaround
+        && !matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode")
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
 /// `value` with secrets redacted from every string in it.
 fn redact_strings(value: &Value, secrets: &[String]) -> Value {
     match value {
@@ -669,3 +805,8 @@ fn redact_strings(value: &Value, secrets: &[String]) -> Value {
         other => other.clone(),
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "admission_tests.rs"]
+mod tests;

@@ -1,7 +1,9 @@
 //! Governance of tool calls: permission modes, allow/ask/deny rules and
 //! policies ([`permissions`]), Claude Code–compatible hooks ([`hooks`]),
-//! validation gates ([`gates`]), and [`admission`], the one place that puts
-//! them together in Claude Code's order and decides whether a call runs.
+//! validation gates ([`gates`]), the safety chain (path classes and
+//! auto-approve in [`safety`], LLM reviewers in [`review`]), and
+//! [`admission`], the one place that puts them together in Claude Code's
+//! order and decides whether a call runs.
 //!
 //! Every decision is data — who decided, what, why, how long it took — so
 //! the session store and the ledger can record it.
@@ -10,4 +12,6 @@ pub mod admission;
 pub mod gates;
 pub mod hooks;
 pub mod permissions;
+pub mod review;
+pub mod safety;
 pub mod settings;

@@ -12,7 +12,14 @@
 //! Permission rule lists merge across all sources; single values
 //! (`defaultMode`, each `env` variable) come from the highest source that
 //! sets them; `disableBypassPermissionsMode: "disable"` anywhere wins.
-//! Unknown keys are kept in `other` and otherwise ignored.
+//! The `safety` object (docs/reviewers.md) merges part by part: each of
+//! `autoApprove`, each reviewer and `reviewers.model` comes from the
+//! highest layer that sets it; `pathClasses` takes its switch and
+//! `sensitiveAction` from the highest layer and the union of every layer's
+//! `trusted` and `sensitive` lists; `webhooks` are the union of every
+//! layer's (one per URL, the highest layer's). Unknown keys at the top
+//! level are kept in `other` and otherwise ignored; inside `safety` and
+//! `webhooks` they are errors.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +31,9 @@ use thiserror::Error;
 use crate::permissions::{
     Behavior, PermissionEngineBuilder, PermissionMode, PermissionRules, RuleError, RuleOrigin,
 };
+use crate::review::ReviewersConfig;
+use crate::safety::settings::{SafetySettings, SensitiveAction, WebhookSettings};
+use crate::safety::{DEFAULT_AUTO_APPROVE_TOOLS, DEFAULT_TRUSTED, PathClasses};
 
 /// The `permissions` object of a settings file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -64,9 +74,26 @@ pub struct Settings {
     /// Environment variables for tools and hooks.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Auto-approve, path classes and the LLM reviewers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<SafetySettings>,
+    /// Where hook events are sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<Vec<WebhookSettings>>,
     /// Keys Tascer does not use.
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+/// The safety chain's static parts and reviewers, merged across layers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SafetyConfig {
+    /// The tools low-risk auto-approve covers, when it is on.
+    pub auto_approve: Option<Vec<String>>,
+    /// The path classes, when they are on.
+    pub path_classes: Option<PathClasses>,
+    /// The reviewers that are on.
+    pub reviewers: ReviewersConfig,
 }
 
 /// Where a settings layer came from.
@@ -109,6 +136,14 @@ pub enum SettingsError {
         line: usize,
         /// 1-based column.
         column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Well-formed JSON whose values do not make sense together.
+    #[error("invalid settings in {path}: {message}")]
+    Invalid {
+        /// The file (or `--settings`).
+        path: String,
         /// What is wrong.
         message: String,
     },
@@ -198,6 +233,92 @@ impl LoadedSettings {
             .iter()
             .filter_map(|l| l.settings.hooks.as_ref().map(|h| (l.source, h)))
             .collect()
+    }
+
+    /// The `safety` objects of every layer, merged (see the module docs).
+    pub fn safety(&self, home: Option<&Path>) -> SafetyConfig {
+        let safety = || {
+            self.layers
+                .iter()
+                .filter_map(|l| l.settings.safety.as_ref().map(|s| (l, s)))
+        };
+        let auto_approve = safety()
+            .find_map(|(_, s)| s.auto_approve.as_ref())
+            .filter(|a| a.enabled != Some(false))
+            .map(|a| {
+                a.tools.clone().unwrap_or_else(|| {
+                    DEFAULT_AUTO_APPROVE_TOOLS
+                        .iter()
+                        .map(|t| (*t).to_string())
+                        .collect()
+                })
+            });
+        let path_classes = safety()
+            .find_map(|(_, s)| s.path_classes.as_ref())
+            .filter(|p| p.enabled != Some(false))
+            .map(|top| {
+                let mut trusted: Vec<String> = Vec::new();
+                let mut sensitive: Vec<String> = Vec::new();
+                let mut any_trusted = false;
+                for (layer, s) in safety() {
+                    let Some(p) = &s.path_classes else { continue };
+                    for t in p.trusted.iter().flatten() {
+                        any_trusted = true;
+                        let path = crate::permissions::paths::expand_home(t, home);
+                        let path = if path.is_absolute() {
+                            path
+                        } else {
+                            layer.project_root.join(path)
+                        };
+                        let text = path.display().to_string();
+                        if !trusted.contains(&text) {
+                            trusted.push(text);
+                        }
+                    }
+                    for pattern in &p.sensitive {
+                        if !sensitive.contains(pattern) {
+                            sensitive.push(pattern.clone());
+                        }
+                    }
+                }
+                if !any_trusted {
+                    trusted = DEFAULT_TRUSTED.iter().map(|t| (*t).to_string()).collect();
+                }
+                let action = match top.sensitive_action.unwrap_or(SensitiveAction::Deny) {
+                    SensitiveAction::Deny => Behavior::Deny,
+                    SensitiveAction::Ask => Behavior::Ask,
+                };
+                PathClasses::new(trusted, sensitive, action)
+            });
+        let reviewers = safety().filter_map(|(_, s)| s.reviewers.as_ref());
+        let mut merged = crate::safety::settings::ReviewersSettings::default();
+        for r in reviewers {
+            merged.model = merged.model.or_else(|| r.model.clone());
+            merged.tool_approve = merged.tool_approve.or_else(|| r.tool_approve.clone());
+            merged.tool_appeal = merged.tool_appeal.or_else(|| r.tool_appeal.clone());
+            merged.error_acknowledge = merged
+                .error_acknowledge
+                .or_else(|| r.error_acknowledge.clone());
+            merged.intent_validate = merged.intent_validate.or_else(|| r.intent_validate.clone());
+        }
+        SafetyConfig {
+            auto_approve,
+            path_classes,
+            reviewers: ReviewersConfig::from_settings(&merged),
+        }
+    }
+
+    /// Every layer's webhooks, one per URL (the highest layer's).
+    pub fn webhooks(&self) -> Vec<WebhookSettings> {
+        let mut out: Vec<WebhookSettings> = Vec::new();
+        for l in &self.layers {
+            for w in l.settings.webhooks.iter().flatten() {
+                if !out.iter().any(|o| o.url == w.url) {
+                    out.push(w.clone());
+                }
+            }
+        }
+        out
     }
 
     /// Configures an engine builder: rules, default mode, additional
@@ -412,10 +533,21 @@ impl SettingsLoader {
 }
 
 fn parse(text: &str, path: &str) -> Result<Settings, SettingsError> {
-    serde_json::from_str(text).map_err(|e| SettingsError::Parse {
+    let settings: Settings = serde_json::from_str(text).map_err(|e| SettingsError::Parse {
         path: path.to_string(),
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
-    })
+    })?;
+    let invalid = |message: String| SettingsError::Invalid {
+        path: path.to_string(),
+        message,
+    };
+    if let Some(safety) = &settings.safety {
+        safety.validate().map_err(invalid)?;
+    }
+    for webhook in settings.webhooks.iter().flatten() {
+        webhook.validate().map_err(invalid)?;
+    }
+    Ok(settings)
 }

@@ -138,7 +138,8 @@ fn original_seqs(parsed: &[Option<LedgerEntry>]) -> Vec<Option<u64>> {
 /// Checks seq contiguity from 1, every hash and every `prev_hash` link, and
 /// names the first break.
 pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
-    let parsed: Vec<Option<LedgerEntry>> = rows.iter().map(|r| r.parse().ok()).collect();
+    let parsed: Vec<Option<LedgerEntry>> =
+        rows.iter().map(|r| LedgerEntry::from_row(r).ok()).collect();
     let mut entries = Vec::with_capacity(rows.len());
     let mut orig: Option<Vec<Option<u64>>> = None;
     for (i, raw) in rows.iter().enumerate() {
@@ -169,7 +170,7 @@ pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
                 ),
             };
         }
-        let entry = match raw.parse() {
+        let entry = match LedgerEntry::from_row(raw) {
             Ok(e) => e,
             Err(why) => {
                 return ChainCheck {

@@ -35,11 +35,15 @@ pub enum EntryKind {
     Checkpoint,
     /// The session ended: usage, cost, status.
     SessionEnd,
+    /// An LLM reviewer's verdict (tool-approve, tool-appeal,
+    /// error-acknowledge, intent-validate): reviewer, model, verdict,
+    /// reason, duration, cache hit, and what a failure fell back to.
+    ReviewerVerdict,
 }
 
 impl EntryKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EntryKind; 10] = [
+    pub const ALL: [EntryKind; 11] = [
         EntryKind::SessionStart,
         EntryKind::UserPrompt,
         EntryKind::ModelResponse,
@@ -50,6 +54,7 @@ impl EntryKind {
         EntryKind::GateResult,
         EntryKind::Checkpoint,
         EntryKind::SessionEnd,
+        EntryKind::ReviewerVerdict,
     ];
 
     /// The snake_case name stored and hashed.
@@ -65,6 +70,7 @@ impl EntryKind {
             EntryKind::GateResult => "gate_result",
             EntryKind::Checkpoint => "checkpoint",
             EntryKind::SessionEnd => "session_end",
+            EntryKind::ReviewerVerdict => "reviewer_verdict",
         }
     }
 }
@@ -113,6 +119,24 @@ pub struct LedgerEntry {
 }
 
 impl LedgerEntry {
+    /// Parses a stored row into an entry (hash not checked); `Err` says
+    /// what is malformed.
+    pub fn from_row(row: &crate::store::RawEntry) -> Result<Self, String> {
+        let seq = u64::try_from(row.seq).map_err(|_| format!("negative seq {}", row.seq))?;
+        let kind: EntryKind = row.kind.parse().map_err(|e| format!("{e}"))?;
+        let payload: Value =
+            serde_json::from_str(&row.payload).map_err(|e| format!("payload is not JSON: {e}"))?;
+        Ok(LedgerEntry {
+            seq,
+            session_id: row.session_id.clone(),
+            ts: row.ts.clone(),
+            kind,
+            payload,
+            prev_hash: row.prev_hash.clone(),
+            hash: row.hash.clone(),
+        })
+    }
+
     /// Builds an entry and computes its hash.
     pub fn new(
         seq: u64,

@@ -76,6 +76,9 @@ pub enum LedgerError {
         /// The digest of what is there now.
         actual: String,
     },
+    /// Raw SQL was asked of a store that is not SQLite.
+    #[error("the store {0} is not an SQLite file; this needs the SQLite store")]
+    NotSqlite(String),
     /// A DSSE envelope is malformed or does not verify.
     #[error("DSSE envelope rejected: {0}")]
     Dsse(String),

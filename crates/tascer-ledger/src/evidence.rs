@@ -5,7 +5,9 @@
 //! the database's `ledger_evidence` table, written in the same transaction
 //! as the entry that refers to it (one file per small tool output cost more
 //! than the rest of a tool call's governance). Larger evidence is a file at
-//! `<dir>/sha256/<first two hex digits>/<64 hex digits>` ([`EvidenceStore`]).
+//! `<dir>/sha256/<first two hex digits>/<64 hex digits>` ([`EvidenceStore`]),
+//! except in a store that keeps all evidence (the shared PostgreSQL store:
+//! a session is then complete in the database, wherever its host was).
 //! [`SessionEvidence`] reads and checks both.
 
 use std::io::Write as _;
@@ -71,11 +73,11 @@ impl<'a> SessionEvidence<'a> {
         }
     }
 
-    /// Stores `bytes` (in the database when small, else as a file) and
-    /// returns their digest `sha256:<hex>`. Storing the same bytes twice is
-    /// a no-op.
+    /// Stores `bytes` (in the database when small or when the store keeps
+    /// all evidence, else as a file) and returns their digest
+    /// `sha256:<hex>`. Storing the same bytes twice is a no-op.
     pub fn put(&self, bytes: &[u8]) -> Result<String> {
-        if is_inline(bytes.len()) {
+        if is_inline(bytes.len()) || self.store.keeps_large_evidence() {
             let digest = sha256_ref(bytes);
             self.store.put_blob(self.session_id, &digest, bytes)?;
             Ok(digest)

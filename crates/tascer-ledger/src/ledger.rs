@@ -28,19 +28,23 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Opens the ledger tables in the database at `db_path` (the session
-    /// store's file), with session evidence under `evidence_root/<session>`
-    /// and heads signed with `signing_key` when given.
+    /// Opens the ledger tables in the SQLite database at `db_path` (the
+    /// session store's file), with session evidence under
+    /// `evidence_root/<session>` and heads signed with `signing_key` when
+    /// given.
     pub fn open(
         db_path: impl AsRef<Path>,
         evidence_root: impl Into<PathBuf>,
         signing_key: Option<SigningKey>,
     ) -> Result<Self> {
-        let db = tascer_store::Db::open(db_path)?;
-        Ledger::with_db(std::sync::Arc::new(db), evidence_root, signing_key)
+        Ok(Ledger::with_store(
+            LedgerStore::open(db_path)?,
+            evidence_root,
+            signing_key,
+        ))
     }
 
-    /// The ledger tables in an open database (the session store's
+    /// The ledger tables in an open SQLite database (the session store's
     /// [`Db`](tascer_store::Db), so both write through one connection),
     /// with evidence and key as for [`open`](Self::open).
     pub fn with_db(
@@ -48,17 +52,52 @@ impl Ledger {
         evidence_root: impl Into<PathBuf>,
         signing_key: Option<SigningKey>,
     ) -> Result<Self> {
-        Ok(Ledger {
-            store: LedgerStore::with_db(db)?,
-            evidence_root: evidence_root.into(),
-            key: signing_key,
-        })
+        Ok(Ledger::with_store(
+            LedgerStore::with_db(db)?,
+            evidence_root,
+            signing_key,
+        ))
     }
 
-    /// Opens `<home>/tascer.db` with evidence under `<home>/evidence`.
+    /// The ledger tables in a store backend (the session store's, so both
+    /// share its connections), with evidence and key as for
+    /// [`open`](Self::open).
+    pub fn with_backend(
+        backend: std::sync::Arc<dyn tascer_store::Backend>,
+        evidence_root: impl Into<PathBuf>,
+        signing_key: Option<SigningKey>,
+    ) -> Self {
+        Ledger::with_store(
+            LedgerStore::with_backend(backend),
+            evidence_root,
+            signing_key,
+        )
+    }
+
+    fn with_store(
+        store: LedgerStore,
+        evidence_root: impl Into<PathBuf>,
+        signing_key: Option<SigningKey>,
+    ) -> Self {
+        Ledger {
+            store,
+            evidence_root: evidence_root.into(),
+            key: signing_key,
+        }
+    }
+
+    /// Opens the store the home is configured for
+    /// ([`StoreConfig::for_home`](tascer_store::StoreConfig::for_home):
+    /// `TASCER_STORE`, the home's `store` setting, else `<home>/tascer.db`),
+    /// with evidence files under `<home>/evidence`.
     pub fn open_in_home(home: impl AsRef<Path>, signing_key: Option<SigningKey>) -> Result<Self> {
         let home = home.as_ref();
-        Ledger::open(home.join("tascer.db"), home.join("evidence"), signing_key)
+        let backend = tascer_store::open_home_backend(home)?;
+        Ok(Ledger::with_backend(
+            backend,
+            home.join("evidence"),
+            signing_key,
+        ))
     }
 
     /// The underlying store.
@@ -142,7 +181,8 @@ impl Ledger {
     }
 
     /// Writes evidence (`(digest, bytes)`) and entries: large evidence as
-    /// files first, then small evidence and the entries in one transaction.
+    /// files first (unless the store keeps all evidence), then the rest and
+    /// the entries in one transaction.
     fn write<'a>(
         &self,
         session_id: &str,
@@ -160,7 +200,7 @@ impl Ledger {
         let files = self.evidence(session_id);
         let mut blobs = Vec::new();
         for (digest, bytes) in evidence {
-            if is_inline(bytes.len()) {
+            if is_inline(bytes.len()) || self.store.keeps_large_evidence() {
                 blobs.push((digest.to_string(), bytes));
             } else {
                 files.put_hashed(digest, bytes)?;
@@ -243,7 +283,7 @@ impl Ledger {
             trusted_key.or(own.as_ref()),
         )?;
         if report.first_broken.is_none()
-            && let Some(summary) = tascer_store::session_summary(self.store.db(), session_id)?
+            && let Some(summary) = self.store.backend().session_summary(session_id)?
         {
             let entries = self.store.entries(session_id)?;
             report.summary_mismatches = crate::check_summary(&entries, &summary);

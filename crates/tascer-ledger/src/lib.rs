@@ -53,9 +53,9 @@ pub use keys::{
     load_signing_key, load_verifying_key, sslib_keyid,
 };
 pub use ledger::{Ledger, export_attestation};
-pub use payload::{ModelResponse, SessionEnd, SessionStart};
+pub use payload::{ModelResponse, ReviewerVerdict, SessionEnd, SessionStart};
 pub use record::{GateOutcome, ToolRecord, ToolStatus};
-pub use report::{ReportData, ReportTool};
+pub use report::{ReportData, ReportReview, ReportTool};
 pub use sign::{SignedHead, head_message};
 pub use store::LedgerStore;
 pub use summary::{SummaryMismatch, check_summary};

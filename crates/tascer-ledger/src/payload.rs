@@ -61,6 +61,43 @@ pub struct SessionEnd {
     pub num_turns: u32,
 }
 
+/// Payload of [`EntryKind::ReviewerVerdict`](crate::EntryKind::ReviewerVerdict):
+/// what one LLM reviewer said and what came of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewerVerdict {
+    /// `tool-approve`, `tool-appeal`, `error-acknowledge` or
+    /// `intent-validate`.
+    pub reviewer: String,
+    /// The model asked (empty when none was asked: a skipped review).
+    pub model: String,
+    /// The verdict acted on: the reviewer's own (`allow`/`deny`,
+    /// `acknowledged`/`unacknowledged`, `complete`/`incomplete`), or the
+    /// one its fail mode stood in for.
+    pub verdict: String,
+    /// The reviewer's reason, or what went wrong.
+    pub reason: String,
+    /// `decided` (the reviewer answered), `failed_open` / `failed_closed`
+    /// (it did not: timeout, provider error, malformed answer; the fail
+    /// mode decided) or `skipped` (a limit was reached; nothing asked).
+    pub outcome: String,
+    /// What went wrong, when the review failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How long the review took, model call included.
+    pub duration_ms: u64,
+    /// True when the verdict came from the review cache (no model call).
+    pub cache_hit: bool,
+    /// The tool call reviewed (none for a Stop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// Its tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Token usage of the model call (none on a cache hit or a failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
 macro_rules! to_payload {
     ($($ty:ty),*) => {$(
         impl $ty {
@@ -72,4 +109,4 @@ macro_rules! to_payload {
     )*};
 }
 
-to_payload!(SessionStart, ModelResponse, SessionEnd);
+to_payload!(SessionStart, ModelResponse, SessionEnd, ReviewerVerdict);

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::entry::{EntryKind, LedgerEntry};
+use crate::payload::ReviewerVerdict;
 use crate::record::{ToolRecord, ToolStatus};
 use crate::sign::SignedHead;
 
@@ -23,6 +24,16 @@ pub struct ReportTool {
     pub entry_hash: String,
     /// True when the record's own `proof_hash` matches its content.
     pub proof_valid: bool,
+}
+
+/// One reviewer verdict as the ledger shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportReview {
+    /// Seq of its `reviewer_verdict` entry.
+    pub seq: u64,
+    /// The verdict.
+    #[serde(flatten)]
+    pub verdict: ReviewerVerdict,
 }
 
 /// Everything a session report shows.
@@ -54,6 +65,10 @@ pub struct ReportData {
     pub permission_decisions: u64,
     /// Gate results recorded as their own entries.
     pub gate_results: u64,
+    /// LLM reviewer verdicts, in ledger order (each names its tool call,
+    /// if any).
+    #[serde(default)]
+    pub reviews: Vec<ReportReview>,
 }
 
 impl ReportData {
@@ -77,6 +92,7 @@ impl ReportData {
             tool_status_counts: BTreeMap::new(),
             permission_decisions: 0,
             gate_results: 0,
+            reviews: Vec::new(),
         };
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         for entry in entries {
@@ -93,6 +109,14 @@ impl ReportData {
                 }
                 EntryKind::PermissionDecision => report.permission_decisions += 1,
                 EntryKind::GateResult => report.gate_results += 1,
+                EntryKind::ReviewerVerdict => {
+                    if let Ok(verdict) = serde_json::from_value::<ReviewerVerdict>(p.clone()) {
+                        report.reviews.push(ReportReview {
+                            seq: entry.seq,
+                            verdict,
+                        });
+                    }
+                }
                 EntryKind::ToolCallOpened | EntryKind::ToolRecord => {
                     let Ok(record) = serde_json::from_value::<ToolRecord>(p.clone()) else {
                         continue;

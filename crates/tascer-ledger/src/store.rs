@@ -1,23 +1,30 @@
-//! The SQLite ledger store.
+//! The ledger store: a session's entries, head, projections and evidence
+//! blobs, in the home's store backend ([`tascer_store::Backend`]: the
+//! SQLite file `$TASCER_HOME/tascer.db` by default, or the shared
+//! PostgreSQL database).
 //!
-//! The ledger lives in the same database file as the session store
-//! (`$TASCER_HOME/tascer.db`) but in its own tables, written through the
-//! store's write path ([`tascer_store::Db::write`]: `BEGIN IMMEDIATE`,
-//! busy timeout, retries with backoff), over the same connection when the
-//! two are opened on one [`Db`]. `ledger_entries` and `ledger_heads` are the record;
-//! `tool_calls`, `permission_decisions`, `hook_executions` and `metrics`
-//! are projections for queries, rebuilt from entries as they are appended
-//! and never trusted by verification. `ledger_evidence` holds small
-//! evidence blobs by digest (see [`crate::evidence`]); like evidence files,
-//! they are checked against their digest, never trusted.
+//! `ledger_entries` and `ledger_heads` are the record; `tool_calls`,
+//! `permission_decisions`, `hook_executions` and `metrics` are projections
+//! for queries, derived from entries as they are appended ([`project`])
+//! and never trusted by verification. `ledger_evidence` holds evidence
+//! blobs by digest (see [`crate::evidence`]); like evidence files, they are
+//! checked against their digest, never trusted.
+//!
+//! The chain is computed here, not in the backend: an append hands the
+//! backend a builder that turns the chain's tail (read under the backend's
+//! per-session lock, inside its transaction) into the new entries, their
+//! projections and the signed head. Either backend stores the same text,
+//! so verification reads the same canonical bytes.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use ed25519_dalek::SigningKey;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde_json::Value;
-use tascer_store::Db;
+use tascer_store::{
+    Backend, Db, EntryRow, HeadRow, LedgerBatch, Projection, SqliteBackend, StoreError,
+};
 
 use crate::digest::GENESIS_PREV_HASH;
 use crate::entry::{EntryKind, LedgerEntry, now_ts};
@@ -26,147 +33,91 @@ use crate::jcs;
 use crate::record::ToolRecord;
 use crate::sign::SignedHead;
 
-/// The ledger's tables.
-pub const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS ledger_entries (
-    session_id TEXT NOT NULL,
-    seq        INTEGER NOT NULL,
-    ts         TEXT NOT NULL,
-    kind       TEXT NOT NULL,
-    payload    TEXT NOT NULL,
-    prev_hash  TEXT NOT NULL,
-    hash       TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE IF NOT EXISTS ledger_heads (
-    session_id TEXT PRIMARY KEY,
-    seq        INTEGER NOT NULL,
-    hash       TEXT NOT NULL,
-    signature  TEXT,
-    key_id     TEXT,
-    signed_at  TEXT
-);
-CREATE TABLE IF NOT EXISTS tool_calls (
-    session_id  TEXT NOT NULL,
-    tool_use_id TEXT NOT NULL,
-    seq         INTEGER NOT NULL,
-    tool        TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    started_at  TEXT,
-    finished_at TEXT,
-    proof_hash  TEXT,
-    record      TEXT NOT NULL,
-    PRIMARY KEY (session_id, tool_use_id)
-);
-CREATE TABLE IF NOT EXISTS permission_decisions (
-    session_id  TEXT NOT NULL,
-    seq         INTEGER NOT NULL,
-    tool_use_id TEXT,
-    decision    TEXT,
-    data        TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE IF NOT EXISTS hook_executions (
-    session_id TEXT NOT NULL,
-    seq        INTEGER NOT NULL,
-    event      TEXT,
-    data       TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE IF NOT EXISTS metrics (
-    session_id TEXT NOT NULL,
-    name       TEXT NOT NULL,
-    value      REAL,
-    data       TEXT,
-    ts         TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS metrics_by_session ON metrics (session_id, name);
-CREATE TABLE IF NOT EXISTS ledger_evidence (
-    session_id TEXT NOT NULL,
-    digest     TEXT NOT NULL,
-    bytes      BLOB NOT NULL,
-    PRIMARY KEY (session_id, digest)
-);
-";
-
-/// The tables [`SCHEMA`] creates.
-const TABLES: &[&str] = &[
-    "ledger_entries",
-    "ledger_heads",
-    "tool_calls",
-    "permission_decisions",
-    "hook_executions",
-    "metrics",
-    "ledger_evidence",
-];
-
 /// A ledger row as stored, before any check: verification reads these so
-/// that a corrupt row is reported, not a load error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawEntry {
-    /// `seq` column.
-    pub seq: i64,
-    /// `session_id` column.
-    pub session_id: String,
-    /// `ts` column.
-    pub ts: String,
-    /// `kind` column.
-    pub kind: String,
-    /// `payload` column (canonical JSON text when written by Tascer).
-    pub payload: String,
-    /// `prev_hash` column.
-    pub prev_hash: String,
-    /// `hash` column.
-    pub hash: String,
-}
+/// that a corrupt row is reported, not a load error (parse it with
+/// [`LedgerEntry::from_row`]).
+pub type RawEntry = EntryRow;
 
-impl RawEntry {
-    /// Parses the row into an entry; `Err` says what is malformed.
-    pub fn parse(&self) -> Result<LedgerEntry, String> {
-        let seq = u64::try_from(self.seq).map_err(|_| format!("negative seq {}", self.seq))?;
-        let kind: EntryKind = self.kind.parse().map_err(|e| format!("{e}"))?;
-        let payload: Value =
-            serde_json::from_str(&self.payload).map_err(|e| format!("payload is not JSON: {e}"))?;
-        Ok(LedgerEntry {
-            seq,
-            session_id: self.session_id.clone(),
-            ts: self.ts.clone(),
-            kind,
-            payload,
-            prev_hash: self.prev_hash.clone(),
-            hash: self.hash.clone(),
-        })
+impl From<HeadRow> for SignedHead {
+    fn from(row: HeadRow) -> Self {
+        SignedHead {
+            session_id: row.session_id,
+            seq: row.seq,
+            hash: row.hash,
+            signature: row.signature,
+            key_id: row.key_id,
+            signed_at: row.signed_at,
+        }
     }
 }
 
-/// The ledger tables in one SQLite file, behind one [`Db`] handle.
-#[derive(Debug)]
+impl From<&SignedHead> for HeadRow {
+    fn from(head: &SignedHead) -> Self {
+        HeadRow {
+            session_id: head.session_id.clone(),
+            seq: head.seq,
+            hash: head.hash.clone(),
+            signature: head.signature.clone(),
+            key_id: head.key_id.clone(),
+            signed_at: head.signed_at.clone(),
+        }
+    }
+}
+
+/// A backend error as a ledger error: a builder's own error comes back as
+/// it was raised.
+fn from_store(err: StoreError) -> LedgerError {
+    match err {
+        StoreError::Build(inner) => match inner.downcast::<LedgerError>() {
+            Ok(ledger) => *ledger,
+            Err(other) => LedgerError::Store(StoreError::Build(other)),
+        },
+        other => LedgerError::Store(other),
+    }
+}
+
+/// The ledger's tables in a store backend.
+#[derive(Debug, Clone)]
 pub struct LedgerStore {
-    db: Arc<Db>,
+    backend: Arc<dyn Backend>,
 }
 
 impl LedgerStore {
-    /// Opens (creating if needed) the database at `path` and its ledger
-    /// tables, in WAL mode, with its own connection.
+    /// Opens (creating if needed) an SQLite database at `path`, with its
+    /// own connection.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::with_db(Arc::new(Db::open(path)?))
+        Ok(Self::with_backend(Arc::new(
+            SqliteBackend::open(path).map_err(from_store)?,
+        )))
     }
 
-    /// The ledger tables in an open database (shared with the session
-    /// store, say); creates them if they are missing.
+    /// The ledger tables in an open SQLite database (shared with the
+    /// session store, say); creates them if they are missing.
     pub fn with_db(db: Arc<Db>) -> Result<Self> {
-        db.ensure_schema(TABLES, SCHEMA)?;
-        Ok(LedgerStore { db })
+        Ok(Self::with_backend(Arc::new(
+            SqliteBackend::with_db(db).map_err(from_store)?,
+        )))
     }
 
-    /// Where the database file is.
-    pub fn path(&self) -> &Path {
-        self.db.path()
+    /// The ledger tables in a backend (shared with the session store).
+    pub fn with_backend(backend: Arc<dyn Backend>) -> Self {
+        LedgerStore { backend }
     }
 
-    /// The database handle.
-    pub fn db(&self) -> &Arc<Db> {
-        &self.db
+    /// Where the data is: the SQLite file's path or the PostgreSQL URL
+    /// (without its password).
+    pub fn location(&self) -> &str {
+        self.backend.location()
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// The SQLite database, when the store is one.
+    pub fn sqlite_db(&self) -> Option<&Arc<Db>> {
+        self.backend.sqlite_db()
     }
 
     /// Appends one entry to a session's chain, in one transaction that also
@@ -189,9 +140,9 @@ impl LedgerStore {
     /// like [`append`](Self::append) for each, with the head written (and
     /// signed) once, over the last. In the same transaction it stores
     /// `blobs` (`(digest, bytes)` pairs, digest as `sha256:<hex>`) in
-    /// `ledger_evidence`, so entries and the small evidence they refer to
-    /// are committed together; a blob already stored under its digest is
-    /// left as it is. Nothing is written when any payload has no canonical
+    /// `ledger_evidence`, so entries and the evidence they refer to are
+    /// committed together; a blob already stored under its digest is left
+    /// as it is. Nothing is written when any payload has no canonical
     /// form.
     pub fn append_many(
         &self,
@@ -205,168 +156,104 @@ impl LedgerStore {
         }
         // Canonicalize first: a payload without a canonical form never
         // reaches the database.
-        let texts = entries
+        let entries = entries
+            .into_iter()
+            .map(|(kind, payload)| {
+                let text = jcs::canonical_string(&payload)?;
+                Ok((kind, payload, text))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let appended: Arc<Mutex<Vec<LedgerEntry>>> = Arc::default();
+        let builder = ChainBuilder {
+            session_id: session_id.to_string(),
+            entries,
+            key: key.cloned(),
+            appended: Arc::clone(&appended),
+        };
+        let blobs: Vec<(String, Vec<u8>)> = blobs
             .iter()
-            .map(|(_, payload)| jcs::canonical_string(payload))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        self.db.write(|tx| {
-            for (digest, bytes) in blobs {
-                insert_blob(tx, session_id, digest, bytes)?;
-            }
-            let last: Option<(i64, String)> = tx
-                .prepare_cached(
-                    "SELECT seq, hash FROM ledger_entries WHERE session_id = ?1
-                     ORDER BY seq DESC LIMIT 1",
-                )?
-                .query_row(params![session_id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()?;
-            let (mut seq, mut prev_hash) = match last {
-                Some((seq, hash)) => (u64::try_from(seq).unwrap_or(0) + 1, hash),
-                None => (1, GENESIS_PREV_HASH.to_string()),
-            };
-            let mut appended = Vec::with_capacity(entries.len());
-            for ((kind, payload), payload_text) in entries.iter().zip(&texts) {
-                let entry = LedgerEntry::with_canonical_payload(
-                    seq,
-                    session_id,
-                    now_ts(),
-                    *kind,
-                    payload.clone(),
-                    payload_text,
-                    prev_hash,
-                )?;
-                tx.prepare_cached(
-                    "INSERT INTO ledger_entries (session_id, seq, ts, kind, payload, prev_hash, hash)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )?
-                .execute(params![
-                    session_id,
-                    i64::try_from(seq).unwrap_or(i64::MAX),
-                    entry.ts,
-                    kind.as_str(),
-                    payload_text,
-                    entry.prev_hash,
-                    entry.hash
-                ])?;
-                project(tx, &entry, payload_text)?;
-                prev_hash = entry.hash.clone();
-                seq += 1;
-                appended.push(entry);
-            }
-            if let Some(last) = appended.last() {
-                let head = match key {
-                    Some(key) => SignedHead::sign(session_id, last.seq, &last.hash, key)?,
-                    None => SignedHead::unsigned(session_id, last.seq, &last.hash),
-                };
-                write_head(tx, &head)?;
-            }
-            Ok(appended)
-        })
+            .map(|(digest, bytes)| (digest.clone(), bytes.to_vec()))
+            .collect();
+        self.backend
+            .append_entries(
+                session_id,
+                &blobs,
+                Box::new(move |tail| builder.build(tail).map_err(Into::into)),
+            )
+            .map_err(from_store)?;
+        let mut appended = match appended.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        Ok(std::mem::take(&mut *appended))
     }
 
     /// Every stored row of a session, ordered by `seq`, unchecked.
     pub fn raw_entries(&self, session_id: &str) -> Result<Vec<RawEntry>> {
-        self.db.read(|conn| {
-            let mut stmt = conn.prepare(
-                "SELECT seq, session_id, ts, kind, payload, prev_hash, hash
-                 FROM ledger_entries WHERE session_id = ?1 ORDER BY seq",
-            )?;
-            let rows = stmt.query_map(params![session_id], raw_from_row)?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
-        })
+        self.backend.entries(session_id).map_err(from_store)
     }
 
     /// Every entry of a session, ordered by `seq` (not verified; see
     /// [`verify_session`](crate::verify_session)).
     pub fn entries(&self, session_id: &str) -> Result<Vec<LedgerEntry>> {
         self.raw_entries(session_id)?
-            .into_iter()
-            .map(|raw| {
-                raw.parse().map_err(|detail| LedgerError::Corrupt {
-                    session_id: session_id.to_string(),
-                    seq: raw.seq,
-                    detail,
-                })
-            })
+            .iter()
+            .map(|raw| parse(raw, session_id))
             .collect()
     }
 
     /// The last entry of a session, if any.
     pub fn last_entry(&self, session_id: &str) -> Result<Option<LedgerEntry>> {
-        let raw = self.db.read(|conn| {
-            conn.query_row(
-                "SELECT seq, session_id, ts, kind, payload, prev_hash, hash
-                 FROM ledger_entries WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1",
-                params![session_id],
-                raw_from_row,
-            )
-            .optional()
-        })?;
-        raw.map(|raw| {
-            raw.parse().map_err(|detail| LedgerError::Corrupt {
-                session_id: session_id.to_string(),
-                seq: raw.seq,
-                detail,
-            })
-        })
-        .transpose()
+        self.backend
+            .last_entry(session_id)
+            .map_err(from_store)?
+            .map(|raw| parse(&raw, session_id))
+            .transpose()
     }
 
     /// The stored head of a session, if any.
     pub fn head(&self, session_id: &str) -> Result<Option<SignedHead>> {
-        Ok(self.db.read(|conn| {
-            conn.query_row(
-                "SELECT session_id, seq, hash, signature, key_id, signed_at
-                 FROM ledger_heads WHERE session_id = ?1",
-                params![session_id],
-                |r| {
-                    Ok(SignedHead {
-                        session_id: r.get(0)?,
-                        seq: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-                        hash: r.get(2)?,
-                        signature: r.get(3)?,
-                        key_id: r.get(4)?,
-                        signed_at: r.get(5)?,
-                    })
-                },
-            )
-            .optional()
-        })?)
+        Ok(self
+            .backend
+            .head(session_id)
+            .map_err(from_store)?
+            .map(SignedHead::from))
     }
 
     /// Replaces a session's head (used by checkpoint signing).
     pub fn put_head(&self, head: &SignedHead) -> Result<()> {
-        self.db
-            .write(|tx| Ok::<_, LedgerError>(write_head(tx, head)?))
+        self.backend.put_head(&head.into()).map_err(from_store)
     }
 
     /// Ids of every session with ledger entries, sorted.
     pub fn sessions(&self) -> Result<Vec<String>> {
-        Ok(self.db.read(|conn| {
-            let mut stmt =
-                conn.prepare("SELECT DISTINCT session_id FROM ledger_entries ORDER BY session_id")?;
-            let rows = stmt.query_map([], |r| r.get(0))?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
-        })?)
+        self.backend.ledger_sessions().map_err(from_store)
     }
 
     /// Stores one evidence blob of a session under `digest`
     /// (`sha256:<hex>`, computed by the caller), in its own transaction.
     /// A blob already stored under that digest is left as it is.
     pub fn put_blob(&self, session_id: &str, digest: &str, bytes: &[u8]) -> Result<()> {
-        self.db
-            .write(|tx| Ok::<_, LedgerError>(insert_blob(tx, session_id, digest, bytes)?))
+        self.backend
+            .put_blob(session_id, digest, bytes)
+            .map_err(from_store)
     }
 
     /// The evidence blob stored under `digest` for a session, unchecked.
     pub fn blob(&self, session_id: &str, digest: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.read(|conn| {
-            conn.prepare_cached(
-                "SELECT bytes FROM ledger_evidence WHERE session_id = ?1 AND digest = ?2",
-            )?
-            .query_row(params![session_id, digest], |r| r.get(0))
-            .optional()
-        })?)
+        self.backend.blob(session_id, digest).map_err(from_store)
+    }
+
+    /// Every evidence blob of a session, as `(digest, bytes)`, ordered by
+    /// digest; unchecked.
+    pub fn blobs(&self, session_id: &str) -> Result<Vec<(String, Vec<u8>)>> {
+        self.backend.blobs(session_id).map_err(from_store)
+    }
+
+    /// True when every evidence blob is kept in the store whatever its
+    /// size (the PostgreSQL store), not only the small ones.
+    pub fn keeps_large_evidence(&self) -> bool {
+        self.backend.keeps_large_evidence()
     }
 
     /// Records a named measurement for a session (not part of the chain).
@@ -377,48 +264,50 @@ impl LedgerStore {
         value: Option<f64>,
         data: Option<&Value>,
     ) -> Result<()> {
-        let data = data.map(jcs::canonical_string).transpose()?;
-        let ts = now_ts();
-        self.db.write(|tx| {
-            tx.execute(
-                "INSERT INTO metrics (session_id, name, value, data, ts)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![session_id, name, value, data, ts],
-            )?;
-            Ok::<_, LedgerError>(())
-        })
+        let metric = Projection::Metric {
+            name: name.to_string(),
+            value,
+            data: data.map(jcs::canonical_string).transpose()?,
+            ts: now_ts(),
+        };
+        self.backend
+            .record_metric(session_id, &metric)
+            .map_err(from_store)
     }
 
     /// The projected tool calls of a session (latest record of each), in
     /// the order they were opened.
     pub fn tool_calls(&self, session_id: &str) -> Result<Vec<ToolRecord>> {
-        let rows: Vec<String> = self.db.read(|conn| {
-            let mut stmt =
-                conn.prepare("SELECT record FROM tool_calls WHERE session_id = ?1 ORDER BY rowid")?;
-            let rows = stmt.query_map(params![session_id], |r| r.get::<_, String>(0))?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
-        })?;
-        rows.iter()
+        self.backend
+            .tool_call_records(session_id)
+            .map_err(from_store)?
+            .iter()
             .map(|row| Ok(serde_json::from_str(row)?))
             .collect()
     }
 
-    /// Runs `f` with the underlying connection (for tests and tools that
-    /// need raw SQL).
-    pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
-        self.db.read(f)
+    /// Writes ledger rows exactly as given (no hashing, no checks, no
+    /// projections), in one transaction.
+    pub fn import_entries(&self, rows: &[RawEntry]) -> Result<()> {
+        self.backend.import_entries(rows).map_err(from_store)
+    }
+
+    /// Runs `f` with the underlying SQLite connection (for tests and tools
+    /// that need raw SQL); an error when the store is not SQLite.
+    pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T> {
+        match self.backend.sqlite_db() {
+            Some(db) => Ok(db.read(f)),
+            None => Err(LedgerError::NotSqlite(self.location().to_string())),
+        }
     }
 }
 
-fn raw_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawEntry> {
-    Ok(RawEntry {
-        seq: r.get(0)?,
-        session_id: r.get(1)?,
-        ts: r.get(2)?,
-        kind: r.get(3)?,
-        payload: r.get(4)?,
-        prev_hash: r.get(5)?,
-        hash: r.get(6)?,
+/// Parses a stored row, naming it when it is corrupt.
+fn parse(raw: &RawEntry, session_id: &str) -> Result<LedgerEntry> {
+    LedgerEntry::from_row(raw).map_err(|detail| LedgerError::Corrupt {
+        session_id: session_id.to_string(),
+        seq: raw.seq,
+        detail,
     })
 }
 
@@ -429,43 +318,70 @@ pub(crate) fn the_one(mut entries: Vec<LedgerEntry>, session_id: &str) -> Result
         .ok_or_else(|| LedgerError::EmptySession(session_id.to_string()))
 }
 
-fn insert_blob(
-    conn: &Connection,
-    session_id: &str,
-    digest: &str,
-    bytes: &[u8],
-) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT OR IGNORE INTO ledger_evidence (session_id, digest, bytes) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![session_id, digest, bytes])?;
-    Ok(())
+/// What one append computes from the chain's tail, inside the backend's
+/// transaction (see the module docs).
+struct ChainBuilder {
+    session_id: String,
+    /// Kind, payload and the payload's canonical text.
+    entries: Vec<(EntryKind, Value, String)>,
+    key: Option<SigningKey>,
+    /// The entries of the last build: those committed when the append
+    /// returns.
+    appended: Arc<Mutex<Vec<LedgerEntry>>>,
 }
 
-fn write_head(conn: &Connection, head: &SignedHead) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO ledger_heads (session_id, seq, hash, signature, key_id, signed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
-             signature = excluded.signature, key_id = excluded.key_id,
-             signed_at = excluded.signed_at",
-    )?
-    .execute(params![
-        head.session_id,
-        i64::try_from(head.seq).unwrap_or(i64::MAX),
-        head.hash,
-        head.signature,
-        head.key_id,
-        head.signed_at
-    ])?;
-    Ok(())
+impl ChainBuilder {
+    fn build(&self, tail: Option<&tascer_store::Tail>) -> Result<LedgerBatch> {
+        let (mut seq, mut prev_hash) = match tail {
+            Some(tail) => (tail.seq + 1, tail.hash.clone()),
+            None => (1, GENESIS_PREV_HASH.to_string()),
+        };
+        let mut batch = LedgerBatch::default();
+        let mut appended = Vec::with_capacity(self.entries.len());
+        for (kind, payload, text) in &self.entries {
+            let entry = LedgerEntry::with_canonical_payload(
+                seq,
+                &self.session_id,
+                now_ts(),
+                *kind,
+                payload.clone(),
+                text,
+                prev_hash,
+            )?;
+            batch.entries.push(EntryRow {
+                seq: i64::try_from(seq).unwrap_or(i64::MAX),
+                session_id: self.session_id.clone(),
+                ts: entry.ts.clone(),
+                kind: kind.as_str().to_string(),
+                payload: text.clone(),
+                prev_hash: entry.prev_hash.clone(),
+                hash: entry.hash.clone(),
+            });
+            batch.projections.extend(project(&entry, text));
+            prev_hash = entry.hash.clone();
+            seq += 1;
+            appended.push(entry);
+        }
+        if let Some(last) = appended.last() {
+            let head = match &self.key {
+                Some(key) => SignedHead::sign(&self.session_id, last.seq, &last.hash, key)?,
+                None => SignedHead::unsigned(&self.session_id, last.seq, &last.hash),
+            };
+            batch.head = Some((&head).into());
+        }
+        let mut slot = match self.appended.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *slot = appended;
+        Ok(batch)
+    }
 }
 
-/// Updates the query tables from one entry (`payload_text`: its payload's
-/// canonical JSON). Payloads that do not have the expected shape are simply
-/// not projected.
-fn project(conn: &Connection, entry: &LedgerEntry, payload_text: &str) -> Result<()> {
-    let seq = i64::try_from(entry.seq).unwrap_or(i64::MAX);
+/// The query rows of one entry (`payload_text`: its payload's canonical
+/// JSON). Payloads that do not have the expected shape are simply not
+/// projected.
+pub fn project(entry: &LedgerEntry, payload_text: &str) -> Option<Projection> {
     let field = |name: &str| {
         entry
             .payload
@@ -478,64 +394,36 @@ fn project(conn: &Connection, entry: &LedgerEntry, payload_text: &str) -> Result
             let (Some(tool_use_id), Some(tool), Some(status)) =
                 (field("tool_use_id"), field("tool"), field("status"))
             else {
-                return Ok(());
+                return None;
             };
-            conn.prepare_cached(
-                "INSERT INTO tool_calls (session_id, tool_use_id, seq, tool, status,
-                     started_at, finished_at, proof_hash, record)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                 ON CONFLICT (session_id, tool_use_id) DO UPDATE SET seq = excluded.seq,
-                     tool = excluded.tool, status = excluded.status,
-                     started_at = excluded.started_at, finished_at = excluded.finished_at,
-                     proof_hash = excluded.proof_hash, record = excluded.record",
-            )?
-            .execute(params![
-                entry.session_id,
+            Some(Projection::ToolCall {
                 tool_use_id,
-                seq,
+                seq: entry.seq,
                 tool,
                 status,
-                field("started_at"),
-                field("finished_at"),
-                field("proof_hash"),
-                payload_text
-            ])?;
+                started_at: field("started_at"),
+                finished_at: field("finished_at"),
+                proof_hash: field("proof_hash"),
+                record: payload_text.to_string(),
+            })
         }
-        EntryKind::PermissionDecision => {
-            conn.prepare_cached(
-                "INSERT OR REPLACE INTO permission_decisions
-                     (session_id, seq, tool_use_id, decision, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                entry.session_id,
-                seq,
-                field("tool_use_id"),
-                field("decision").or_else(|| field("behavior")),
-                payload_text
-            ])?;
-        }
-        EntryKind::HookExecution => {
-            conn.prepare_cached(
-                "INSERT OR REPLACE INTO hook_executions (session_id, seq, event, data)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![
-                entry.session_id,
-                seq,
-                field("event").or_else(|| field("hook_event_name")),
-                payload_text
-            ])?;
-        }
-        EntryKind::SessionEnd => {
-            let cost = entry.payload.get("cost_usd").and_then(Value::as_f64);
-            conn.prepare_cached(
-                "INSERT INTO metrics (session_id, name, value, data, ts)
-                 VALUES (?1, 'session_end', ?2, ?3, ?4)",
-            )?
-            .execute(params![entry.session_id, cost, payload_text, entry.ts])?;
-        }
-        _ => {}
+        EntryKind::PermissionDecision => Some(Projection::PermissionDecision {
+            seq: entry.seq,
+            tool_use_id: field("tool_use_id"),
+            decision: field("decision").or_else(|| field("behavior")),
+            data: payload_text.to_string(),
+        }),
+        EntryKind::HookExecution => Some(Projection::HookExecution {
+            seq: entry.seq,
+            event: field("event").or_else(|| field("hook_event_name")),
+            data: payload_text.to_string(),
+        }),
+        EntryKind::SessionEnd => Some(Projection::Metric {
+            name: "session_end".to_string(),
+            value: entry.payload.get("cost_usd").and_then(Value::as_f64),
+            data: Some(payload_text.to_string()),
+            ts: entry.ts.clone(),
+        }),
+        _ => None,
     }
-    Ok(())
 }

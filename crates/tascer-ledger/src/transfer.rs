@@ -6,50 +6,23 @@
 //! [`verify_session`](crate::verify_session) on it: the one verifier, with
 //! no access to the original store.
 
-use rusqlite::params;
-
 use crate::error::Result;
 use crate::sign::SignedHead;
 use crate::store::{LedgerStore, RawEntry};
 
-/// Every evidence blob a session keeps in the database (the small
-/// evidence), as `(digest, bytes)`, ordered by digest; unchecked.
+/// Every evidence blob a session keeps in the database, as
+/// `(digest, bytes)`, ordered by digest; unchecked.
 pub fn session_blobs(store: &LedgerStore, session_id: &str) -> Result<Vec<(String, Vec<u8>)>> {
-    store.with_connection(|conn| {
-        let mut stmt = conn.prepare(
-            "SELECT digest, bytes FROM ledger_evidence WHERE session_id = ?1 ORDER BY digest",
-        )?;
-        let rows = stmt.query_map(params![session_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
-    })
+    store.blobs(session_id)
 }
 
 /// Writes `rows` and `head` of one session into `store` exactly as given
-/// (no hashing, no checks, no projections), in one transaction, replacing
-/// rows with the same `(session_id, seq)`. Meant for a fresh store that is
-/// then verified: whatever was changed in the rows shows there.
+/// (no hashing, no checks, no projections), in one transaction (in an
+/// SQLite store, replacing rows with the same `(session_id, seq)`). Meant
+/// for a fresh store that is then verified: whatever was changed in the
+/// rows shows there.
 pub fn import_raw(store: &LedgerStore, rows: &[RawEntry], head: Option<&SignedHead>) -> Result<()> {
-    store.with_connection(|conn| {
-        let tx = conn.unchecked_transaction()?;
-        for row in rows {
-            tx.execute(
-                "INSERT OR REPLACE INTO ledger_entries
-                 (session_id, seq, ts, kind, payload, prev_hash, hash)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    row.session_id,
-                    row.seq,
-                    row.ts,
-                    row.kind,
-                    row.payload,
-                    row.prev_hash,
-                    row.hash
-                ],
-            )?;
-        }
-        tx.commit()?;
-        Ok::<_, crate::error::LedgerError>(())
-    })?;
+    store.import_entries(rows)?;
     if let Some(head) = head {
         store.put_head(head)?;
     }

@@ -92,8 +92,8 @@ fn shares_a_database_with_other_tables_and_connections() {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
             "PRAGMA journal_mode=WAL;
-             CREATE TABLE sessions (id TEXT PRIMARY KEY);
-             INSERT INTO sessions VALUES ('x');",
+             CREATE TABLE other_app (id TEXT PRIMARY KEY);
+             INSERT INTO other_app VALUES ('x');",
         )
         .unwrap();
     }
@@ -109,7 +109,7 @@ fn shares_a_database_with_other_tables_and_connections() {
     assert!(a.verify("shared", None).unwrap().ok);
     let conn = rusqlite::Connection::open(&db).unwrap();
     let n: i64 = conn
-        .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM other_app", [], |r| r.get(0))
         .unwrap();
     assert_eq!(n, 1);
 }

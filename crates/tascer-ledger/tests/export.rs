@@ -49,10 +49,13 @@ fn broken_ledgers_are_not_attested() {
     ledger
         .append("s", EntryKind::UserPrompt, json!({"text": "a"}))
         .unwrap();
-    ledger.store().with_connection(|c| {
-        c.execute("UPDATE ledger_entries SET payload = '{\"text\":\"b\"}'", [])
-            .unwrap()
-    });
+    ledger
+        .store()
+        .with_connection(|c| {
+            c.execute("UPDATE ledger_entries SET payload = '{\"text\":\"b\"}'", [])
+                .unwrap()
+        })
+        .unwrap();
     assert!(ledger.export_attestation("s", Vec::new()).is_err());
     let unsigned = Ledger::open_in_home(dir.path(), None).unwrap();
     assert!(unsigned.export_attestation("s", Vec::new()).is_err());

@@ -2,13 +2,12 @@
 //! first broken entry is named.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use rusqlite::{Connection, params};
 use serde_json::json;
 use tascer_ledger::keys::random_signing_key;
-use tascer_ledger::{
-    BreakReason, EntryKind, GateOutcome, Ledger, LedgerEntry, SessionStart, ToolRecord, ToolStatus,
-    VerifyReport, jcs,
-};
+use tascer_ledger::{BreakReason, EntryKind, Ledger, LedgerEntry, VerifyReport, jcs};
 
 const S: &str = "session-1";
 
@@ -22,11 +21,6 @@ struct Fixture {
     file_digest: String,
 }
 
-/// More than `INLINE_EVIDENCE_LIMIT` bytes, so stored as a file.
-fn large_output() -> Vec<u8> {
-    b"line of a long listing\n".repeat(4000)
-}
-
 /// seq 1 start, 2 prompt, 3 tool opened, 4 tool record (with a small and a
 /// large piece of evidence), 5 model response, 6 end.
 fn fixture(signed: bool) -> Fixture {
@@ -34,58 +28,7 @@ fn fixture(signed: bool) -> Fixture {
     let db = dir.path().join("tascer.db");
     let key = signed.then(|| random_signing_key().unwrap());
     let ledger = Ledger::open(&db, dir.path().join("evidence"), key).unwrap();
-    ledger
-        .start_session(
-            S,
-            &SessionStart {
-                model: "claude-test".into(),
-                options_digest: tascer_ledger::sha256_ref(b"{}"),
-                system_prompt_digest: tascer_ledger::sha256_ref(b"be nice"),
-                signing_key_id: None,
-                context: json!({"cwd": "/tmp/x"}),
-            },
-        )
-        .unwrap();
-    ledger
-        .append(S, EntryKind::UserPrompt, json!({"text": "hello world"}))
-        .unwrap();
-    let mut record = ToolRecord::open(
-        "toolu_1",
-        "Bash",
-        json!({"command": "ls"}),
-        "2026-01-01T00:00:00.000Z",
-    );
-    ledger.open_tool_call(S, &record).unwrap();
-    let evidence_digest = ledger.put_evidence(S, b"file-a\nfile-b\n").unwrap();
-    let large = large_output();
-    assert!(large.len() > tascer_ledger::INLINE_EVIDENCE_LIMIT);
-    let file_digest = ledger.put_evidence(S, &large).unwrap();
-    record.output_digest = Some(evidence_digest.clone());
-    record.evidence = vec![evidence_digest.clone(), file_digest.clone()];
-    record.finished_at = Some("2026-01-01T00:00:01.000Z".into());
-    record.post_gates = vec![GateOutcome {
-        gate: "tests".into(),
-        passed: true,
-        message: "ok".into(),
-        duration_ms: 12,
-    }];
-    record.status = ToolStatus::Validated;
-    ledger.close_tool_call(S, &mut record).unwrap();
-    ledger
-        .append(
-            S,
-            EntryKind::ModelResponse,
-            json!({"content_digest": tascer_ledger::sha256_ref(b"done"), "model": "claude-test",
-                   "usage": {"input_tokens": 10, "output_tokens": 2}}),
-        )
-        .unwrap();
-    ledger
-        .append(
-            S,
-            EntryKind::SessionEnd,
-            json!({"status": "success", "cost_usd": 0.0123, "usage": {"input_tokens": 10}}),
-        )
-        .unwrap();
+    let (evidence_digest, file_digest) = common::record_session(&ledger, S);
     Fixture {
         _dir: dir,
         db,
@@ -275,7 +218,7 @@ fn evidence_file_altered() {
     let f = fixture(true);
     let path = f.ledger.evidence(S).path_of(&f.file_digest).unwrap();
     assert!(path.is_file(), "large evidence is a file");
-    let mut altered = large_output();
+    let mut altered = common::large_output();
     altered[10] ^= 1;
     std::fs::write(&path, altered).unwrap();
     let report = verify(&f);

@@ -1,5 +1,5 @@
 //! The only module that talks to `rmcp` (with `sse`, our legacy SSE
-//! transport): connect over a transport and run requests, returning plain
+//! transport, and `tunnel`, the transport through an SDK host): connect over a transport and run requests, returning plain
 //! JSON so the rest of the crate never sees rmcp types. An rmcp upgrade
 //! should only touch these two files.
 
@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use crate::config::McpServerConfig;
 use crate::error::McpError;
 use crate::sse::SseTransport;
+use crate::tunnel::{McpTunnel, TunnelTransport};
 
 /// A tool as listed by a server (`tools/list` entry).
 #[derive(Debug, Clone, PartialEq)]
@@ -152,8 +153,13 @@ fn header_map(
 }
 
 impl Connection {
-    /// Connects and performs the MCP handshake.
-    pub async fn connect(server: &str, config: &McpServerConfig) -> Result<Self, McpError> {
+    /// Connects and performs the MCP handshake. `sdk` servers go through
+    /// `tunnel` (without one they cannot be reached).
+    pub async fn connect(
+        server: &str,
+        config: &McpServerConfig,
+        tunnel: Option<&Arc<dyn McpTunnel>>,
+    ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
             tools_changed: tools_changed.clone(),
@@ -204,12 +210,18 @@ impl Connection {
                     .await
                     .map_err(|e| connect_err(format!("{url}: {e}")))?
             }
-            McpServerConfig::Sdk { name } => {
-                return Err(McpError::Unsupported {
-                    server: server.into(),
-                    message: format!("in-process server '{name}' is not registered"),
-                });
-            }
+            McpServerConfig::Sdk { name } => match tunnel {
+                Some(tunnel) => handler
+                    .serve(TunnelTransport::new(name, Arc::clone(tunnel)))
+                    .await
+                    .map_err(|e| connect_err(e.to_string()))?,
+                None => {
+                    return Err(McpError::Unsupported {
+                        server: server.into(),
+                        message: format!("in-process server '{name}' is not registered"),
+                    });
+                }
+            },
         };
         Ok(Connection {
             service,

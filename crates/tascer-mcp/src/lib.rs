@@ -6,7 +6,9 @@
 //! * [`McpManager::tools`] exposes each server tool as a
 //!   [`tascer_core::Tool`] named `mcp__<server>__<tool>`, plus
 //!   `ListMcpResourcesTool` / `ReadMcpResourceTool`.
-//! * [`SdkServer`] declares in-process tools.
+//! * [`SdkServer`] declares in-process tools; [`McpTunnel`] reaches
+//!   servers that live in an SDK host (`mcp_message` of the stream-json
+//!   protocol), managed like any other server.
 //! * [`load_mcp_servers`] merges `.mcp.json`, the settings files'
 //!   `mcpServers` and `--mcp-config` values.
 //! * The server side: [`McpServerSpec`] describes tools, resources and
@@ -29,6 +31,7 @@ mod server;
 mod sse;
 mod status;
 mod tool;
+mod tunnel;
 
 pub use client::RemoteTool;
 pub use config::{
@@ -50,3 +53,4 @@ pub use serve::{
 };
 pub use status::{McpServerStatus, McpStatus};
 pub use tool::McpTool;
+pub use tunnel::McpTunnel;

@@ -14,6 +14,7 @@ use crate::sdk::SdkServer;
 use crate::server::{Limits, ServerEntry};
 use crate::status::{McpServerStatus, McpStatus};
 use crate::tool::McpTool;
+use crate::tunnel::McpTunnel;
 
 /// Default per-call timeout for `tools/call`; `MCP_TOOL_TIMEOUT` (ms)
 /// overrides it, as in Claude Code.
@@ -34,7 +35,7 @@ fn env_ms(var: &str) -> Option<Duration> {
 }
 
 /// Knobs for [`McpManager::connect_with`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpOptions {
     /// Time allowed for spawn + handshake + first `tools/list`.
     pub startup_timeout: Duration,
@@ -44,6 +45,22 @@ pub struct McpOptions {
     pub max_restarts: u32,
     /// In-process servers; `{"type":"sdk","name":…}` configs refer to them.
     pub sdk_servers: Vec<SdkServer>,
+    /// Reaches the `{"type":"sdk","name":…}` servers that are not in
+    /// `sdk_servers`: they live in an SDK host and their messages go
+    /// through this tunnel.
+    pub tunnel: Option<Arc<dyn McpTunnel>>,
+}
+
+impl std::fmt::Debug for McpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpOptions")
+            .field("startup_timeout", &self.startup_timeout)
+            .field("tool_timeout", &self.tool_timeout)
+            .field("max_restarts", &self.max_restarts)
+            .field("sdk_servers", &self.sdk_servers)
+            .field("tunnel", &self.tunnel.is_some())
+            .finish()
+    }
 }
 
 impl Default for McpOptions {
@@ -55,6 +72,7 @@ impl Default for McpOptions {
             tool_timeout: env_ms("MCP_TOOL_TIMEOUT").unwrap_or(DEFAULT_TOOL_TIMEOUT),
             max_restarts: DEFAULT_MAX_RESTARTS,
             sdk_servers: Vec::new(),
+            tunnel: None,
         }
     }
 }
@@ -116,15 +134,23 @@ impl McpManager {
         let mut missing_sdk = Vec::new();
         for (key, config) in configs {
             if let McpServerConfig::Sdk { name } = &config {
-                if !options.sdk_servers.iter().any(|s| s.name() == name) {
+                if options.sdk_servers.iter().any(|s| s.name() == name) {
+                    continue;
+                }
+                if options.tunnel.is_none() {
                     missing_sdk.push((
                         key,
                         format!("in-process (sdk) server '{name}' is not registered"),
                     ));
+                    continue;
                 }
-                continue;
             }
-            servers.push(Arc::new(ServerEntry::new(key, config, limits)));
+            servers.push(Arc::new(ServerEntry::new(
+                key,
+                config,
+                limits,
+                options.tunnel.clone(),
+            )));
         }
         futures::future::join_all(servers.iter().map(|s| s.start())).await;
         McpManager {

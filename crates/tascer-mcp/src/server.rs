@@ -13,6 +13,7 @@ use crate::config::McpServerConfig;
 use crate::error::McpError;
 use crate::output::call_result_to_output;
 use crate::status::{McpServerStatus, McpStatus};
+use crate::tunnel::McpTunnel;
 
 /// Timeouts and limits for one server.
 #[derive(Debug, Clone, Copy)]
@@ -32,21 +33,29 @@ struct State {
     restarts: u32,
 }
 
-/// A configured (non-sdk) server.
+/// A configured server (not an in-process one).
 pub(crate) struct ServerEntry {
     name: String,
     config: McpServerConfig,
     limits: Limits,
+    /// How `sdk` servers that live in an SDK host are reached.
+    tunnel: Option<Arc<dyn McpTunnel>>,
     state: Mutex<State>,
     reconnect: tokio::sync::Mutex<()>,
 }
 
 impl ServerEntry {
-    pub fn new(name: String, config: McpServerConfig, limits: Limits) -> Self {
+    pub fn new(
+        name: String,
+        config: McpServerConfig,
+        limits: Limits,
+        tunnel: Option<Arc<dyn McpTunnel>>,
+    ) -> Self {
         ServerEntry {
             name,
             config,
             limits,
+            tunnel,
             state: Mutex::new(State::default()),
             reconnect: tokio::sync::Mutex::new(()),
         }
@@ -66,7 +75,7 @@ impl ServerEntry {
     /// Connects, handshakes and lists tools within the startup timeout.
     async fn open(&self) -> Result<(Arc<Connection>, Vec<RemoteTool>), McpError> {
         let work = async {
-            let conn = Connection::connect(&self.name, &self.config).await?;
+            let conn = Connection::connect(&self.name, &self.config, self.tunnel.as_ref()).await?;
             let tools = conn.list_tools().await.map_err(|e| McpError::Connect {
                 server: self.name.clone(),
                 message: format!("tools/list failed: {}", request_message(&e)),

@@ -71,7 +71,7 @@ impl Contention {
     /// The pause before retry number `retry` (1-based): exponential from
     /// 50 ms, capped at 2 s, with up to 50 % random jitter so that writers
     /// that collided do not collide again.
-    fn backoff(retry: u32) -> Duration {
+    pub(crate) fn backoff(retry: u32) -> Duration {
         let base = FIRST_BACKOFF
             .saturating_mul(1u32 << retry.saturating_sub(1).min(8))
             .min(MAX_BACKOFF);

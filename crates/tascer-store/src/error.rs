@@ -46,4 +46,47 @@ pub enum StoreError {
     /// A session with this id already exists.
     #[error("a session with ID {0} already exists")]
     AlreadyExists(String),
+    /// The ledger's batch builder failed (the error is the ledger's own).
+    #[error("cannot build ledger entries: {0}")]
+    Build(crate::backend::BuildError),
+    /// The store setting (`TASCER_STORE`, or `store` in the home's
+    /// settings) is not one Tascer can use.
+    #[error("{0}")]
+    Config(String),
+    /// A PostgreSQL operation failed: the server stayed unreachable (or
+    /// kept failing the transaction) through every retry, or refused it.
+    #[error(
+        "PostgreSQL store {location}: cannot {what} after {attempts} attempt(s) over \
+         {waited_ms} ms: {detail}{advice}",
+        advice = if *transient {
+            "; check that the server is up and reachable (TASCER_STORE_RETRY_MS sets how long \
+             Tascer keeps retrying)"
+        } else {
+            ""
+        }
+    )]
+    Postgres {
+        /// The server and database (`postgres://user@host:port/db`, never
+        /// the password).
+        location: String,
+        /// What was being done ("append a message", …).
+        what: &'static str,
+        /// Attempts made.
+        attempts: u32,
+        /// Time spent trying, milliseconds.
+        waited_ms: u64,
+        /// The last error, as the server or the driver said it.
+        detail: String,
+        /// True when the last error was one that is retried (the server
+        /// unreachable, a dropped connection, …).
+        transient: bool,
+    },
+    /// The PostgreSQL store's schema cannot be used by this build.
+    #[error("PostgreSQL store {location}: {detail}")]
+    Schema {
+        /// The server and database.
+        location: String,
+        /// What is wrong and what to do.
+        detail: String,
+    },
 }

@@ -1,21 +1,45 @@
-//! Tascer's embedded session store.
+//! Tascer's store: sessions and their messages (resume, continue, fork)
+//! and the ledger's tables.
 //!
-//! One SQLite file (WAL mode) under `$TASCER_HOME` holds every session and
-//! every message of it, written as they happen, so a session can be resumed
-//! with its full history from another process, continued by working
-//! directory, or forked.
+//! Everything goes through one trait, [`Backend`], with two
+//! implementations: [`SqliteBackend`], one SQLite file (WAL mode) under
+//! `$TASCER_HOME` — the embedded default — and [`PgBackend`], a shared
+//! PostgreSQL database for teams that run agents on many hosts.
+//! [`StoreConfig`] decides which one a home uses (`TASCER_STORE`, the
+//! home's `store` setting, else SQLite). Messages are written as they
+//! happen, so a session can be resumed with its full history from another
+//! process (on another host, with PostgreSQL), continued by working
+//! directory, or forked. Beside them, always in the home's local SQLite
+//! file, are the contract leases, the LLM reviewers' cache
+//! ([`ReviewCacheStore`]) and the webhook outbox ([`WebhookOutbox`]), each
+//! in its own tables.
 
+pub mod backend;
+mod config;
 pub mod db;
 mod error;
 mod history;
 mod lease;
+pub mod outbox;
+pub mod postgres;
+mod review_cache;
 mod schema;
+mod sqlite;
 mod store;
 mod summary;
 
+pub use backend::{
+    Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, HeadRow, LedgerBatch,
+    MessageRow, Projection, StoredMessage, Tail,
+};
+pub use config::{STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend};
 pub use db::{Contention, Db, DbError};
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
 pub use lease::{Acquired, Holder, Lease, LeaseStore, now_ms};
+pub use outbox::{Delivery, DropRecord, Enqueued, NewDelivery, WebhookOutbox};
+pub use postgres::{PgBackend, PgOptions};
+pub use review_cache::{CachedReview, ReviewCacheStore};
+pub use sqlite::SqliteBackend;
 pub use store::{NewSession, SessionInfo, SessionStore, Totals};
-pub use summary::{SessionSummary, session_summary};
+pub use summary::SessionSummary;

@@ -1,7 +1,19 @@
-//! The session store's SQLite schema (connection settings: [`crate::db`]).
+//! The SQLite schema (connection settings: [`crate::db`]): the session
+//! store's tables and the ledger's. The PostgreSQL schema is in
+//! `migrations/postgres/`.
 
 /// The tables [`SCHEMA`] creates.
-pub(crate) const TABLES: &[&str] = &["sessions", "messages"];
+pub(crate) const TABLES: &[&str] = &[
+    "sessions",
+    "messages",
+    "ledger_entries",
+    "ledger_heads",
+    "tool_calls",
+    "permission_decisions",
+    "hook_executions",
+    "metrics",
+    "ledger_evidence",
+];
 
 /// Creates the tables if they are missing.
 pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sessions (
@@ -25,4 +37,63 @@ pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sessions (
             data       TEXT NOT NULL,
             created_at TEXT NOT NULL,
             PRIMARY KEY (session_id, seq)
-        );";
+        );
+CREATE TABLE IF NOT EXISTS ledger_entries (
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    ts         TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    payload    TEXT NOT NULL,
+    prev_hash  TEXT NOT NULL,
+    hash       TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS ledger_heads (
+    session_id TEXT PRIMARY KEY,
+    seq        INTEGER NOT NULL,
+    hash       TEXT NOT NULL,
+    signature  TEXT,
+    key_id     TEXT,
+    signed_at  TEXT
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    session_id  TEXT NOT NULL,
+    tool_use_id TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    tool        TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    started_at  TEXT,
+    finished_at TEXT,
+    proof_hash  TEXT,
+    record      TEXT NOT NULL,
+    PRIMARY KEY (session_id, tool_use_id)
+);
+CREATE TABLE IF NOT EXISTS permission_decisions (
+    session_id  TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    tool_use_id TEXT,
+    decision    TEXT,
+    data        TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS hook_executions (
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    event      TEXT,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS metrics (
+    session_id TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    value      REAL,
+    data       TEXT,
+    ts         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS metrics_by_session ON metrics (session_id, name);
+CREATE TABLE IF NOT EXISTS ledger_evidence (
+    session_id TEXT NOT NULL,
+    digest     TEXT NOT NULL,
+    bytes      BLOB NOT NULL,
+    PRIMARY KEY (session_id, digest)
+);";

@@ -6,7 +6,8 @@
 //! assistant messages gets turn *n*. Turns can inject [`Fault`]s (rate
 //! limits, 5xx, overload, truncated or malformed streams, dropped
 //! connections, errors inside a stream, requests never answered, streams
-//! that go silent) before their normal answer. Every request is recorded ([`MockServer::requests`], or
+//! that go silent) before their normal answer. [`Route`]s answer side
+//! requests (a reviewer's, a classifier's) by what they contain. Every request is recorded ([`MockServer::requests`], or
 //! `GET /_mock/requests`), and [`check_tool_pairing`] checks the tool
 //! call/result invariant of a recorded body.
 //!
@@ -30,11 +31,13 @@ mod pairing;
 pub mod postgres;
 mod reply;
 mod request;
+mod route;
 pub mod s3;
 mod scenario;
 mod server;
 
 pub use pairing::check_tool_pairing;
+pub use route::{REVIEWER_MARK, Route, reviewer_requests, reviewer_verdict};
 pub use scenario::{Conversation, Fault, FaultKind, Scenario, ScenarioError, ToolCall, Turn};
 pub use server::{DEFAULT_MODEL, MockServer, RecordedRequest};
 pub use tascer_core::Usage;

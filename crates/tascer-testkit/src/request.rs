@@ -74,7 +74,7 @@ impl RequestInfo {
 }
 
 /// The text in a message's content: a string, or the text parts of a list.
-fn text_of(content: &Value) -> String {
+pub(crate) fn text_of(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts

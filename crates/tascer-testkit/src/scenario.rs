@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tascer_core::Usage;
 
+use crate::route::Route;
+
 /// Why a scenario could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -60,6 +62,10 @@ pub struct Scenario {
     /// turns instead of `turns` (the first match wins).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conversations: Vec<Conversation>,
+    /// Side requests answered by their content (see [`Route`]): checked
+    /// first, in order; the first match answers, whatever its turn index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Route>,
 }
 
 /// A separately scripted conversation, chosen by its first prompt.
@@ -119,6 +125,7 @@ impl Scenario {
             .conversations
             .iter()
             .flat_map(|c| c.turns.iter())
+            .chain(self.routes.iter().map(|r| &r.turn))
             .chain(self.turns.iter());
         for (t, turn) in all.enumerate() {
             let mut ids = std::collections::BTreeSet::new();
@@ -163,6 +170,21 @@ impl Scenario {
             turns,
         });
         self
+    }
+
+    /// Adds a route: requests it matches get its turn, before any
+    /// conversation or turn is consulted.
+    pub fn route(mut self, route: Route) -> Self {
+        self.routes.push(route);
+        self
+    }
+
+    /// The turn of the first route matching a request body, if any.
+    pub fn routed_turn(&self, body: &Value) -> Option<&Turn> {
+        self.routes
+            .iter()
+            .find(|r| r.matches(body))
+            .map(|r| &r.turn)
     }
 
     /// The turns and loop flag for a conversation starting with `first_prompt`.

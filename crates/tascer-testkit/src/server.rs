@@ -144,7 +144,10 @@ async fn handle(
         .clone()
         .or_else(|| shared.scenario.model.clone())
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-    let turn = shared.turn(&info.first_user_text, info.turn_index);
+    let turn = shared
+        .scenario
+        .routed_turn(&json)
+        .or_else(|| shared.turn(&info.first_user_text, info.turn_index));
     let reply = Reply::build(wire, turn, info.turn_index, model.clone(), info.size);
     if let Some(turn) = turn
         && let Some(fault) = shared.take_fault(info.conversation_key, info.turn_index, turn, &model)

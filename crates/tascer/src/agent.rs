@@ -77,7 +77,7 @@ impl LoopEnv {
                 self.failure.record(
                     &self.session_id,
                     &format!("a {} message", message_kind(&message)),
-                    self.store.path(),
+                    self.store.location(),
                     &err,
                 );
             }

@@ -10,30 +10,39 @@
 //! verify`, `report` and `export` work on a Claude Code session as on a
 //! Tascer one.
 //!
-//! Tascer adds refusals to Claude Code's own permission system and never
-//! widens it: a call Tascer denies is denied (`permissionDecision: deny`
-//! with Tascer's reason); one a Tascer ask rule or policy asks about is
-//! asked; everything else is left to Claude Code's own rules and mode.
+//! Tascer adds refusals to Claude Code's own permission system and widens
+//! it only where its settings say so: a call Tascer denies is denied
+//! (`permissionDecision: deny` with Tascer's reason); one a Tascer ask rule
+//! or policy asks about is asked; one its safety chain approves — low-risk
+//! auto-approve, or an LLM reviewer answering in place of the user — is
+//! allowed (docs/reviewers.md); everything else is left to Claude Code's
+//! own rules and mode. `Stop` may be blocked by `intent-validate`, and
+//! every event goes to the configured webhooks (`claude_hook_safety.rs`
+//! has those parts).
 //!
 //! Each event has its own function below and builds only what it needs,
 //! because the process runs on every tool call: `PreToolUse` builds the
 //! permission engine and pre-gates, `PostToolUse` only the post-gates,
-//! the other events only open the ledger.
+//! the other events only open the ledger (and read the settings only when
+//! they need the reviewers or the webhooks).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 use tascer_core::{ToolCall, ToolOutput};
 use tascer_guard::admission::CallRequest;
 use tascer_guard::hooks::HookCommon;
 use tascer_guard::permissions::PermissionMode;
+use tascer_guard::settings::LoadedSettings;
 use tascer_ledger::{
     EntryKind, Evidence, Ledger, SessionStart, ToolRecord, ToolStatus, sha256_hex,
 };
 
 use crate::call_context::{decision_record, gate_outcomes};
-use crate::host::{HostAnswer, HostGovernance, HostStep};
+use crate::host::{HostAnswer, HostGovernance, HostStep, host_options};
 use crate::options::DEFAULT_CONTEXT_ENV;
+use crate::setup;
 
 /// What the hook process answers: Claude Code reads the exit code, then
 /// standard output (JSON) on exit 0 or standard error on exit 2.
@@ -46,6 +55,9 @@ pub struct HookReply {
     pub stdout: String,
     /// A message: for Claude on exit 2, for the user otherwise.
     pub stderr: String,
+    /// True when the event was queued for webhooks: the caller should see
+    /// that a flusher delivers it (`tascer webhook flush`).
+    pub webhooks_queued: bool,
 }
 
 impl HookReply {
@@ -54,6 +66,7 @@ impl HookReply {
             exit_code: 0,
             stdout: value.to_string(),
             stderr: String::new(),
+            webhooks_queued: false,
         }
     }
 
@@ -66,6 +79,7 @@ impl HookReply {
             exit_code,
             stdout: String::new(),
             stderr: message,
+            webhooks_queued: false,
         }
     }
 }
@@ -103,18 +117,26 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
         Err(message) => return HookReply::error(error_code, format!("tascer hook: {message}")),
     };
     let result = session.answer(&input, &event).await;
+    let mut reply = result
+        .unwrap_or_else(|message| HookReply::error(error_code, format!("tascer hook: {message}")));
+    reply.webhooks_queued = session.webhook(&input, &event, &reply);
     session.close();
-    result.unwrap_or_else(|message| HookReply::error(error_code, format!("tascer hook: {message}")))
+    reply
 }
 
-/// One event's view of its Claude Code session: where it runs and its
-/// ledger session.
+#[path = "claude_hook_safety.rs"]
+mod claude_hook_safety;
+
+/// One event's view of its Claude Code session: where it runs, its ledger
+/// session, and what it read once (the settings, the local database).
 struct HookSession {
     session_id: String,
     cwd: PathBuf,
     home: PathBuf,
     ledger: Ledger,
     hook_common: HookCommon,
+    settings: OnceLock<Result<LoadedSettings, String>>,
+    local_db: OnceLock<Result<Arc<tascer_store::Db>, String>>,
 }
 
 impl HookSession {
@@ -143,6 +165,8 @@ impl HookSession {
             cwd,
             home: home.to_path_buf(),
             ledger,
+            settings: OnceLock::new(),
+            local_db: OnceLock::new(),
         };
         session.start_if_new(input)?;
         Ok(session)
@@ -155,7 +179,8 @@ impl HookSession {
             "PostToolUse" | "PostToolUseFailure" => self.post_tool_use(input, event).await,
             "UserPromptSubmit" => self.user_prompt_submit(input),
             "SessionEnd" => self.session_end(input),
-            "SessionStart" | "Stop" | "SubagentStop" | "PreCompact" | "Notification" => {
+            "Stop" => self.stop(input).await,
+            "SessionStart" | "SubagentStop" | "PreCompact" | "Notification" => {
                 self.checkpoint(input, event)
             }
             other => Ok(HookReply::error(
@@ -174,7 +199,9 @@ impl HookSession {
     /// process would append to it. If other processes hold the database,
     /// the truncation is left to a later hook (or to their own close).
     fn close(self) {
-        let db = self.ledger.store().db();
+        let Some(db) = self.ledger.store().sqlite_db() else {
+            return; // A PostgreSQL store: nothing to truncate here.
+        };
         let mut wal = db.path().as_os_str().to_owned();
         wal.push("-wal");
         let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
@@ -234,15 +261,28 @@ impl HookSession {
             .map_err(|e| format!("cannot write the ledger: {e}"))
     }
 
+    /// Tascer's settings for `cwd` (read once per event).
+    fn settings(&self) -> Result<&LoadedSettings, String> {
+        self.settings
+            .get_or_init(|| {
+                setup::load_settings(&host_options(None), &self.cwd, &self.home)
+                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
     /// Tascer's governance for this event's step, in the event's
-    /// permission mode.
+    /// permission mode, with the reviewers the settings turn on.
     fn governance(&self, input: &Value, step: HostStep) -> Result<HostGovernance, String> {
         let mode = input
             .get("permission_mode")
             .and_then(Value::as_str)
             .and_then(|m| m.parse::<PermissionMode>().ok());
-        HostGovernance::load(&self.cwd, &self.home, mode, step)
-            .map_err(|e| format!("cannot build Tascer's governance from its settings: {e}"))
+        let governance = HostGovernance::from_settings(self.settings()?, &self.cwd, mode, step)
+            .map_err(|e| format!("cannot build Tascer's governance from its settings: {e}"))?;
+        let reviewers = self.reviewers(governance.safety(), &self.hook_common.transcript_path);
+        Ok(governance.with_reviewers(reviewers))
     }
 
     /// `PreToolUse`: admission; the call's record is opened (and closed
@@ -250,6 +290,14 @@ impl HookSession {
     async fn pre_tool_use(&self, input: &Value) -> Result<HookReply, String> {
         let governance = self.governance(input, HostStep::Admit)?;
         let admission = governance.admission();
+        let denials = self.restore_denials(admission);
+        if admission
+            .reviewer_chain()
+            .is_some_and(|r| r.checks_failures())
+            && let Some(failure) = self.take_failure()
+        {
+            admission.note_failure(failure);
+        }
         let call = tool_call(input, &self.session_id, &self.cwd);
         let mut record = ToolRecord::open(
             &call.tool_use_id,
@@ -259,6 +307,7 @@ impl HookSession {
         );
         record.context = head_context(&self.cwd);
         let (admitted, answer) = governance.admit(&call, self.hook_common.clone()).await;
+        self.keep_denials(admission, &denials);
         record.hooks = admitted
             .hooks
             .runs
@@ -278,6 +327,7 @@ impl HookSession {
             .to_payload()
             .map_err(|e| format!("cannot encode the record: {e}"))?;
         let mut entries = vec![(EntryKind::ToolCallOpened, opened)];
+        entries.extend(crate::reviewer::verdict_entries(&admitted.reviews));
         if admitted.decision.is_some() {
             entries.push((EntryKind::PermissionDecision, record.permission.clone()));
         }
@@ -295,6 +345,11 @@ impl HookSession {
                 return Ok(HookReply::json(pre_tool_answer("deny", &reason, None)));
             }
             HostAnswer::Ask { reason } => HookReply::json(pre_tool_answer("ask", &reason, None)),
+            // The safety chain answers for the user: Claude Code does not
+            // ask again.
+            HostAnswer::Approve { reason } => {
+                HookReply::json(pre_tool_answer("allow", &reason, None))
+            }
             HostAnswer::Run {
                 updated_input: Some(updated),
             } => HookReply::json(pre_tool_answer(
@@ -363,6 +418,7 @@ impl HookSession {
                 output.clone(),
             )
             .await;
+        self.store_failure(admission.take_failure())?;
         record.post_gates = gate_outcomes(&reviewed.post_gates);
         record.hooks.extend(
             reviewed
@@ -478,7 +534,10 @@ const WAL_TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_millis(
 /// it grows. If the connection cannot be tuned, closing just costs the
 /// usual.
 fn leave_wal_on_close(ledger: &Ledger) {
-    let tuned = ledger.store().db().read(|conn| {
+    let Some(db) = ledger.store().sqlite_db() else {
+        return;
+    };
+    let tuned = db.read(|conn| {
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,

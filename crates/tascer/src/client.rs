@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use tascer_guard::hooks::SessionEndReason;
 use tascer_guard::permissions::{PermissionEngine, PermissionMode};
+use tascer_mcp::{McpManager, McpServerStatus};
 
 use crate::agent::lock;
 use crate::error::Error;
@@ -29,6 +30,35 @@ pub struct Client {
     cancel: Arc<StdMutex<CancellationToken>>,
     task: Option<JoinHandle<()>>,
     permissions: Arc<PermissionEngine>,
+    mcp: Option<McpManager>,
+    /// The model the session started with (what `set_model(None)` restores).
+    default_model: String,
+    /// A model switch to apply before the next turn.
+    next_model: Arc<StdMutex<Option<String>>>,
+    /// The model of the last `set_model` (else the default model).
+    chosen_model: StdMutex<String>,
+}
+
+/// A slash command a session knows (built-in or from a command file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandInfo {
+    /// Its name, without the slash.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// How to pass arguments, when the command says.
+    pub argument_hint: Option<String>,
+}
+
+/// A subagent the session's `Task` tool can start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// Its name (`subagent_type`).
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// Its model, when it has its own.
+    pub model: Option<String>,
 }
 
 impl Client {
@@ -40,6 +70,10 @@ impl Client {
         let permissions = Arc::clone(session.agent.governance.admission.permissions());
         Ok(Client {
             permissions,
+            mcp: session.mcp.clone(),
+            default_model: session.agent.model.clone(),
+            next_model: Arc::default(),
+            chosen_model: StdMutex::new(session.agent.model.clone()),
             session: Arc::new(Mutex::new(session)),
             session_id,
             current: None,
@@ -66,8 +100,12 @@ impl Client {
         let (tx, rx) = unbounded_channel();
         let session = Arc::clone(&self.session);
         let prompt = prompt.into();
+        let next_model = Arc::clone(&self.next_model);
         self.task = Some(tokio::spawn(async move {
             let mut session = session.lock().await;
+            if let Some(model) = lock(&next_model).take() {
+                session.agent.model = model;
+            }
             run_turn(&mut session, prompt, tx, cancel).await;
         }));
         self.current = Some(MessageStream::new(rx));
@@ -131,6 +169,65 @@ impl Client {
         Ok(self.permissions.set_mode(mode)?)
     }
 
+    /// Switches the model from the next turn on; `None` goes back to the
+    /// model the session started with. A running turn keeps its model.
+    pub fn set_model(&self, model: Option<&str>) {
+        let model = model.map_or_else(|| self.default_model.clone(), str::to_string);
+        *lock(&self.chosen_model) = model.clone();
+        *lock(&self.next_model) = Some(model);
+    }
+
+    /// The session's model: the one it started with, or the last one
+    /// [`set_model`](Self::set_model) chose.
+    pub fn model(&self) -> String {
+        lock(&self.chosen_model).clone()
+    }
+
+    /// The state of the session's MCP servers (empty without any).
+    pub fn mcp_status(&self) -> Vec<McpServerStatus> {
+        self.mcp
+            .as_ref()
+            .map(McpManager::statuses)
+            .unwrap_or_default()
+    }
+
+    /// The slash commands the session knows: the built-in ones, then those
+    /// of its command files. Waits for a running turn to end.
+    pub async fn slash_commands(&self) -> Vec<CommandInfo> {
+        let session = self.session.lock().await;
+        let builtin = crate::commands::BUILTIN_COMMANDS
+            .iter()
+            .map(|(name, description)| CommandInfo {
+                name: (*name).to_string(),
+                description: (*description).to_string(),
+                argument_hint: None,
+            });
+        let custom = session.commands.iter().map(|c| CommandInfo {
+            name: c.name.clone(),
+            description: c.description.clone(),
+            argument_hint: c.argument_hint.clone(),
+        });
+        builtin.chain(custom).collect()
+    }
+
+    /// The subagents the `Task` tool can start: `general-purpose`, then
+    /// those of agent files and the options. Waits for a running turn to
+    /// end.
+    pub async fn agents(&self) -> Vec<AgentInfo> {
+        let session = self.session.lock().await;
+        let general = AgentInfo {
+            name: crate::task_tool::GENERAL_PURPOSE.to_string(),
+            description: "A general agent with all tools".to_string(),
+            model: None,
+        };
+        let defined = session.options.agents.iter().map(|(name, a)| AgentInfo {
+            name: name.clone(),
+            description: a.description.clone(),
+            model: a.model.clone(),
+        });
+        std::iter::once(general).chain(defined).collect()
+    }
+
     /// Interrupts the running turn: the model stream and running tools are
     /// cancelled and the turn ends with a result saying so.
     pub fn interrupt(&self) {
@@ -145,8 +242,16 @@ impl Client {
         }
     }
 
+    /// True when the session sends hook events to webhooks (settings
+    /// `webhooks`): events may still wait in the outbox after
+    /// [`disconnect`](Self::disconnect) (see [`crate::webhook`]).
+    pub async fn has_webhooks(&self) -> bool {
+        self.session.lock().await.agent.governance.has_webhooks()
+    }
+
     /// Ends the session: interrupts a running turn, waits for it to end,
-    /// then runs the SessionEnd hooks.
+    /// then runs the SessionEnd hooks and stops the webhooks' delivery
+    /// (what it did not deliver waits in the outbox).
     pub async fn disconnect(mut self) {
         self.interrupt();
         if let Some(task) = self.task.take() {
@@ -158,6 +263,7 @@ impl Client {
             .governance
             .on_session_end(&session.agent.env, SessionEndReason::Other)
             .await;
+        session.agent.governance.stop_webhooks().await;
     }
 }
 

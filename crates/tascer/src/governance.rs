@@ -1,9 +1,10 @@
 //! Governance of one session: [`Admission`] (hooks, permissions, gates —
 //! the one place that decides whether a tool call runs, in
 //! `tascer-guard`), the session-level hook events (prompt, stop, session
-//! start and end, compaction), context capture, and the session's list of
-//! denied calls. Every hook run is recorded as a `system/hook_response`
-//! message and in the ledger.
+//! start and end, compaction), context capture, the session's list of
+//! denied calls, `intent-validate` on stops and the webhook sink. Every hook
+//! run and reviewer verdict is recorded in the ledger (hook runs also as
+//! `system/hook_response` messages).
 
 use std::sync::{Arc, Mutex};
 
@@ -11,13 +12,14 @@ use serde_json::{Value, json};
 use tascer_core::PermissionDenial;
 use tascer_guard::admission::{Admission, HookActivity};
 use tascer_guard::hooks::{
-    CompactTrigger, HookCommon, HookCommonOutcome, HookRun, HookRunner, PostCompactInput,
-    PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput, SessionStartSource,
-    StopInput, SubagentStopInput, UserPromptSubmitInput,
+    CompactTrigger, HookCommon, HookCommonOutcome, HookEvent, HookRun, HookRunner,
+    PostCompactInput, PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput,
+    SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 
 use crate::agent::{LoopEnv, lock};
 use crate::call_context::ContextCapture;
+use crate::webhook::Webhooks;
 
 /// Why a run stops before the model is done (a hook's `continue: false`,
 /// or a permission decision with `interrupt`).
@@ -32,6 +34,7 @@ pub(crate) struct Governance {
     /// Context capture for the calls' records.
     pub context: ContextCapture,
     denials: Mutex<Vec<PermissionDenial>>,
+    webhooks: Option<Arc<Webhooks>>,
 }
 
 impl Governance {
@@ -48,6 +51,34 @@ impl Governance {
             admission: Arc::new(admission),
             context,
             denials: Mutex::new(Vec::new()),
+            webhooks: None,
+        }
+    }
+
+    /// Sends hook events to these webhooks.
+    pub fn with_webhooks(mut self, webhooks: Option<Arc<Webhooks>>) -> Self {
+        self.webhooks = webhooks;
+        self
+    }
+
+    /// Stops the webhooks' background delivery (at the session's end).
+    pub async fn stop_webhooks(&self) {
+        if let Some(webhooks) = &self.webhooks {
+            webhooks.stop_delivery().await;
+        }
+    }
+
+    /// True when hook events go to webhooks.
+    pub fn has_webhooks(&self) -> bool {
+        self.webhooks.is_some()
+    }
+
+    /// Queues a hook event for the webhooks (if any): `input` as a hook
+    /// receives it, `tascer` what Tascer decided. Never waits for them.
+    pub fn webhook(&self, event: HookEvent, input: impl serde::Serialize, tascer: Value) {
+        if let Some(webhooks) = &self.webhooks {
+            let input = serde_json::to_value(input).unwrap_or(Value::Null);
+            webhooks.send(event, input, tascer);
         }
     }
 
@@ -87,16 +118,16 @@ impl Governance {
         source: SessionStartSource,
         model: &str,
     ) -> Vec<String> {
+        let input = SessionStartInput {
+            common: self.common(env),
+            source,
+            model: Some(model.to_string()),
+        };
+        self.webhook(HookEvent::SessionStart, &input, Value::Null);
         let Some(hooks) = self.hooks() else {
             return Vec::new();
         };
-        let (outcome, runs) = hooks
-            .session_start(SessionStartInput {
-                common: self.common(env),
-                source,
-                model: Some(model.to_string()),
-            })
-            .await;
+        let (outcome, runs) = hooks.session_start(input).await;
         record_runs(env, &runs, None);
         report_common(env, &outcome.common);
         outcome.additional_context
@@ -104,15 +135,15 @@ impl Governance {
 
     /// Runs SessionEnd hooks (their output cannot change anything).
     pub async fn on_session_end(&self, env: &LoopEnv, reason: SessionEndReason) {
+        let input = SessionEndInput {
+            common: self.common(env),
+            reason,
+        };
+        self.webhook(HookEvent::SessionEnd, &input, Value::Null);
         let Some(hooks) = self.hooks() else {
             return;
         };
-        let (outcome, runs) = hooks
-            .session_end(SessionEndInput {
-                common: self.common(env),
-                reason,
-            })
-            .await;
+        let (outcome, runs) = hooks.session_end(input).await;
         record_runs(env, &runs, None);
         report_common(env, &outcome.common);
     }
@@ -120,19 +151,25 @@ impl Governance {
     /// Runs UserPromptSubmit hooks: `Err(reason)` blocks the prompt,
     /// `Ok(context)` is extra context for the model.
     pub async fn on_prompt(&self, env: &LoopEnv, prompt: &str) -> Result<Vec<String>, String> {
+        let input = UserPromptSubmitInput {
+            common: self.common(env),
+            prompt: prompt.to_string(),
+            source: Some("sdk".into()),
+        };
         let Some(hooks) = self.hooks() else {
+            self.webhook(HookEvent::UserPromptSubmit, &input, Value::Null);
             return Ok(Vec::new());
         };
-        let (outcome, runs) = hooks
-            .user_prompt_submit(UserPromptSubmitInput {
-                common: self.common(env),
-                prompt: prompt.to_string(),
-                source: Some("sdk".into()),
-            })
-            .await;
+        let (outcome, runs) = hooks.user_prompt_submit(input.clone()).await;
         record_runs(env, &runs, None);
         report_common(env, &outcome.common);
-        if let Some(reason) = outcome.common.stop.or(outcome.block) {
+        let blocked = outcome.common.stop.or(outcome.block);
+        self.webhook(
+            HookEvent::UserPromptSubmit,
+            &input,
+            json!({ "blocked": blocked }),
+        );
+        if let Some(reason) = blocked {
             return Err(reason);
         }
         Ok(outcome.additional_context)
@@ -181,9 +218,89 @@ impl Governance {
     }
 
     /// Runs Stop (or, for a subagent, SubagentStop) hooks when the model
-    /// ends its turn: `Some(text)` means go on with `text` as the next user
-    /// message.
+    /// ends its turn, then — for the main agent, when the hooks let it
+    /// stop — `intent-validate`: `Continue(text)` means go on with `text`
+    /// as the next user message.
     pub async fn on_stop(
+        &self,
+        env: &LoopEnv,
+        subagent: Option<(&str, &str)>,
+        stop_hook_active: bool,
+        last_text: &str,
+    ) -> StopVerdict {
+        let verdict = self
+            .stop_hooks(env, subagent, stop_hook_active, last_text)
+            .await;
+        if subagent.is_some() {
+            return verdict;
+        }
+        let mut reviews = Vec::new();
+        let verdict = match verdict {
+            StopVerdict::Finish => {
+                let (verdict, records) = self.validate_stop(env, stop_hook_active, last_text).await;
+                reviews = records;
+                verdict
+            }
+            other => other,
+        };
+        let input = StopInput {
+            common: self.common(env),
+            stop_hook_active,
+            last_assistant_message: Some(last_text.to_string()).filter(|t| !t.is_empty()),
+        };
+        let (decision, reason) = match &verdict {
+            StopVerdict::Finish => ("finish", None),
+            StopVerdict::Continue(text) => ("block", Some(text.as_str())),
+            StopVerdict::Stop(reason) => ("stop", Some(reason.as_str())),
+        };
+        self.webhook(
+            HookEvent::Stop,
+            &input,
+            json!({ "decision": decision, "reason": reason, "reviews": reviews }),
+        );
+        verdict
+    }
+
+    /// `intent-validate` on the main agent's stop; its verdict goes into
+    /// the ledger. Returns what to do and the verdicts' payloads.
+    async fn validate_stop(
+        &self,
+        env: &LoopEnv,
+        stop_hook_active: bool,
+        last_text: &str,
+    ) -> (StopVerdict, Vec<Value>) {
+        if !self
+            .admission
+            .reviewer_chain()
+            .is_some_and(|r| r.validates_stops())
+        {
+            return (StopVerdict::Finish, Vec::new());
+        }
+        let blocks = match env.proof.ledger().store().entries(&env.session_id) {
+            Ok(entries) => crate::reviewer::intent_blocks(&entries),
+            Err(err) => {
+                tracing::warn!("cannot count intent-validate's earlier blocks: {err}");
+                0
+            }
+        };
+        let review = self
+            .admission
+            .review_stop(last_text, blocks, stop_hook_active)
+            .await;
+        env.proof.reviews(&review.records);
+        let payloads = review
+            .records
+            .iter()
+            .map(crate::reviewer::verdict_payload)
+            .collect();
+        match review.block {
+            Some(text) => (StopVerdict::Continue(text), payloads),
+            None => (StopVerdict::Finish, payloads),
+        }
+    }
+
+    /// The Stop or SubagentStop hooks.
+    async fn stop_hooks(
         &self,
         env: &LoopEnv,
         subagent: Option<(&str, &str)>,

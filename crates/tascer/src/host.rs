@@ -5,8 +5,9 @@
 //! directory ([`HostGovernance::load`]) and read its answer the same way
 //! ([`HostAnswer`]), so a call gets the same decision, with the same
 //! reason, whichever way it reaches Tascer. Tascer adds refusals to the
-//! host's own permission system and never widens it: what only Tascer's
-//! permission mode or default would ask about is left to the host.
+//! host's own permission system and widens it only where its safety chain
+//! answers for the user (low-risk auto-approve, an LLM reviewer): what only
+//! Tascer's permission mode or default would ask about is left to the host.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,7 +17,9 @@ use tascer_core::ToolCall;
 use tascer_guard::admission::{Admission, Admitted, CallRequest, RefusedBy};
 use tascer_guard::hooks::HookCommon;
 use tascer_guard::permissions::{Behavior, DecisionSource, PermissionEngine, PermissionMode};
-use tascer_guard::settings::SettingsSource;
+use tascer_guard::review::Reviewers;
+use tascer_guard::safety::AutoApprovePolicy;
+use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsSource};
 
 use crate::error::Error;
 use crate::options::Options;
@@ -40,6 +43,20 @@ pub enum HostStep {
 /// (local), with asks deferred to the host.
 pub struct HostGovernance {
     admission: Admission,
+    safety: SafetyConfig,
+}
+
+/// The options a host's calls are governed with: Tascer's three settings
+/// files, in `mode` (`None`: the settings' default mode).
+pub fn host_options(mode: Option<PermissionMode>) -> Options {
+    let mut options = Options::new();
+    options.permission_mode = mode;
+    options.setting_sources = vec![
+        SettingsSource::User,
+        SettingsSource::Project,
+        SettingsSource::Local,
+    ];
+    options
 }
 
 impl HostGovernance {
@@ -52,24 +69,46 @@ impl HostGovernance {
         mode: Option<PermissionMode>,
         step: HostStep,
     ) -> Result<Self, Error> {
-        let mut options = Options::new();
-        options.permission_mode = mode;
-        options.setting_sources = vec![
-            SettingsSource::User,
-            SettingsSource::Project,
-            SettingsSource::Local,
-        ];
-        let settings = setup::load_settings(&options, cwd, home)?;
-        let admission = match step {
-            HostStep::Admit => setup::build(&options, &settings, cwd, Vec::new())?.admission,
+        let settings = setup::load_settings(&host_options(mode), cwd, home)?;
+        Self::from_settings(&settings, cwd, mode, step)
+    }
+
+    /// Builds what `step` needs from settings already read (see
+    /// [`host_options`]).
+    pub fn from_settings(
+        settings: &LoadedSettings,
+        cwd: &Path,
+        mode: Option<PermissionMode>,
+        step: HostStep,
+    ) -> Result<Self, Error> {
+        let options = host_options(mode);
+        let (admission, safety) = match step {
+            HostStep::Admit => {
+                let parts = setup::build(&options, settings, cwd, Vec::new())?;
+                (parts.admission, parts.safety)
+            }
             HostStep::Review => {
                 let permissions = Arc::new(PermissionEngine::builder().build()?);
-                setup::admission_over(&options, &settings, cwd, permissions)?
+                let admission = setup::admission_over(&options, settings, cwd, permissions)?;
+                (admission, settings.safety(std::env::home_dir().as_deref()))
             }
         };
         Ok(HostGovernance {
             admission: admission.defer_asks(true),
+            safety,
         })
+    }
+
+    /// The settings' safety chain (its reviewers are for the host to
+    /// connect: they need a provider and the host's transcript).
+    pub fn safety(&self) -> &SafetyConfig {
+        &self.safety
+    }
+
+    /// Asks these LLM reviewers in place of the user.
+    pub fn with_reviewers(mut self, reviewers: Option<Arc<Reviewers>>) -> Self {
+        self.admission = self.admission.reviewers(reviewers);
+        self
     }
 
     /// The admission (for review, redaction and the recorded input).
@@ -104,6 +143,12 @@ pub enum HostAnswer {
         /// The input to run with instead of the call's own.
         updated_input: Option<Value>,
     },
+    /// Tascer's safety chain (low-risk auto-approve or an LLM reviewer)
+    /// approved the call in place of the user: the host need not ask.
+    Approve {
+        /// Why, as the host shows it ([`host_reason`]).
+        reason: String,
+    },
     /// Only Tascer's permission mode or default would ask: the host's own
     /// rules and mode decide.
     HostDecides,
@@ -124,9 +169,23 @@ impl HostAnswer {
     /// The answer for `admitted`, a call whose input was `input`.
     pub fn of(admitted: &Admitted, input: &Value) -> Self {
         let refusal = match &admitted.verdict {
-            Ok(run_input) => {
+            Ok(run_input) if run_input != input => {
                 return HostAnswer::Run {
-                    updated_input: (run_input != input).then(|| run_input.clone()),
+                    updated_input: Some(run_input.clone()),
+                };
+            }
+            Ok(_) => {
+                return match admitted
+                    .decision
+                    .as_ref()
+                    .filter(|d| approved_by_safety_chain(&d.decided_by))
+                {
+                    Some(d) => HostAnswer::Approve {
+                        reason: host_reason(&d.reason),
+                    },
+                    None => HostAnswer::Run {
+                        updated_input: None,
+                    },
                 };
             }
             Err(refusal) => refusal,
@@ -156,6 +215,16 @@ impl HostAnswer {
         } else {
             HostAnswer::HostDecides
         }
+    }
+}
+
+/// True when an allow came from the safety chain (an LLM reviewer, or
+/// low-risk auto-approve), which answers for the user.
+fn approved_by_safety_chain(source: &DecisionSource) -> bool {
+    match source {
+        DecisionSource::Reviewer { .. } => true,
+        DecisionSource::Policy { name } => name == AutoApprovePolicy::NAME,
+        _ => false,
     }
 }
 

@@ -38,6 +38,7 @@ mod options;
 mod pipeline;
 mod proof;
 mod query;
+mod reviewer;
 mod session;
 mod setup;
 pub mod skills;
@@ -45,10 +46,12 @@ mod slash;
 mod structured;
 mod system_prompt;
 mod task_tool;
+mod transcript;
 mod turn;
+pub mod webhook;
 mod write_failure;
 
-pub use client::{Client, Interrupter};
+pub use client::{AgentInfo, Client, CommandInfo, Interrupter};
 pub use error::Error;
 pub use options::{
     AgentDefinition, DEFAULT_CONTEXT_ENV, Options, OutputFormat, SIGNING_ENV, SystemPrompt,
@@ -66,6 +69,7 @@ pub use tascer_model::{
     ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, Price, PriceTable,
     ProviderConfig, ProviderKind,
 };
+pub use tascer_store as store;
 pub use tascer_store::{COMPACTED_HISTORY_PREFIX, SessionInfo, SessionStore, StoreError};
 pub use tascer_tools as tools;
 

@@ -9,7 +9,7 @@ use tascer_guard::gates::{Gate, ValidationConfig};
 use tascer_guard::hooks::HookRegistry;
 use tascer_guard::permissions::{Asker, CanUseTool, PermissionMode, Policy, WorkaroundConfig};
 use tascer_guard::settings::SettingsSource;
-use tascer_mcp::{McpServerConfig, SdkServer};
+use tascer_mcp::{McpServerConfig, McpTunnel, SdkServer};
 use tascer_model::ProviderConfig;
 
 /// The system prompt to use.
@@ -154,6 +154,11 @@ pub struct Options {
     /// as `{"type": "sdk", "name": …}` or add them with
     /// [`Options::sdk_server`].
     pub sdk_servers: Vec<SdkServer>,
+    /// Reaches `{"type": "sdk", …}` servers that are not in
+    /// [`sdk_servers`](Self::sdk_servers): they live in an SDK host (the
+    /// official Agent SDKs driving `tascer`), which carries their MCP
+    /// messages.
+    pub mcp_tunnel: Option<Arc<dyn McpTunnel>>,
     /// Answers the model's `AskUserQuestion` calls (a terminal prompt, a
     /// UI). Without one, the tool reports that no one can answer.
     pub user_answerer: Option<Arc<dyn tascer_tools::UserAnswerer>>,
@@ -476,6 +481,12 @@ impl Options {
         self.mcp_servers
             .insert(name.clone(), McpServerConfig::Sdk { name });
         self.sdk_servers.push(server);
+        self
+    }
+
+    /// Reaches the `sdk` servers an SDK host serves through `tunnel`.
+    pub fn mcp_tunnel(mut self, tunnel: Arc<dyn McpTunnel>) -> Self {
+        self.mcp_tunnel = Some(tunnel);
         self
     }
 

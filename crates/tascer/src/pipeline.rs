@@ -9,11 +9,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use tascer_core::{Tool, ToolCall, ToolContext, ToolOutput};
 use tascer_guard::admission::CallRequest;
+use tascer_guard::hooks::{HookEvent, PostToolUseFailureInput, PostToolUseInput, PreToolUseInput};
 use tascer_ledger::ToolStatus;
 
 use crate::agent::{Agent, Call, INTERRUPTED, lock};
@@ -87,12 +88,16 @@ impl Agent {
         // Admission: hooks, permission decision, asker, pre-gates.
         let admitted = admission.admit(self.call_request(&tool_call)).await;
         record_activity(&self.env, &admitted.hooks, &call.id);
+        self.env.proof.reviews(&admitted.reviews);
         if let Some(decision) = &admitted.decision {
             let recorded = decision_record(decision, &call.name, &call.id, admission.mode());
             self.env.proof.permission(&recorded);
             record.permission = recorded;
         }
         record.pre_gates = gate_outcomes(&admitted.pre_gates);
+        if governance.has_webhooks() {
+            self.before_webhook(&tool_call, &admitted);
+        }
         let input = match admitted.verdict {
             Ok(input) => input,
             Err(refusal) => {
@@ -157,6 +162,9 @@ impl Agent {
         } else {
             ToolStatus::Validated
         };
+        if governance.has_webhooks() {
+            self.after_webhook(&ran, &output, status);
+        }
         if input != call.input {
             record.input = admission.recorded_input(&call.name, &input);
         }
@@ -169,6 +177,71 @@ impl Agent {
             self.env.proof.close_tool(record, &output, status);
         }
         (output, reviewed.stop)
+    }
+
+    /// Queues the `PreToolUse` event with admission's decision.
+    fn before_webhook(&self, call: &ToolCall, admitted: &tascer_guard::admission::Admitted) {
+        let input = PreToolUseInput {
+            common: self.governance.common(&self.env),
+            tool_name: call.tool_name.clone(),
+            tool_input: call.input.clone(),
+            tool_use_id: call.tool_use_id.clone(),
+            agent_id: self.parent_tool_use_id.clone(),
+            agent_type: None,
+        };
+        let decision = admitted.decision.as_ref().map(|d| {
+            decision_record(
+                d,
+                &call.tool_name,
+                &call.tool_use_id,
+                self.governance.admission.mode(),
+            )
+        });
+        let tascer = json!({
+            "allowed": admitted.verdict.is_ok(),
+            "reason": admitted.verdict.as_ref().err().map(|r| r.message.clone()),
+            "decision": decision,
+            "reviews": admitted
+                .reviews
+                .iter()
+                .map(crate::reviewer::verdict_payload)
+                .collect::<Vec<_>>(),
+        });
+        self.governance
+            .webhook(HookEvent::PreToolUse, &input, tascer);
+    }
+
+    /// Queues the `PostToolUse` (or `PostToolUseFailure`) event.
+    fn after_webhook(&self, call: &ToolCall, output: &ToolOutput, status: ToolStatus) {
+        let common = self.governance.common(&self.env);
+        let tascer = json!({ "status": status.as_str() });
+        if output.is_error {
+            let input = PostToolUseFailureInput {
+                common,
+                tool_name: call.tool_name.clone(),
+                tool_input: call.input.clone(),
+                tool_use_id: call.tool_use_id.clone(),
+                error: output.content.to_text(),
+                ..Default::default()
+            };
+            self.governance
+                .webhook(HookEvent::PostToolUseFailure, &input, tascer);
+        } else {
+            let input = PostToolUseInput {
+                common,
+                tool_name: call.tool_name.clone(),
+                tool_input: call.input.clone(),
+                tool_response: output
+                    .raw
+                    .clone()
+                    .unwrap_or_else(|| Value::String(output.content.to_text())),
+                tool_use_id: call.tool_use_id.clone(),
+                agent_id: self.parent_tool_use_id.clone(),
+                ..Default::default()
+            };
+            self.governance
+                .webhook(HookEvent::PostToolUse, &input, tascer);
+        }
     }
 
     /// What admission and review are asked about `call`.

@@ -77,8 +77,12 @@ impl Inner {
                     Some(kind) => format!("the ledger entry {}", kind.as_str()),
                     None => "ledger evidence".to_string(),
                 };
-                self.failure
-                    .record(&self.session_id, &what, self.ledger.store().path(), &err);
+                self.failure.record(
+                    &self.session_id,
+                    &what,
+                    self.ledger.store().location(),
+                    &err,
+                );
                 false
             }
         }
@@ -252,6 +256,14 @@ impl Proof {
     /// Appends one hook run.
     pub fn hook_run(&self, run: &Value) {
         self.append(EntryKind::HookExecution, run.clone());
+    }
+
+    /// Stages LLM reviewer verdicts (written by the next append or
+    /// [`flush`](Self::flush), ahead of what they led to).
+    pub fn reviews(&self, records: &[tascer_guard::review::ReviewRecord]) {
+        for (kind, payload) in crate::reviewer::verdict_entries(records) {
+            self.stage(kind, payload);
+        }
     }
 
     /// Stages a permission decision (written by the next append or

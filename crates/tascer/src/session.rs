@@ -37,6 +37,18 @@ const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// Default model for OpenAI-compatible servers when none is configured.
 const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 
+/// The model when none is given: `TASCER_MODEL`, else the provider's
+/// default.
+pub(crate) fn default_model(kind: ProviderKind) -> String {
+    std::env::var("TASCER_MODEL")
+        .ok()
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| match kind {
+            ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_string(),
+            ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL.to_string(),
+        })
+}
+
 /// Everything a running session holds.
 pub(crate) struct Session {
     pub id: String,
@@ -84,11 +96,7 @@ impl Session {
         let model = options
             .model
             .clone()
-            .or_else(|| std::env::var("TASCER_MODEL").ok().filter(|m| !m.is_empty()))
-            .unwrap_or_else(|| match provider.kind {
-                ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_string(),
-                ProviderKind::OpenAi => DEFAULT_OPENAI_MODEL.to_string(),
-            });
+            .unwrap_or_else(|| default_model(provider.kind));
         let secrets: Vec<String> = provider.api_key.iter().cloned().collect();
         let client = ModelClient::new(provider)?;
 
@@ -214,14 +222,14 @@ impl Session {
             None if crate::options::signing_on(&options) => Some(home_signing_key(&home)?),
             None => None,
         };
-        // One connection for the session store and the ledger: their
-        // writes queue inside this process instead of competing for the
-        // file lock with each other.
-        let ledger = Arc::new(tascer_ledger::Ledger::with_db(
-            Arc::clone(store.db()),
+        // One backend for the session store and the ledger: with SQLite,
+        // one connection, so their writes queue inside this process instead
+        // of competing for the file lock; with PostgreSQL, one pool.
+        let ledger = Arc::new(tascer_ledger::Ledger::with_backend(
+            Arc::clone(store.backend()),
             home.join("evidence"),
             signing_key,
-        )?);
+        ));
         let failure = WriteFailure::default();
         let proof = Proof::new(ledger, id.clone(), failure.clone());
         proof.start(
@@ -252,12 +260,36 @@ impl Session {
             proof,
             failure,
         };
-        let governance = Arc::new(Governance::new(
-            parts.admission,
-            parts.context,
-            cwd_text.clone(),
-            env.store.path().display().to_string(),
-        ));
+        // The reviewers' cache and the webhook outbox live in the home's
+        // local SQLite file (the store's own when it is SQLite).
+        let needs_local = !parts.safety.reviewers.is_empty() || !settings.webhooks().is_empty();
+        let local_db = match needs_local {
+            true => Some(crate::setup::local_db(&env.store, &home)?),
+            false => None,
+        };
+        let reviewers = local_db
+            .as_ref()
+            .and_then(|db| crate::reviewer::for_session(&parts.safety.reviewers, &env, &model, db));
+        let webhooks = match &local_db {
+            Some(db) => crate::webhook::Webhooks::open(
+                settings.webhooks(),
+                db,
+                crate::webhook::Source::Run,
+            )?,
+            None => None,
+        };
+        if let Some(webhooks) = &webhooks {
+            webhooks.start_delivery();
+        }
+        let governance = Arc::new(
+            Governance::new(
+                parts.admission.reviewers(reviewers),
+                parts.context,
+                cwd_text.clone(),
+                env.store.location().to_string(),
+            )
+            .with_webhooks(webhooks),
+        );
         governance.context.prewarm(&cwd);
         let mcp = connect_mcp(&options).await;
         let mcp_tools = match &mcp {
@@ -360,6 +392,7 @@ async fn connect_mcp(options: &Options) -> Option<McpManager> {
     }
     let mcp_options = McpOptions {
         sdk_servers: options.sdk_servers.clone(),
+        tunnel: options.mcp_tunnel.clone(),
         ..McpOptions::default()
     };
     let manager = McpManager::connect_with(configs, mcp_options).await;

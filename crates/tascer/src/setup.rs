@@ -9,7 +9,7 @@ use tascer_guard::admission::Admission;
 use tascer_guard::gates::{GateRegistry, GateRunner, ValidationConfig};
 use tascer_guard::hooks::{HookRegistry, HookRunner};
 use tascer_guard::permissions::{Behavior, PermissionEngine, PermissionRules, RuleOrigin};
-use tascer_guard::settings::{LoadedSettings, SettingsLoader, SettingsSource};
+use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsLoader, SettingsSource};
 
 use crate::call_context::ContextCapture;
 use crate::error::Error;
@@ -23,6 +23,23 @@ pub(crate) struct GovernanceParts {
     pub context: ContextCapture,
     /// Environment for tools: the settings' `env` under the options' own.
     pub env: HashMap<String, String>,
+    /// The settings' safety chain; its path classes and auto-approve are
+    /// already in the admission, its reviewers are for the caller to
+    /// connect (they need the session's provider and transcript).
+    pub safety: SafetyConfig,
+}
+
+/// The home's local SQLite database, for what stays on this host (the
+/// reviewers' cache, the webhook outbox): the store's own when the store
+/// is SQLite, else `<home>/tascer.db`.
+pub(crate) fn local_db(
+    store: &tascer_store::SessionStore,
+    home: &Path,
+) -> Result<Arc<tascer_store::Db>, tascer_store::StoreError> {
+    match store.sqlite_db() {
+        Some(db) => Ok(Arc::clone(db)),
+        None => Ok(Arc::new(tascer_store::Db::open(home.join("tascer.db"))?)),
+    }
 }
 
 /// Reads the settings files the options ask for.
@@ -61,7 +78,8 @@ pub(crate) fn build(
     cwd: &Path,
     secrets: Vec<String>,
 ) -> Result<GovernanceParts, Error> {
-    let permissions = Arc::new(permission_engine(options, settings, cwd)?);
+    let safety = settings.safety(std::env::home_dir().as_deref());
+    let permissions = Arc::new(permission_engine(options, settings, cwd, &safety)?);
     let admission = admission_over(options, settings, cwd, permissions)?.secrets(secrets);
     let context_env = options.context_env.clone().unwrap_or_else(|| {
         DEFAULT_CONTEXT_ENV
@@ -75,15 +93,18 @@ pub(crate) fn build(
         admission,
         context: ContextCapture::new(context_env),
         env,
+        safety,
     })
 }
 
 /// The permission engine the options and settings configure: rules,
-/// mode, directories, policies, callback, workaround detection.
+/// mode, directories, the safety chain's path classes and auto-approve,
+/// policies, callback, workaround detection.
 fn permission_engine(
     options: &Options,
     settings: &LoadedSettings,
     cwd: &Path,
+    safety: &SafetyConfig,
 ) -> Result<PermissionEngine, Error> {
     let user_home = std::env::home_dir();
     let mut builder = settings.apply(PermissionEngine::builder(), user_home.as_deref());
@@ -99,6 +120,12 @@ fn permission_engine(
     }
     if !options.disable_default_policies {
         builder = builder.default_policies();
+    }
+    if let Some(classes) = &safety.path_classes {
+        builder = builder.path_classes(classes.clone());
+    }
+    if let Some(tools) = &safety.auto_approve {
+        builder = builder.auto_approve(tools.clone());
     }
     for policy in &options.policies {
         builder = builder.policy(Arc::clone(policy));

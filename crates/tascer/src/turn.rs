@@ -116,8 +116,12 @@ pub(crate) async fn run_turn(
         status,
     ) {
         // The result frame below says so when this turn went well so far.
-        env.failure
-            .record(&session.id, "the session totals", env.store.path(), &err);
+        env.failure.record(
+            &session.id,
+            "the session totals",
+            env.store.location(),
+            &err,
+        );
     }
     env.proof.turn_end(
         &result.usage,

@@ -6,7 +6,6 @@
 //! the failure is recorded here, nothing more is stored, no further tool
 //! runs, and the turn ends with an error result naming the database.
 
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use crate::agent::lock;
@@ -16,18 +15,24 @@ use crate::agent::lock;
 pub(crate) struct WriteFailure(Arc<Mutex<Option<String>>>);
 
 impl WriteFailure {
-    /// Records a failed write of `what` to the database at `path` (only
-    /// the first failure is kept) and logs it.
-    pub fn record(&self, session_id: &str, what: &str, path: &Path, err: &dyn std::fmt::Display) {
+    /// Records a failed write of `what` to the store at `location` (a
+    /// file's path or a server's URL without its password; only the first
+    /// failure is kept) and logs it.
+    pub fn record(
+        &self,
+        session_id: &str,
+        what: &str,
+        location: &str,
+        err: &dyn std::fmt::Display,
+    ) {
         let mut slot = lock(&self.0);
         if slot.is_some() {
             return;
         }
         let message = format!(
-            "cannot store {what} of session {session_id} in {}: {err}. The session stopped so \
-             that its stored history has no hole; resume it with --resume {session_id} once the \
-             database is writable",
-            path.display()
+            "cannot store {what} of session {session_id} in {location}: {err}. The session \
+             stopped so that its stored history has no hole; resume it with --resume \
+             {session_id} once the store is writable"
         );
         tracing::error!(session = %session_id, "{message}");
         *slot = Some(message);

@@ -13,8 +13,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+pub mod sdk;
+pub mod sdk_cases;
+
 /// Variables that would point a session at a real provider or service.
-const OUTSIDE_VARS: [&str; 12] = [
+const OUTSIDE_VARS: [&str; 15] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -27,6 +30,9 @@ const OUTSIDE_VARS: [&str; 12] = [
     "TASCER_SIGNING",
     "TASCER_DB_BUSY_TIMEOUT_MS",
     "TASCER_DB_RETRIES",
+    "TASCER_STORE",
+    "TASCER_STORE_RETRY_MS",
+    "TASCER_STORE_POOL_SIZE",
 ];
 
 /// A `tascer` command with a clean provider environment, its own home and
@@ -40,23 +46,27 @@ pub fn tascer(home: &Path, cwd: &Path) -> Command {
     cmd
 }
 
-/// Runs `tascer hook` in `cwd` with `event` on standard input, as Claude
-/// Code does.
-pub fn hook(home: &Path, cwd: &Path, event: &Value) -> std::process::Output {
-    let mut child = tascer(home, cwd)
-        .arg("hook")
-        .stdin(std::process::Stdio::piped())
+/// Runs `cmd` with `input` on its standard input and collects its output.
+pub fn run_with_stdin(mut cmd: Command, input: &str) -> std::process::Output {
+    cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
     child
         .stdin
         .take()
         .unwrap()
-        .write_all(event.to_string().as_bytes())
+        .write_all(input.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// Runs `tascer hook` in `cwd` with `event` on standard input, as Claude
+/// Code does.
+pub fn hook(home: &Path, cwd: &Path, event: &Value) -> std::process::Output {
+    let mut cmd = tascer(home, cwd);
+    cmd.arg("hook");
+    run_with_stdin(cmd, &event.to_string())
 }
 
 /// `tascer run --output-format stream-json --permission-mode
@@ -75,6 +85,25 @@ pub fn run_cmd(home: &Path, cwd: &Path, base_url: &str, prompt: &str, extra: &[&
         .args(extra)
         .arg(prompt);
     cmd
+}
+
+/// Runs git in `dir` with a fixed author and committer; its standard
+/// output, trimmed, or its error output.
+pub fn git_in(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
 }
 
 /// Standard output and error as text, for assertion messages.

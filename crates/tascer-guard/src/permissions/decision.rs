@@ -61,6 +61,12 @@ pub enum DecisionSource {
     Workaround,
     /// A PreToolUse hook's `permissionDecision` (allow or ask).
     Hook,
+    /// An LLM reviewer (`tool-approve`, `tool-appeal`,
+    /// `error-acknowledge`) answered in place of a human.
+    Reviewer {
+        /// The reviewer's name.
+        name: String,
+    },
     /// No rule decided; the default applied.
     Default,
 }

@@ -19,7 +19,7 @@ use super::paths::canonicalize;
 use super::policy::Policy;
 use super::rule::{PermissionRule, PermissionRules, RuleOrigin};
 use super::shell_policy::ShellCommandPolicy;
-use super::workaround::{Escalation, WorkaroundConfig, WorkaroundTracker, alike_keys};
+use super::workaround::{DenialHistory, Escalation, WorkaroundConfig, alike_keys};
 
 /// Builds a [`PermissionEngine`].
 pub struct PermissionEngineBuilder {
@@ -34,6 +34,8 @@ pub struct PermissionEngineBuilder {
     cache_callback: bool,
     workaround: WorkaroundConfig,
     default_policies: bool,
+    path_classes: Option<crate::safety::PathClasses>,
+    auto_approve: Option<Vec<String>>,
 }
 
 impl PermissionEngineBuilder {
@@ -86,6 +88,22 @@ impl PermissionEngineBuilder {
         self
     }
 
+    /// Path classes (settings `safety.pathClasses`): their sensitive
+    /// patterns and what reading a sensitive file gets replace the default
+    /// file-access policy's (with [`default_policies`](Self::default_policies)).
+    pub fn path_classes(mut self, classes: crate::safety::PathClasses) -> Self {
+        self.path_classes = Some(classes);
+        self
+    }
+
+    /// Low-risk auto-approve (settings `safety.autoApprove`): these
+    /// read-only tools on trusted paths (the path classes', or the default
+    /// ones) are allowed like an allow rule.
+    pub fn auto_approve(mut self, tools: Vec<String>) -> Self {
+        self.auto_approve = Some(tools);
+        self
+    }
+
     /// Turns the identical-input decision cache on or off (default on).
     pub fn cache(mut self, on: bool) -> Self {
         self.cache = on;
@@ -113,10 +131,19 @@ impl PermissionEngineBuilder {
         }
         let mut policies = self.policies;
         let custom_policies = !policies.is_empty();
+        let home = self
+            .home
+            .clone()
+            .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
         if self.default_policies {
             let mut file = FileAccessPolicy::new();
             if let Some(h) = &self.home {
                 file = file.home(h.clone());
+            }
+            if let Some(classes) = &self.path_classes {
+                file = file
+                    .sensitive_patterns(classes.sensitive().clone())
+                    .sensitive_read(classes.sensitive_read());
             }
             for d in &self.additional_dirs {
                 file = file.allowed_root(d.clone());
@@ -124,7 +151,21 @@ impl PermissionEngineBuilder {
             policies.insert(0, Arc::new(ShellCommandPolicy::new()));
             policies.insert(0, Arc::new(file));
         }
+        if let Some(tools) = self.auto_approve {
+            policies.push(Arc::new(crate::safety::AutoApprovePolicy::new(
+                self.path_classes.clone().unwrap_or_default(),
+                tools,
+                self.additional_dirs.clone(),
+                home.clone(),
+            )));
+        }
+        let sensitive = self
+            .path_classes
+            .as_ref()
+            .map(|c| c.sensitive().clone())
+            .unwrap_or_default();
         Ok(PermissionEngine {
+            sensitive,
             rules: self.rules,
             session_rules: RwLock::new(PermissionRules::new()),
             mode: RwLock::new(self.mode),
@@ -132,13 +173,11 @@ impl PermissionEngineBuilder {
             policies,
             can_use_tool: self.can_use_tool,
             additional_dirs: self.additional_dirs,
-            home: self
-                .home
-                .or_else(|| std::env::var_os("HOME").map(PathBuf::from)),
+            home,
             cache: self.cache.then(DecisionCache::default),
             cache_callback: self.cache_callback,
             workaround: self.workaround,
-            tracker: Mutex::new(WorkaroundTracker::default()),
+            tracker: Mutex::new(DenialHistory::default()),
             custom_policies,
         })
     }
@@ -158,8 +197,9 @@ pub struct PermissionEngine {
     cache: Option<DecisionCache>,
     cache_callback: bool,
     workaround: WorkaroundConfig,
-    tracker: Mutex<WorkaroundTracker>,
+    tracker: Mutex<DenialHistory>,
     custom_policies: bool,
+    sensitive: super::sensitive::SensitivePatterns,
 }
 
 impl std::fmt::Debug for PermissionEngine {
@@ -191,6 +231,8 @@ impl PermissionEngine {
             cache_callback: false,
             workaround: WorkaroundConfig::default(),
             default_policies: false,
+            path_classes: None,
+            auto_approve: None,
         }
     }
 
@@ -298,6 +340,12 @@ impl PermissionEngine {
                     .chain(r.list(Behavior::Ask))
                     .any(|rule| rule.applies_to("Read"))
             })
+    }
+
+    /// The sensitive patterns the file-access policy protects (the
+    /// built-in ones, widened by path classes).
+    pub fn sensitive_patterns(&self) -> &super::sensitive::SensitivePatterns {
+        &self.sensitive
     }
 
     /// The per-file check the loop hands to tools that open files they
@@ -502,6 +550,24 @@ impl PermissionEngine {
         match self.tracker.lock() {
             Ok(mut t) => t.record(&d.alike, &what),
             Err(p) => p.into_inner().record(&d.alike, &what),
+        }
+    }
+
+    /// The denials workaround detection has seen (bounded: see
+    /// [`DenialHistory`](super::workaround::DenialHistory)).
+    pub fn denial_history(&self) -> super::workaround::DenialHistory {
+        match self.tracker.lock() {
+            Ok(t) => t.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the denials seen with `history` (kept by a host between
+    /// processes).
+    pub fn restore_denials(&self, history: super::workaround::DenialHistory) {
+        match self.tracker.lock() {
+            Ok(mut t) => *t = history,
+            Err(p) => *p.into_inner() = history,
         }
     }
 

@@ -54,5 +54,5 @@ pub use search_access::SearchAccess;
 pub use sensitive::{DEFAULT_SENSITIVE, SensitivePatterns};
 pub use shell_policy::{CommandRule, ShellCommandPolicy};
 pub use wildcard::wildcard_match;
-pub use workaround::{Escalation, WorkaroundConfig};
+pub use workaround::{DenialHistory, Escalation, WorkaroundConfig};
 pub use write_scope::WriteScopePolicy;

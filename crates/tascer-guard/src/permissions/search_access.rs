@@ -35,11 +35,12 @@ impl SearchAccess {
     /// A check for calls made from `cwd`.
     pub fn new(engine: Arc<PermissionEngine>, cwd: PathBuf) -> Self {
         let every_file = engine.screens_every_file();
+        let sensitive = engine.sensitive_patterns().clone();
         SearchAccess {
             engine,
             cwd,
             every_file,
-            sensitive: SensitivePatterns::default(),
+            sensitive,
         }
     }
 

@@ -21,6 +21,8 @@ pub const DEFAULT_SENSITIVE: &[&str] = &[
     "secrets*",
     ".netrc",
     ".git-credentials",
+    // Claude Code's OAuth credentials (`~/.claude/.credentials.json`).
+    ".credentials.json",
 ];
 
 /// Template files that hold no secrets although `.env.*` names them.

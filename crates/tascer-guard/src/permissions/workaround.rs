@@ -171,13 +171,20 @@ pub(crate) fn alike_keys(
     keys
 }
 
-/// Denials seen so far, by alike key.
-#[derive(Debug, Default)]
-pub(crate) struct WorkaroundTracker {
+/// Denials seen so far, by alike key. It is data: a host that decides
+/// each call in a new process (`tascer hook`) keeps it between calls
+/// ([`PermissionEngine::denial_history`](super::PermissionEngine::denial_history)).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DenialHistory {
     denials: HashMap<String, Vec<String>>,
 }
 
-impl WorkaroundTracker {
+impl DenialHistory {
+    /// True when no denial is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.denials.is_empty()
+    }
+
     /// Records a denial described by `what`.
     pub(crate) fn record(&mut self, keys: &[String], what: &str) {
         for k in keys {

@@ -16,9 +16,10 @@
 //! # Ok(()) }
 //! ```
 
+mod archive;
 mod constraints;
 mod error;
-mod lease;
+pub(crate) mod lease;
 mod options;
 mod parse;
 mod progress;
@@ -28,6 +29,7 @@ mod tool;
 mod worktree;
 mod writeback;
 
+pub use archive::SessionArchiver;
 pub use constraints::Constraints;
 pub use error::ContractError;
 pub use lease::{HEARTBEAT_EVERY, MAX_ATTEMPTS, STALE_AFTER, host_name};
@@ -39,12 +41,13 @@ pub use parse::{Contract, Status, parse, parse_str};
 pub use progress::{Progress, ProgressFn};
 pub use runner::{
     ContractReport, RunOptions, RunStatus, RunSummary, contract_files, result_markdown, run_all,
+    run_in_checkout,
 };
 pub use session::SessionOutcome;
 pub use tool::EXECUTE_CONTRACTS_TOOL_NAME;
 pub(crate) use tool::ExecuteContractsTool;
 pub use worktree::{
-    BRANCH_PREFIX, MergeOutcome, Worktree, branch_name, commit_message, completed_branches,
-    merge_branches, repo_root,
+    BRANCH_PREFIX, MergeOutcome, Worktree, add as add_worktree, branch_name, commit_message,
+    completed_branches, git, merge_branches, repo_root,
 };
 pub use writeback::{move_into, render, write_atomic, write_back};

@@ -2,17 +2,20 @@
 //! each as a governed session, the outcome written back into the file.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use tascer_store::Acquired;
+use tokio_util::sync::CancellationToken;
 
+use super::archive::SessionArchiver;
 use super::error::ContractError;
 use super::lease::{Leases, MAX_ATTEMPTS, lease_key};
 use super::options::{CONTRACT_SYSTEM_PROMPT, contract_options, contract_prompt};
 use super::parse::{Contract, Status, parse};
 use super::progress::{Progress, ProgressFn};
 use super::session::{SessionOutcome, run_session};
-use super::worktree::{self, repo_root};
+use super::worktree::{self, Worktree, repo_root};
 use super::writeback::{move_into, write_back};
 use crate::options::Options;
 
@@ -37,6 +40,12 @@ pub struct RunOptions {
     pub system_prompt: String,
     /// Called with progress events.
     pub progress: Option<ProgressFn>,
+    /// Archives each contract's session when it ends (before its worktree
+    /// is removed); the URL goes into the Result. `None`: no archival.
+    pub archiver: Option<Arc<dyn SessionArchiver>>,
+    /// Cancelling this token interrupts the running sessions (their
+    /// contracts end as failed, "stopped before it finished").
+    pub cancel: Option<CancellationToken>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -47,6 +56,7 @@ impl std::fmt::Debug for RunOptions {
             .field("cwd", &self.cwd)
             .field("base", &self.base)
             .field("parallel", &self.parallel)
+            .field("archiver", &self.archiver.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -62,7 +72,21 @@ impl RunOptions {
             parallel: 1,
             system_prompt: CONTRACT_SYSTEM_PROMPT.to_string(),
             progress: None,
+            archiver: None,
+            cancel: None,
         }
+    }
+
+    /// Sets the archiver called after each contract's session.
+    pub fn archiver(mut self, archiver: Arc<dyn SessionArchiver>) -> Self {
+        self.archiver = Some(archiver);
+        self
+    }
+
+    /// Sets the token that interrupts the running sessions when cancelled.
+    pub fn cancel(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
     }
 
     /// Sets the options every session starts from.
@@ -282,6 +306,7 @@ pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
         dir: &dir,
         completed_dir: &completed_dir,
         repo: repo.as_deref(),
+        checkout: None,
         git_lock: &git_lock,
     };
     let mut runs = futures::stream::iter(candidates)
@@ -310,6 +335,9 @@ pub(crate) struct RunContext<'a> {
     /// With `--parallel`: the repository, each contract runs in its own
     /// worktree of it.
     pub repo: Option<&'a Path>,
+    /// A worktree made by the caller (a queue worker's checkout): the
+    /// session runs and commits there; the caller removes it.
+    pub checkout: Option<&'a Worktree>,
     /// Serializes git commands that change the repository's refs.
     pub git_lock: &'a tokio::sync::Mutex<()>,
 }
@@ -415,6 +443,7 @@ pub(crate) async fn run_contract(
         dir,
         completed_dir,
         repo,
+        checkout,
         git_lock,
     } = *ctx;
     let mut report = ContractReport {
@@ -438,8 +467,8 @@ pub(crate) async fn run_contract(
             title: contract.title.clone(),
         });
     }
-    let worktree = match repo {
-        Some(repo) => {
+    let created = match (checkout, repo) {
+        (None, Some(repo)) => {
             let _git = git_lock.lock().await;
             match worktree::create(repo, &contract.name).await {
                 Ok(wt) => Some(wt),
@@ -452,11 +481,12 @@ pub(crate) async fn run_contract(
                 }
             }
         }
-        None => None,
+        _ => None,
     };
-    let session_cwd = worktree.as_ref().map(|w| w.path.as_path()).unwrap_or(cwd);
+    let worktree = checkout.or(created.as_ref());
+    let session_cwd = worktree.map(|w| w.path.as_path()).unwrap_or(cwd);
     // The worktree's own copy of the contract directories is protected too.
-    let mirrored: Vec<PathBuf> = match (&worktree, repo) {
+    let mirrored: Vec<PathBuf> = match (&created, repo) {
         (Some(wt), Some(repo)) => [dir, completed_dir]
             .iter()
             .filter_map(|d| d.strip_prefix(repo).ok())
@@ -466,7 +496,7 @@ pub(crate) async fn run_contract(
     };
     let mut protected: Vec<&Path> = vec![dir, completed_dir];
     protected.extend(mirrored.iter().map(PathBuf::as_path));
-    let outcome = match contract_options(
+    let mut outcome = match contract_options(
         &contract,
         &opts.base,
         session_cwd,
@@ -480,6 +510,7 @@ pub(crate) async fn run_contract(
                 options,
                 contract.constraints.time_limit,
                 opts.progress.as_ref(),
+                opts.cancel.as_ref(),
             )
             .await
         }
@@ -488,13 +519,24 @@ pub(crate) async fn run_contract(
             ..SessionOutcome::default()
         },
     };
-    let mut outcome = outcome;
-    if let Some(wt) = &worktree {
+    // Archive while the working directory is still there.
+    if let Some(archiver) = &opts.archiver
+        && !outcome.session_id.is_empty()
+    {
+        match archiver.archive(&outcome.session_id, session_cwd).await {
+            Ok(url) => outcome.archive = url,
+            Err(err) => outcome.archive_error = Some(err),
+        }
+    }
+    if let Some(wt) = worktree {
         let _git = git_lock.lock().await;
         if outcome.completed {
-            let file = contract
-                .path
-                .strip_prefix(repo.unwrap_or(cwd))
+            // Relative to the repository when inside it: the trailer names
+            // the file as the repository knows it.
+            let file = [repo, Some(wt.path.as_path()), Some(cwd)]
+                .into_iter()
+                .flatten()
+                .find_map(|root| contract.path.strip_prefix(root).ok())
                 .unwrap_or(&contract.path)
                 .display()
                 .to_string();
@@ -506,7 +548,15 @@ pub(crate) async fn run_contract(
                 &file,
             );
             outcome.branch = Some(wt.branch.clone());
-            match wt.commit(&message).await {
+            // A contract file inside the worktree is the executor's, not the
+            // agent's: it is written back after this commit.
+            let own: Vec<&Path> = contract
+                .path
+                .strip_prefix(&wt.path)
+                .ok()
+                .into_iter()
+                .collect();
+            match wt.commit_excluding(&message, &own).await {
                 Ok(commit) => outcome.commit = commit,
                 Err(err) => {
                     outcome.completed = false;
@@ -517,7 +567,9 @@ pub(crate) async fn run_contract(
                 }
             }
         }
-        if let Err(err) = wt.remove().await {
+        if let Some(wt) = &created
+            && let Err(err) = wt.remove().await
+        {
             tracing::warn!("cannot remove the worktree {}: {err}", wt.path.display());
         }
     }
@@ -525,6 +577,42 @@ pub(crate) async fn run_contract(
         outcome.why = format!("{}; {note}", outcome.why);
     }
     finish(contract, outcome, completed_dir, report)
+}
+
+/// Runs one contract in `checkout`, a worktree the caller made (a queue
+/// worker's fresh checkout on the job's branch), with the same steps as
+/// [`run_all`]: the contract (a file inside or outside the checkout) is
+/// marked in progress, its session runs in the checkout under its
+/// constraints, the session is archived when `opts.archiver` is set, the
+/// agent's changes are committed on the checkout's branch with the
+/// session trailers (the contract file itself is left out of that commit),
+/// and Status and Result are written back — a completed contract moves to
+/// `completed_dir`. No lease is taken: the caller holds one. The caller
+/// removes the checkout. `note` (e.g. why an earlier attempt stopped) is
+/// added to the outcome's why.
+pub async fn run_in_checkout(
+    contract: Contract,
+    opts: &RunOptions,
+    checkout: &Worktree,
+    completed_dir: &Path,
+    note: Option<String>,
+) -> ContractReport {
+    let dir = contract
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| checkout.path.clone());
+    let git_lock = tokio::sync::Mutex::new(());
+    let ctx = RunContext {
+        opts,
+        cwd: &checkout.path,
+        dir: &dir,
+        completed_dir,
+        repo: None,
+        checkout: Some(checkout),
+        git_lock: &git_lock,
+    };
+    run_contract(contract, &ctx, note).await
 }
 
 /// Writes the outcome into the contract and moves it when completed.
@@ -596,6 +684,14 @@ pub fn result_markdown(status: Status, o: &SessionOutcome) -> String {
             Some(c) => md.push_str(&format!("- Branch: `{branch}` at `{c}`\n")),
             None => md.push_str(&format!("- Branch: `{branch}` (no changes to commit)\n")),
         }
+    }
+    match (&o.archive, &o.archive_error) {
+        (Some(url), _) => md.push_str(&format!("- Archive: {url}\n")),
+        (None, Some(err)) => md.push_str(&format!(
+            "- Archive: failed ({err}); the session is intact in the store, retry with `tascer archive {}`\n",
+            o.session_id
+        )),
+        (None, None) => {}
     }
     if !o.refused.is_empty() {
         md.push_str(&format!("- Refused calls: {}\n", o.refused.join(", ")));

@@ -9,6 +9,7 @@ use futures::StreamExt;
 use tascer_core::{Message, ResultMessage, ResultSubtype};
 use tascer_guard::permissions::EDIT_TOOLS;
 use tascer_ledger::{ReportData, ToolStatus};
+use tokio_util::sync::CancellationToken;
 
 use super::parse::Contract;
 use super::progress::{Progress, ProgressFn};
@@ -47,16 +48,21 @@ pub struct SessionOutcome {
     pub branch: Option<String>,
     /// With `--parallel`: the commit Tascer made on it (`None`: no changes).
     pub commit: Option<String>,
+    /// Where the session was archived (see [`super::SessionArchiver`]).
+    pub archive: Option<String>,
+    /// Why archiving the session failed, when it did.
+    pub archive_error: Option<String>,
 }
 
 /// Runs `prompt` as a session with `options`, stopping it after
-/// `time_limit`, and reports on it.
+/// `time_limit` or when `cancel` is cancelled, and reports on it.
 pub(crate) async fn run_session(
     contract: &Contract,
     prompt: String,
     options: Options,
     time_limit: Option<Duration>,
     progress: Option<&ProgressFn>,
+    cancel: Option<&CancellationToken>,
 ) -> SessionOutcome {
     let started = Instant::now();
     let cwd = options.cwd.clone().unwrap_or_default();
@@ -83,9 +89,22 @@ pub(crate) async fn run_session(
             interrupter.interrupt();
         })
     });
+    let stopper = cancel.map(|token| {
+        let interrupter = client.interrupter();
+        let token = token.clone();
+        tokio::spawn(async move {
+            token.cancelled().await;
+            interrupter.interrupt();
+        })
+    });
     let mut result: Option<ResultMessage> = None;
     let mut start_error = None;
-    match client.query(prompt).await {
+    let query = if cancel.is_some_and(CancellationToken::is_cancelled) {
+        Err("cancelled before it started".to_string())
+    } else {
+        client.query(prompt).await.map_err(|e| e.to_string())
+    };
+    match query {
         Ok(()) => {
             let mut stream = client.receive_response();
             let mut turn = 0u32;
@@ -120,11 +139,15 @@ pub(crate) async fn run_session(
                 }
             }
         }
-        Err(err) => start_error = Some(err.to_string()),
+        Err(err) => start_error = Some(err),
     }
     if let Some(timer) = timer {
         timer.abort();
     }
+    if let Some(stopper) = stopper {
+        stopper.abort();
+    }
+    let cancelled = cancel.is_some_and(CancellationToken::is_cancelled);
     let report = client.validation_report().await.ok();
     client.disconnect().await;
     let mut out = SessionOutcome {
@@ -142,6 +165,7 @@ pub(crate) async fn run_session(
     }
     let Some(result) = result else {
         out.why = match start_error {
+            _ if cancelled => "stopped before it finished: the run was cancelled".to_string(),
             Some(e) => format!("the session failed: {e}"),
             None => "the session ended without a result".to_string(),
         };
@@ -161,7 +185,9 @@ pub(crate) async fn run_session(
         .filter(|d| EDIT_TOOLS.contains(&d.tool_name.as_str()))
         .filter_map(|d| d.tool_input.get("file_path").and_then(|v| v.as_str()))
         .collect();
-    out.why = if timed_out.load(Ordering::SeqCst) {
+    out.why = if cancelled {
+        "stopped before it finished: the run was cancelled".to_string()
+    } else if timed_out.load(Ordering::SeqCst) {
         format!(
             "exceeded its time budget of {} s",
             time_limit.map(|t| t.as_secs()).unwrap_or_default()

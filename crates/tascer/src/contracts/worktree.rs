@@ -24,8 +24,9 @@ pub struct Worktree {
     pub branch: String,
 }
 
-/// Runs git in `dir`; its standard output on success.
-pub(crate) async fn git(dir: &Path, args: &[&str]) -> Result<String, ContractError> {
+/// Runs git in `dir` (no terminal prompts, no standard input); its
+/// standard output, trimmed, on success, else git's error output.
+pub async fn git(dir: &Path, args: &[&str]) -> Result<String, ContractError> {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -96,22 +97,33 @@ pub async fn create(repo: &Path, contract: &str) -> Result<Worktree, ContractErr
     let path = common
         .join("tascer-contracts")
         .join(branch.trim_start_matches(BRANCH_PREFIX));
+    add(repo, &branch, &path, "HEAD").await
+}
+
+/// Adds a worktree of `repo` (a working repository or a bare one) at
+/// `path` on `branch`, created (or reset) at `start`; a leftover worktree
+/// at `path` (after a crash) is removed first.
+pub async fn add(
+    repo: &Path,
+    branch: &str,
+    path: &Path,
+    start: &str,
+) -> Result<Worktree, ContractError> {
+    let p = path.to_string_lossy().into_owned();
     if path.exists() {
-        let p = path.to_string_lossy().into_owned();
         let _ = git(repo, &["worktree", "remove", "--force", &p]).await;
-        let _ = std::fs::remove_dir_all(&path);
+        let _ = std::fs::remove_dir_all(path);
     }
     let _ = git(repo, &["worktree", "prune"]).await;
-    let p = path.to_string_lossy().into_owned();
     git(
         repo,
-        &["worktree", "add", "--quiet", "-B", &branch, &p, "HEAD"],
+        &["worktree", "add", "--quiet", "-B", branch, &p, start],
     )
     .await?;
     Ok(Worktree {
         repo: repo.to_path_buf(),
-        path,
-        branch,
+        path: path.to_path_buf(),
+        branch: branch.to_string(),
     })
 }
 
@@ -119,7 +131,23 @@ impl Worktree {
     /// Commits everything changed in the worktree with `message` (trailers
     /// included); the new commit's id, or `None` when nothing changed.
     pub async fn commit(&self, message: &str) -> Result<Option<String>, ContractError> {
-        git(&self.path, &["add", "--all"]).await?;
+        self.commit_excluding(message, &[]).await
+    }
+
+    /// Like [`Worktree::commit`], but leaves the paths `exclude` (relative
+    /// to the worktree) out of the commit.
+    pub async fn commit_excluding(
+        &self,
+        message: &str,
+        exclude: &[&Path],
+    ) -> Result<Option<String>, ContractError> {
+        let excluded: Vec<String> = exclude
+            .iter()
+            .map(|p| format!(":(exclude,literal){}", p.display()))
+            .collect();
+        let mut add = vec!["add", "--all", "--", "."];
+        add.extend(excluded.iter().map(String::as_str));
+        git(&self.path, &add).await?;
         let staged = git(&self.path, &["diff", "--cached", "--name-only"]).await?;
         if staged.is_empty() {
             return Ok(None);

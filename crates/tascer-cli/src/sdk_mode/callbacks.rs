@@ -1,0 +1,212 @@
+//! The SDK's callbacks as Tascer hooks, permission callback and MCP
+//! tunnel: each sends its control request (`hook_callback`,
+//! `can_use_tool`, `mcp_message`) and turns the answer into what
+//! admission, the permission engine or the MCP client expects. They enter
+//! the same pipeline as every other hook and callback, so their answers
+//! are recorded in the ledger like the others'.
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tascer::guard::hooks::{Hook, HookError, HookInput, HookOutput};
+use tascer::guard::permissions::{CanUseTool, CanUseToolRequest, CanUseToolResult};
+use tascer::mcp::McpTunnel;
+
+use super::channel::Control;
+
+/// One SDK hook callback (`hookCallbackIds` entry of `initialize`).
+pub struct SdkHook {
+    name: String,
+    callback_id: String,
+    control: Control,
+}
+
+impl SdkHook {
+    /// The callback `callback_id`, reached through `control`.
+    pub fn new(callback_id: &str, control: Control) -> Self {
+        SdkHook {
+            name: format!("sdk hook_callback {callback_id}"),
+            callback_id: callback_id.to_string(),
+            control,
+        }
+    }
+}
+
+impl Hook for SdkHook {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn call<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Result<HookOutput, HookError>> {
+        async move {
+            let input = input.to_value();
+            let request = json!({
+                "subtype": "hook_callback",
+                "callback_id": self.callback_id,
+                "tool_use_id": input.get("tool_use_id").cloned().unwrap_or(Value::Null),
+                "input": input,
+            });
+            let answer = self
+                .control
+                .request(request)
+                .await
+                .map_err(|e| HookError::msg(format!("the SDK's hook callback failed: {e}")))?;
+            if answer.get("async").and_then(Value::as_bool) == Some(true) {
+                // An async hook cannot decide anything (claude-compat §6.2).
+                return Ok(HookOutput::default());
+            }
+            Ok(HookOutput::from_value(&answer))
+        }
+        .boxed()
+    }
+}
+
+/// The `can_use_tool` callback: asks the SDK (`--permission-prompt-tool
+/// stdio`). A failed request denies the call with the reason.
+pub fn can_use_tool(control: Control) -> CanUseTool {
+    Arc::new(move |request: CanUseToolRequest| {
+        let control = control.clone();
+        async move {
+            let suggestions: Vec<Value> = request
+                .suggestions
+                .iter()
+                .map(|rule| {
+                    json!({"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"})
+                })
+                .collect();
+            let wire = json!({
+                "subtype": "can_use_tool",
+                "tool_name": request.tool_name,
+                "input": request.input,
+                "tool_use_id": request.tool_use_id,
+                "permission_suggestions": suggestions,
+                "blocked_path": request.blocked_path,
+                "decision_reason": request.decision_reason,
+            });
+            match control.request(wire).await {
+                Ok(answer) => permission_answer(&answer, &request.input),
+                Err(e) => CanUseToolResult::Deny {
+                    message: e.to_string(),
+                    interrupt: false,
+                },
+            }
+        }
+        .boxed()
+    })
+}
+
+/// Reads a `can_use_tool` answer: `allow` with `updatedInput` (the
+/// original input when absent), or `deny` with `message` and `interrupt`.
+fn permission_answer(answer: &Value, original: &Value) -> CanUseToolResult {
+    match answer.get("behavior").and_then(Value::as_str) {
+        Some("allow") => {
+            if answer
+                .get("updatedPermissions")
+                .is_some_and(|p| !p.is_null())
+            {
+                tracing::warn!(
+                    "ignoring the updatedPermissions of a can_use_tool answer: Tascer does not \
+                     apply permission updates from the SDK (add the rules to --allowedTools or the settings)"
+                );
+            }
+            let updated = answer
+                .get("updatedInput")
+                .filter(|u| u.is_object())
+                .unwrap_or(original);
+            CanUseToolResult::Allow {
+                updated_input: Some(updated.clone()),
+            }
+        }
+        Some("deny") => CanUseToolResult::Deny {
+            message: answer
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            interrupt: answer
+                .get("interrupt")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        },
+        other => CanUseToolResult::Deny {
+            message: format!(
+                "the can_use_tool callback answered behavior {}, which is neither allow nor deny",
+                other.map_or_else(|| "(none)".to_string(), |b| format!("{b:?}"))
+            ),
+            interrupt: false,
+        },
+    }
+}
+
+/// Carries the MCP messages of the SDK's in-process servers
+/// (`mcp_message`).
+pub struct SdkMcpTunnel {
+    control: Control,
+}
+
+impl SdkMcpTunnel {
+    /// A tunnel through `control`.
+    pub fn new(control: Control) -> Self {
+        SdkMcpTunnel { control }
+    }
+}
+
+impl McpTunnel for SdkMcpTunnel {
+    fn exchange(&self, server: &str, message: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let control = self.control.clone();
+        let request = json!({"subtype": "mcp_message", "server_name": server, "message": message});
+        async move {
+            let answer = control.request(request).await.map_err(|e| e.to_string())?;
+            answer
+                .get("mcp_response")
+                .cloned()
+                .ok_or_else(|| "the SDK's mcp_message answer has no mcp_response".to_string())
+        }
+        .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_defaults_to_the_original_input_and_deny_keeps_interrupt() {
+        let original = json!({"command": "ls"});
+        assert_eq!(
+            permission_answer(&json!({"behavior": "allow"}), &original),
+            CanUseToolResult::Allow {
+                updated_input: Some(original.clone())
+            }
+        );
+        let rewritten = json!({"command": "ls -la"});
+        assert_eq!(
+            permission_answer(
+                &json!({"behavior": "allow", "updatedInput": rewritten}),
+                &original
+            ),
+            CanUseToolResult::Allow {
+                updated_input: Some(rewritten)
+            }
+        );
+        assert_eq!(
+            permission_answer(
+                &json!({"behavior": "deny", "message": "no", "interrupt": true}),
+                &original
+            ),
+            CanUseToolResult::Deny {
+                message: "no".into(),
+                interrupt: true
+            }
+        );
+        assert!(matches!(
+            permission_answer(&json!({"behavior": "maybe"}), &original),
+            CanUseToolResult::Deny {
+                interrupt: false,
+                ..
+            }
+        ));
+    }
+}

@@ -1,0 +1,178 @@
+"""Drives `tascer` through the official Python Agent SDK (`claude-agent-sdk`)
+with `cli_path` set to it, for crates/tascer-cli/tests/sdk_python.rs.
+
+Usage: python python_sdk.py CASE CONFIG_JSON
+
+CONFIG_JSON: {"cli", "base_url", "home", "cwd", "prompt", "resume"?}.
+Prints one JSON object on its last line: the messages the SDK yielded
+(class name + fields) and what the case's callbacks saw.
+"""
+
+import dataclasses
+import json
+import sys
+
+import anyio
+from claude_agent_sdk import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookMatcher,
+    PermissionResultAllow,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+
+
+BLOCK_TYPES = {"TextBlock": "text", "ThinkingBlock": "thinking", "ToolUseBlock": "tool_use", "ToolResultBlock": "tool_result"}
+
+
+def block(b):
+    return {"type": BLOCK_TYPES.get(type(b).__name__, type(b).__name__), **dataclasses.asdict(b)}
+
+
+def plain(message):
+    """The message in its wire shape (as the TypeScript SDK yields it), so
+    the Rust side checks both SDKs alike."""
+    kind = type(message).__name__
+    if kind == "AssistantMessage":
+        return {"type": "assistant", "session_id": message.session_id,
+                "parent_tool_use_id": message.parent_tool_use_id,
+                "message": {"model": message.model, "content": [block(b) for b in message.content]}}
+    if kind == "UserMessage":
+        content = message.content if isinstance(message.content, str) else [block(b) for b in message.content]
+        return {"type": "user", "parent_tool_use_id": message.parent_tool_use_id,
+                "tool_use_result": message.tool_use_result, "message": {"content": content}}
+    if dataclasses.is_dataclass(message) and hasattr(message, "data") and "subtype" in message.data:
+        return message.data  # system messages keep the whole frame
+    if kind == "ResultMessage":
+        return {"type": "result", **dataclasses.asdict(message)}
+    return {"type": kind, **dataclasses.asdict(message)}
+
+
+def options(config, **extra):
+    stderr_lines = extra.pop("stderr_lines", None)
+    return ClaudeAgentOptions(
+        cli_path=config["cli"],
+        cwd=config["cwd"],
+        env={
+            "ANTHROPIC_BASE_URL": config["base_url"],
+            "ANTHROPIC_API_KEY": "test",
+            "TASCER_HOME": config["home"],
+        },
+        stderr=(stderr_lines.append if stderr_lines is not None else None),
+        **extra,
+    )
+
+
+async def collect(prompt, opts):
+    return [plain(m) async for m in query(prompt=prompt, options=opts)]
+
+
+async def case_query_tools(config):
+    opts = options(config, permission_mode="acceptEdits", resume=config.get("resume"))
+    return {"messages": await collect(config["prompt"], opts)}
+
+
+async def case_hook_deny(config):
+    seen = []
+
+    async def no_shell(input_data, tool_use_id, context):
+        seen.append({"input": input_data, "tool_use_id": tool_use_id})
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "no shell today (SDK hook)",
+            }
+        }
+
+    opts = options(
+        config,
+        permission_mode="bypassPermissions",
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[no_shell], timeout=30)]},
+    )
+    messages = await collect(config["prompt"], opts)
+    return {"messages": messages, "hook_calls": seen}
+
+
+async def case_can_use_tool(config):
+    asked = []
+
+    async def rewrite(tool_name, tool_input, context):
+        asked.append({"tool_name": tool_name, "input": tool_input, "tool_use_id": context.tool_use_id})
+        changed = dict(tool_input)
+        changed["content"] = "rewritten by can_use_tool\n"
+        return PermissionResultAllow(updated_input=changed)
+
+    opts = options(config, can_use_tool=rewrite)
+    messages = await collect(config["prompt"], opts)
+    return {"messages": messages, "asked": asked}
+
+
+async def case_sdk_mcp(config):
+    calls = []
+
+    @tool("add", "Adds two numbers", {"a": float, "b": float})
+    async def add(args):
+        calls.append(args)
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']:g}"}]}
+
+    calc = create_sdk_mcp_server("calc", "2.0.0", tools=[add])
+    status = {}
+    async with ClaudeSDKClient(
+        options=options(config, mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"])
+    ) as client:
+        status = await client.get_mcp_status()
+        await client.query(config["prompt"])
+        messages = [plain(m) async for m in client.receive_response()]
+    return {"messages": messages, "calls": calls, "mcp_status": status}
+
+
+async def case_interrupt(config):
+    messages = []
+    async with ClaudeSDKClient(options=options(config, permission_mode="bypassPermissions")) as client:
+        await client.query(config["prompt"])
+        async for m in client.receive_response():
+            messages.append(plain(m))
+            if type(m).__name__ == "AssistantMessage":
+                await client.interrupt()
+        await client.query("and now just answer")
+        after = [plain(m) async for m in client.receive_response()]
+    return {"messages": messages, "after": after}
+
+
+async def case_multi_turn(config):
+    turns = []
+    reviewer = AgentDefinition(description="Reviews code", prompt="Review the code you are given.")
+    async with ClaudeSDKClient(options=options(config, agents={"reviewer": reviewer})) as client:
+        info = await client.get_server_info()
+        for prompt in (config["prompt"], "second question", "third question"):
+            await client.query(prompt)
+            turns.append([plain(m) async for m in client.receive_response()])
+        await client.set_permission_mode("acceptEdits")
+        await client.set_model("mock-model-b")
+        await client.query("fourth question")
+        turns.append([plain(m) async for m in client.receive_response()])
+    return {"turns": turns, "server_info": info}
+
+
+CASES = {
+    "query_tools": case_query_tools,
+    "hook_deny": case_hook_deny,
+    "can_use_tool": case_can_use_tool,
+    "sdk_mcp": case_sdk_mcp,
+    "interrupt": case_interrupt,
+    "multi_turn": case_multi_turn,
+}
+
+
+def main():
+    case, config = sys.argv[1], json.loads(sys.argv[2])
+    result = anyio.run(CASES[case], config)
+    print(json.dumps(result, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+// Drives `tascer` through the official TypeScript Agent SDK
+// (`@anthropic-ai/claude-agent-sdk`) with `pathToClaudeCodeExecutable` set
+// to it, for crates/tascer-cli/tests/sdk_typescript.rs.
+//
+// Usage: node ts_sdk.mjs SDK_PREFIX CASE CONFIG_JSON
+//
+// SDK_PREFIX holds node_modules/@anthropic-ai/claude-agent-sdk (and zod).
+// CONFIG_JSON: {"cli", "base_url", "home", "cwd", "prompt", "resume"?}.
+// Prints one JSON object on its last line: the messages the SDK yielded
+// and what the case's callbacks saw.
+
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+
+const [prefix, caseName, configText] = process.argv.slice(2);
+const config = JSON.parse(configText);
+const require = createRequire(`${prefix}/`);
+const sdk = await import(pathToFileURL(require.resolve("@anthropic-ai/claude-agent-sdk")));
+const { z } = await import(pathToFileURL(require.resolve("zod")));
+
+function options(extra = {}) {
+  return {
+    pathToClaudeCodeExecutable: config.cli,
+    cwd: config.cwd,
+    env: {
+      ...process.env,
+      ANTHROPIC_BASE_URL: config.base_url,
+      ANTHROPIC_API_KEY: "test",
+      TASCER_HOME: config.home,
+    },
+    stderr: (text) => process.stderr.write(text),
+    ...extra,
+  };
+}
+
+async function collect(q) {
+  const messages = [];
+  for await (const m of q) messages.push(m);
+  return messages;
+}
+
+// Prompts as a stream: prompt i is sent once i results have been seen.
+function conversation(prompts) {
+  let seen = 0;
+  let waiters = [];
+  const until = (n) => (seen >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })));
+  const input = (async function* () {
+    for (const [i, text] of prompts.entries()) {
+      await until(i);
+      yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null };
+    }
+  })();
+  return {
+    input,
+    onResult() {
+      seen += 1;
+      const ready = waiters.filter((w) => w.n <= seen);
+      waiters = waiters.filter((w) => w.n > seen);
+      for (const w of ready) w.resolve();
+    },
+  };
+}
+
+const cases = {
+  async query_tools() {
+    const q = sdk.query({
+      prompt: config.prompt,
+      options: options({ permissionMode: "acceptEdits", ...(config.resume ? { resume: config.resume } : {}) }),
+    });
+    return { messages: await collect(q) };
+  },
+
+  async hook_deny() {
+    const seen = [];
+    const noShell = async (input, toolUseID) => {
+      seen.push({ input, tool_use_id: toolUseID });
+      return {
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "no shell today (SDK hook)",
+        },
+      };
+    };
+    const q = sdk.query({
+      prompt: config.prompt,
+      options: options({
+        permissionMode: "bypassPermissions",
+        allowDangerouslySkipPermissions: true,
+        hooks: { PreToolUse: [{ matcher: "Bash", hooks: [noShell], timeout: 30 }] },
+      }),
+    });
+    return { messages: await collect(q), hook_calls: seen };
+  },
+
+  async can_use_tool() {
+    const asked = [];
+    const rewrite = async (toolName, input, context) => {
+      asked.push({ tool_name: toolName, input, tool_use_id: context.toolUseID });
+      return { behavior: "allow", updatedInput: { ...input, content: "rewritten by can_use_tool\n" } };
+    };
+    const q = sdk.query({ prompt: config.prompt, options: options({ canUseTool: rewrite }) });
+    return { messages: await collect(q), asked };
+  },
+
+  async sdk_mcp() {
+    const calls = [];
+    const add = sdk.tool("add", "Adds two numbers", { a: z.number(), b: z.number() }, async (args) => {
+      calls.push(args);
+      return { content: [{ type: "text", text: `sum=${args.a + args.b}` }] };
+    });
+    const calc = sdk.createSdkMcpServer({ name: "calc", version: "2.0.0", tools: [add] });
+    const q = sdk.query({
+      prompt: config.prompt,
+      options: options({ mcpServers: { calc }, allowedTools: ["mcp__calc__add"] }),
+    });
+    const messages = [];
+    let status;
+    for await (const m of q) {
+      messages.push(m);
+      // Asked while the turn runs: stdin closes after its result.
+      if (m.type === "system" && m.subtype === "init") status = await q.mcpServerStatus();
+    }
+    return { messages, calls, mcp_status: { mcpServers: status } };
+  },
+
+  async interrupt() {
+    const talk = conversation([config.prompt, "and now just answer"]);
+    const q = sdk.query({
+      prompt: talk.input,
+      options: options({ permissionMode: "bypassPermissions", allowDangerouslySkipPermissions: true }),
+    });
+    const turns = [[], []];
+    let interrupted = false;
+    let results = 0;
+    for await (const m of q) {
+      turns[results].push(m);
+      if (m.type === "assistant" && !interrupted) {
+        interrupted = true;
+        await q.interrupt();
+      }
+      if (m.type === "result") {
+        results += 1;
+        if (results === 2) break;
+        talk.onResult();
+      }
+    }
+    return { messages: turns[0], after: turns[1] };
+  },
+
+  async multi_turn() {
+    const prompts = [config.prompt, "second question", "third question", "fourth question"];
+    const talk = conversation(prompts);
+    const agents = { reviewer: { description: "Reviews code", prompt: "Review the code you are given." } };
+    const q = sdk.query({ prompt: talk.input, options: options({ agents }) });
+    const init = await q.initializationResult();
+    const turns = [[]];
+    for await (const m of q) {
+      turns[turns.length - 1].push(m);
+      if (m.type === "result") {
+        if (turns.length === prompts.length) break;
+        if (turns.length === 3) {
+          await q.setPermissionMode("acceptEdits");
+          await q.setModel("mock-model-b");
+        }
+        turns.push([]);
+        talk.onResult(m);
+      }
+    }
+    return { turns, server_info: init };
+  },
+};
+
+const result = await cases[caseName]();
+console.log(JSON.stringify(result));
+process.exit(0);

@@ -1,0 +1,541 @@
+//! The control-protocol mode's edge cases, driven line by line over real
+//! pipes (no SDK): the version probe, unknown flags, unparsable input,
+//! control requests before / after `initialize`, unknown subtypes, end of
+//! input with a request pending, startup failures, and the session flags
+//! (`--resume`, `--fork-session`, `--session-id`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::sdk::Workspace;
+use serde_json::{Value, json};
+use tascer_testkit::{Scenario, Turn};
+
+/// The flags every SDK passes.
+const PROTOCOL: [&str; 5] = [
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+];
+
+/// A running `tascer` in control-protocol mode.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Session {
+    fn start(ws: &Workspace, extra: &[&str]) -> Session {
+        let mut child = common::tascer(ws.home.path(), &ws.dir())
+            .env("ANTHROPIC_API_KEY", "test")
+            .env("ANTHROPIC_BASE_URL", ws.mock.url())
+            .env("TASCER_SIGNING", "off")
+            .args(PROTOCOL)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+            text
+        });
+        Session {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, frame: Value) {
+        self.send_raw(&frame.to_string());
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn initialize(&mut self, extra: Value) -> Value {
+        let mut request = json!({"subtype": "initialize", "hooks": null});
+        request
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        self.send(
+            json!({"type": "control_request", "request_id": "req_1_init", "request": request}),
+        );
+        self.reply_to("req_1_init")
+    }
+
+    fn prompt(&mut self, text: &str) {
+        self.send(
+            json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+                         "message": {"role": "user", "content": text}}),
+        );
+    }
+
+    /// The next stdout frame (every line must be a JSON object).
+    fn next(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a frame within 60 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout: {line}: {e}"))
+    }
+
+    /// Frames up to the first one `wanted` accepts, which is returned.
+    fn until(&self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let frame = self.next();
+            if wanted(&frame) {
+                return frame;
+            }
+        }
+    }
+
+    /// The `response` of the control_response to `request_id`.
+    fn reply_to(&self, request_id: &str) -> Value {
+        let frame = self.until(|f| {
+            f["type"] == "control_response" && f["response"]["request_id"] == request_id
+        });
+        frame["response"].clone()
+    }
+
+    fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Closes stdin, waits for the exit; the rest of stdout and stderr.
+    fn finish(mut self) -> (ExitStatus, Vec<Value>, String) {
+        self.close_stdin();
+        let status = self.child.wait().unwrap();
+        let rest = self
+            .lines
+            .iter()
+            .map(|line| {
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON on stdout: {line}: {e}"))
+            })
+            .collect();
+        (status, rest, self.stderr.join().unwrap())
+    }
+}
+
+fn request(id: &str, body: Value) -> Value {
+    json!({"type": "control_request", "request_id": id, "request": body})
+}
+
+fn text_scenario(answer: &'static str) -> impl FnOnce(&std::path::Path) -> Scenario {
+    move |_| Scenario::new().turn(Turn::text(answer))
+}
+
+#[test]
+fn the_version_probe_answers_like_claude_code() {
+    for flag in ["-v", "--version"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tascer"))
+            .arg(flag)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(out.status.success());
+        assert!(
+            text.starts_with("2.1.332 (Claude Code compatible; tascer "),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn unknown_flags_warn_on_stderr_and_stdout_stays_json() {
+    let ws = Workspace::new(text_scenario("hello"));
+    let mut cli = Session::start(
+        &ws,
+        &["--frobnicate", "3", "--shiny=yes", "--effort", "high"],
+    );
+    let init = cli.initialize(json!({}));
+    assert_eq!(init["subtype"], "success");
+    cli.prompt("say hello");
+    let (status, frames, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+    let results: Vec<&Value> = frames.iter().filter(|f| f["type"] == "result").collect();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["result"], "hello");
+    assert!(
+        stderr.contains("warning: ignoring unknown option --frobnicate 3")
+            && stderr.contains("warning: ignoring unknown option --shiny")
+            && stderr.contains("warning: ignoring --effort"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unparsable_line_ends_the_session_with_exit_1() {
+    let ws = Workspace::new(text_scenario("unused"));
+    let mut cli = Session::start(&ws, &[]);
+    cli.initialize(json!({}));
+    cli.send_raw("{oops");
+    let (status, _, stderr) = cli.finish();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        stderr.contains("Error parsing streaming input line: {oops"),
+        "{stderr}"
+    );
+
+    let mut cli = Session::start(&ws, &[]);
+    cli.initialize(json!({}));
+    cli.send(json!({"type": "user", "message": {"role": "assistant", "content": "x"}}));
+    let (status, _, stderr) = cli.finish();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        stderr.contains("Error: Expected message role 'user', got 'assistant'"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn control_requests_get_an_answer_or_the_reference_error() {
+    let ws = Workspace::new(text_scenario("unused"));
+    let mut cli = Session::start(&ws, &[]);
+    cli.send(request("early", json!({"subtype": "mcp_status"})));
+    let early = cli.reply_to("early");
+    assert_eq!(early["subtype"], "error");
+    assert!(
+        early["error"].as_str().unwrap().contains("Not initialized"),
+        "{early}"
+    );
+
+    let init = cli.initialize(json!({}));
+    assert_eq!(init["subtype"], "success");
+    let body = &init["response"];
+    assert_eq!(body["hook_on_failure_supported"], true);
+    assert!(body["pid"].as_u64().is_some());
+
+    cli.send(request(
+        "again",
+        json!({"subtype": "initialize", "hooks": null}),
+    ));
+    assert_eq!(cli.reply_to("again")["error"], "Already initialized");
+    cli.send(request("odd", json!({"subtype": "telepathy"})));
+    assert_eq!(
+        cli.reply_to("odd")["error"],
+        "Unsupported control request subtype: telepathy"
+    );
+    cli.send(request(
+        "rewind",
+        json!({"subtype": "rewind_files", "user_message_id": "u"}),
+    ));
+    assert_eq!(
+        cli.reply_to("rewind")["error"],
+        "Unsupported control request subtype: rewind_files"
+    );
+    cli.send(request(
+        "mode",
+        json!({"subtype": "set_permission_mode", "mode": "sideways"}),
+    ));
+    let mode = cli.reply_to("mode");
+    assert_eq!(mode["subtype"], "error");
+    assert!(
+        mode["error"].as_str().unwrap().contains("acceptEdits"),
+        "{mode}"
+    );
+    cli.send(request(
+        "plan",
+        json!({"subtype": "set_permission_mode", "mode": "plan"}),
+    ));
+    assert_eq!(cli.reply_to("plan")["response"], json!({"mode": "plan"}));
+    cli.send(request("status", json!({"subtype": "mcp_status"})));
+    assert_eq!(
+        cli.reply_to("status")["response"],
+        json!({"mcpServers": []})
+    );
+    cli.send(request("stop", json!({"subtype": "interrupt"})));
+    assert_eq!(cli.reply_to("stop")["subtype"], "success");
+    let (status, _, stderr) = cli.finish();
+    assert!(status.success(), "no prompt, no error: {stderr}");
+}
+
+#[test]
+fn end_of_input_rejects_a_pending_request_and_the_turn_still_ends() {
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "echo ran > ran.txt"})))
+            .turn(Turn::text("could not run it"))
+    });
+    let mut cli = Session::start(&ws, &["--permission-prompt-tool", "stdio"]);
+    cli.initialize(json!({}));
+    cli.prompt("run a command");
+    let asked = cli.until(|f| f["type"] == "control_request");
+    assert_eq!(asked["request"]["subtype"], "can_use_tool");
+    assert_eq!(asked["request"]["tool_name"], "Bash");
+    assert_eq!(asked["request"]["input"]["command"], "echo ran > ran.txt");
+    // The SDK goes away without answering.
+    let (status, frames, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(!ws.dir().join("ran.txt").exists());
+    let result = frames.iter().find(|f| f["type"] == "result").unwrap();
+    assert_eq!(result["result"], "could not run it");
+    let sent = ws.tool_results_sent();
+    assert!(
+        sent.iter().any(|(text, error)| *error
+            && text.contains("Tool permission stream closed before response received")),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn a_hook_that_blocks_on_failure_denies_when_its_callback_fails() {
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "echo ran > ran.txt"})))
+            .turn(Turn::text("blocked"))
+    });
+    let mut cli = Session::start(&ws, &["--permission-mode", "bypassPermissions"]);
+    let init = cli.initialize(json!({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hookCallbackIds": ["hook_0"], "onFailure": "block"}
+    ]}}));
+    assert_eq!(init["subtype"], "success");
+    cli.prompt("run a command");
+    let call = cli.until(|f| f["type"] == "control_request");
+    assert_eq!(call["request"]["subtype"], "hook_callback");
+    assert_eq!(call["request"]["callback_id"], "hook_0");
+    assert_eq!(call["request"]["input"]["hook_event_name"], "PreToolUse");
+    let id = call["request_id"].as_str().unwrap().to_string();
+    cli.send(json!({"type": "control_response",
+                    "response": {"subtype": "error", "request_id": id, "error": "callback crashed"}}));
+    let result = cli.until(|f| f["type"] == "result");
+    assert_eq!(result["result"], "blocked");
+    let (status, _, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        !ws.dir().join("ran.txt").exists(),
+        "a failed fail-closed hook denies the call"
+    );
+    let sent = ws.tool_results_sent();
+    assert!(
+        sent.iter()
+            .any(|(text, error)| *error && text.contains("callback crashed")),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn a_refused_resume_is_a_startup_failure_result() {
+    let ws = Workspace::new(text_scenario("unused"));
+    let missing = "3f0b7a52-9a3c-4c39-8a43-3c4f0d0c2f11";
+    let mut cli = Session::start(&ws, &[&format!("--resume={missing}")]);
+    cli.send(request(
+        "req_1",
+        json!({"subtype": "initialize", "hooks": null}),
+    ));
+    let result = cli.until(|f| f["type"] == "result");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(
+        result["errors"][0],
+        format!("No conversation found with session ID: {missing}")
+    );
+    let (status, rest, _) = cli.finish();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        rest.iter().all(|f| f["type"] != "control_response"),
+        "initialize stays unanswered, as with Claude Code"
+    );
+}
+
+#[test]
+fn a_bad_initialize_is_an_error_response() {
+    let ws = Workspace::new(text_scenario("unused"));
+    let mut cli = Session::start(&ws, &[]);
+    let init = cli.initialize(json!({"hooks": {"PreToolUse": [
+        {"matcher": "(", "hookCallbackIds": ["hook_0"]}
+    ]}}));
+    assert_eq!(init["subtype"], "error");
+    assert!(
+        init["error"].as_str().unwrap().contains("invalid matcher"),
+        "{init}"
+    );
+    let (status, _, _) = cli.finish();
+    assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn a_prompt_before_initialize_runs_with_the_command_line_options() {
+    let ws = Workspace::new(text_scenario("no handshake needed"));
+    let mut cli = Session::start(&ws, &[]);
+    cli.prompt("hello");
+    let result = cli.until(|f| f["type"] == "result");
+    assert_eq!(result["result"], "no handshake needed");
+    let (status, _, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn resume_fork_session_and_session_id_work_through_the_store() {
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::text("first"))
+            .turn(Turn::text("second"))
+            .turn(Turn::text("third"))
+    });
+    let first_id = "0d4c9ba1-0a3e-4d3c-9d47-6e1e8e0a7a01";
+    let mut cli = Session::start(&ws, &[&format!("--session-id={first_id}")]);
+    cli.initialize(json!({}));
+    cli.prompt("remember the word kumquat");
+    let result = cli.until(|f| f["type"] == "result");
+    assert_eq!(result["session_id"], first_id);
+    assert!(cli.finish().0.success());
+
+    // Fork into a named new session: the history comes along.
+    let fork_id = "7c2e2d8e-5b7a-4a8e-b2f1-1e9a4f7d2b02";
+    let mut cli = Session::start(
+        &ws,
+        &[
+            &format!("--resume={first_id}"),
+            "--fork-session",
+            &format!("--session-id={fork_id}"),
+        ],
+    );
+    cli.initialize(json!({}));
+    cli.prompt("which word?");
+    let result = cli.until(|f| f["type"] == "result");
+    assert_eq!(result["session_id"], fork_id);
+    assert_eq!(result["result"], "second");
+    assert!(cli.finish().0.success());
+    let history = ws.mock.requests()[1].body["messages"].to_string();
+    assert!(history.contains("kumquat"), "{history}");
+
+    // --continue takes the latest session of the directory: the fork.
+    let mut cli = Session::start(&ws, &["--continue"]);
+    cli.initialize(json!({}));
+    cli.prompt("and now?");
+    let result = cli.until(|f| f["type"] == "result");
+    assert_eq!(result["session_id"], fork_id);
+    assert_eq!(result["result"], "third");
+    assert!(cli.finish().0.success());
+
+    // --session-id with --resume but without --fork-session is refused.
+    let mut cli = Session::start(
+        &ws,
+        &[
+            &format!("--resume={first_id}"),
+            &format!("--session-id={fork_id}"),
+        ],
+    );
+    cli.send(request(
+        "req_1",
+        json!({"subtype": "initialize", "hooks": null}),
+    ));
+    let refused = cli.until(|f| f["type"] == "result");
+    assert!(
+        refused["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("requires --fork-session"),
+        "{refused}"
+    );
+    assert_eq!(cli.finish().0.code(), Some(1));
+}
+
+#[test]
+fn hook_callbacks_fire_for_session_prompt_tool_and_stop_events() {
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "echo hi"})))
+            .turn(Turn::text("done"))
+    });
+    let mut cli = Session::start(&ws, &["--permission-mode", "bypassPermissions"]);
+    let hooks = json!({
+        "SessionStart": [{"hookCallbackIds": ["start"]}],
+        "UserPromptSubmit": [{"hookCallbackIds": ["prompt"]}],
+        "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["pre"]}],
+        "PostToolUse": [{"matcher": "Bash", "hookCallbackIds": ["post"]}],
+        "Stop": [{"hookCallbackIds": ["stop"]}],
+        "TeammateIdle": [{"hookCallbackIds": ["never"]}]
+    });
+    cli.send(request(
+        "req_1_init",
+        json!({"subtype": "initialize", "hooks": hooks}),
+    ));
+    // Answers every hook callback (UserPromptSubmit adds context) until
+    // `until` accepts a frame; returns the callback ids in order.
+    let mut seen = Vec::new();
+    let mut answer_until = |cli: &mut Session, until: &dyn Fn(&Value) -> bool| loop {
+        let frame = cli.next();
+        if frame["type"] == "control_request" {
+            let body = &frame["request"];
+            assert_eq!(body["subtype"], "hook_callback");
+            seen.push((
+                body["callback_id"].as_str().unwrap().to_string(),
+                body["input"]["hook_event_name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            ));
+            let output = if body["callback_id"] == "prompt" {
+                json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                              "additionalContext": "context from the SDK hook"}})
+            } else {
+                json!({})
+            };
+            let id = frame["request_id"].as_str().unwrap();
+            cli.send(json!({"type": "control_response",
+                            "response": {"subtype": "success", "request_id": id, "response": output}}));
+        } else if until(&frame) {
+            return frame;
+        }
+    };
+    // SessionStart runs while the session opens, before initialize is answered.
+    let init = answer_until(&mut cli, &|f| f["type"] == "control_response");
+    assert_eq!(init["response"]["subtype"], "success");
+    cli.prompt("greet");
+    let result = answer_until(&mut cli, &|f| f["type"] == "result");
+    assert_eq!(result["result"], "done");
+    let (status, _, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Tascer does not fire TeammateIdle"),
+        "{stderr}"
+    );
+    let seen: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|(id, event)| (id.as_str(), event.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("start", "SessionStart"),
+            ("prompt", "UserPromptSubmit"),
+            ("pre", "PreToolUse"),
+            ("post", "PostToolUse"),
+            ("stop", "Stop"),
+        ]
+    );
+    let first_call = ws.mock.requests()[0].body["messages"].to_string();
+    assert!(
+        first_call.contains("context from the SDK hook"),
+        "the hook's additionalContext reaches the model: {first_call}"
+    );
+}

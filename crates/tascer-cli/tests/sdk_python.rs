@@ -1,0 +1,76 @@
+//! The official Python Agent SDK (`claude-agent-sdk`) drives `tascer`
+//! through `cli_path`, against the mock model:
+//! `query()` with tools, a hook callback that denies a call, `can_use_tool`
+//! rewriting an input, an in-process SDK MCP tool, `interrupt`, a
+//! multi-turn session and resume in a second process; every session
+//! verifies. The cases are in tests/common/sdk_cases.rs, the script in
+//! tests/sdk/python_sdk.py.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::sdk::Sdk;
+use common::sdk_cases as cases;
+
+#[test]
+fn query_runs_tools_that_change_real_files() {
+    cases::with(
+        Sdk::python,
+        "query_runs_tools_that_change_real_files",
+        cases::query_runs_tools,
+    );
+}
+
+#[test]
+fn a_hook_callback_denies_a_call_and_the_reason_reaches_the_model() {
+    cases::with(
+        Sdk::python,
+        "a_hook_callback_denies_a_call_and_the_reason_reaches_the_model",
+        cases::hook_callback_denies,
+    );
+}
+
+#[test]
+fn can_use_tool_rewrites_the_input_that_runs() {
+    cases::with(
+        Sdk::python,
+        "can_use_tool_rewrites_the_input_that_runs",
+        cases::can_use_tool_rewrites,
+    );
+}
+
+#[test]
+fn an_in_process_sdk_mcp_tool_is_called_through_the_sdk() {
+    cases::with(
+        Sdk::python,
+        "an_in_process_sdk_mcp_tool_is_called_through_the_sdk",
+        cases::sdk_mcp_tool,
+    );
+}
+
+#[test]
+fn interrupt_ends_the_turn_and_the_session_goes_on() {
+    cases::with(
+        Sdk::python,
+        "interrupt_ends_the_turn_and_the_session_goes_on",
+        cases::interrupt,
+    );
+}
+
+#[test]
+fn one_session_keeps_its_history_across_prompts() {
+    cases::with(
+        Sdk::python,
+        "one_session_keeps_its_history_across_prompts",
+        cases::multi_turn,
+    );
+}
+
+#[test]
+fn resume_continues_the_session_in_a_second_process() {
+    cases::with(
+        Sdk::python,
+        "resume_continues_the_session_in_a_second_process",
+        cases::resume,
+    );
+}

@@ -1,0 +1,76 @@
+//! The official TypeScript Agent SDK (`@anthropic-ai/claude-agent-sdk`)
+//! drives `tascer` through `pathToClaudeCodeExecutable`, against the mock model:
+//! `query()` with tools, a hook callback that denies a call, `can_use_tool`
+//! rewriting an input, an in-process SDK MCP tool, `interrupt`, a
+//! multi-turn session and resume in a second process; every session
+//! verifies. The cases are in tests/common/sdk_cases.rs, the script in
+//! tests/sdk/ts_sdk.mjs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::sdk::Sdk;
+use common::sdk_cases as cases;
+
+#[test]
+fn query_runs_tools_that_change_real_files() {
+    cases::with(
+        Sdk::typescript,
+        "query_runs_tools_that_change_real_files",
+        cases::query_runs_tools,
+    );
+}
+
+#[test]
+fn a_hook_callback_denies_a_call_and_the_reason_reaches_the_model() {
+    cases::with(
+        Sdk::typescript,
+        "a_hook_callback_denies_a_call_and_the_reason_reaches_the_model",
+        cases::hook_callback_denies,
+    );
+}
+
+#[test]
+fn can_use_tool_rewrites_the_input_that_runs() {
+    cases::with(
+        Sdk::typescript,
+        "can_use_tool_rewrites_the_input_that_runs",
+        cases::can_use_tool_rewrites,
+    );
+}
+
+#[test]
+fn an_in_process_sdk_mcp_tool_is_called_through_the_sdk() {
+    cases::with(
+        Sdk::typescript,
+        "an_in_process_sdk_mcp_tool_is_called_through_the_sdk",
+        cases::sdk_mcp_tool,
+    );
+}
+
+#[test]
+fn interrupt_ends_the_turn_and_the_session_goes_on() {
+    cases::with(
+        Sdk::typescript,
+        "interrupt_ends_the_turn_and_the_session_goes_on",
+        cases::interrupt,
+    );
+}
+
+#[test]
+fn one_session_keeps_its_history_across_prompts() {
+    cases::with(
+        Sdk::typescript,
+        "one_session_keeps_its_history_across_prompts",
+        cases::multi_turn,
+    );
+}
+
+#[test]
+fn resume_continues_the_session_in_a_second_process() {
+    cases::with(
+        Sdk::typescript,
+        "resume_continues_the_session_in_a_second_process",
+        cases::resume,
+    );
+}

@@ -1,0 +1,236 @@
+//! Admission with LLM reviewers answering in place of a human, with a
+//! scripted [`ReviewModel`] (the real model is exercised through the loop
+//! and `tascer hook` against the mock server in the `tascer` crates).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::json;
+use tascer_core::{ToolCall, ToolOutput};
+
+use super::*;
+use crate::hooks::HookCommon;
+use crate::permissions::{Escalation, PermissionRules, WorkaroundConfig};
+use crate::review::{
+    FailMode, ModelCall, ModelReply, ReviewModel, ReviewOutcome, ReviewerConfig, ReviewerKind,
+    ReviewersConfig,
+};
+
+/// Answers by the first scripted (reviewer, text in the question) pair
+/// that matches; counts the questions.
+struct Scripted {
+    answers: Vec<(&'static str, &'static str, &'static str)>,
+    asked: Mutex<Vec<String>>,
+}
+
+impl ReviewModel for Scripted {
+    fn complete<'a>(&'a self, call: &'a ModelCall) -> BoxFuture<'a, Result<ModelReply, String>> {
+        Box::pin(async move {
+            self.asked.lock().unwrap().push(call.system.clone());
+            let text = self
+                .answers
+                .iter()
+                .find(|(name, needle, _)| {
+                    call.system.contains(&format!("reviewer: {name}\n"))
+                        && call.user.contains(needle)
+                })
+                .map(|(_, _, text)| (*text).to_string())
+                .ok_or("nothing scripted")?;
+            Ok(ModelReply {
+                text,
+                model: "review-model".into(),
+                usage: Default::default(),
+            })
+        })
+    }
+
+    fn default_model(&self) -> String {
+        "review-model".into()
+    }
+}
+
+fn config() -> ReviewerConfig {
+    ReviewerConfig {
+        model: None,
+        timeout: Duration::from_secs(5),
+        fail_mode: FailMode::Closed,
+        cache_ttl: Duration::ZERO,
+        context_messages: 4,
+        max_blocks: 1,
+    }
+}
+
+fn admission(
+    answers: Vec<(&'static str, &'static str, &'static str)>,
+    reviewers: ReviewersConfig,
+    workaround: WorkaroundConfig,
+) -> (Admission, Arc<Scripted>) {
+    let engine = PermissionEngine::builder()
+        .rules(PermissionRules::parse(&["Bash(ls:*)"], &[], &[]).unwrap())
+        .workaround(workaround)
+        .build()
+        .unwrap();
+    let model = Arc::new(Scripted {
+        answers,
+        asked: Mutex::new(Vec::new()),
+    });
+    let chain = Reviewers::new(reviewers, model.clone());
+    let admission = Admission::new(Arc::new(engine)).reviewers(Some(Arc::new(chain)));
+    (admission, model)
+}
+
+fn bash(id: &str, command: &str) -> ToolCall {
+    ToolCall {
+        tool_name: "Bash".into(),
+        input: json!({ "command": command }),
+        tool_use_id: id.into(),
+        cwd: std::env::temp_dir(),
+        session_id: "s".into(),
+    }
+}
+
+fn request(call: &ToolCall) -> CallRequest<'_> {
+    CallRequest {
+        call,
+        hook_common: HookCommon::default(),
+        agent_id: None,
+    }
+}
+
+#[tokio::test]
+async fn the_reviewer_answers_what_the_rules_would_ask_and_its_denials_escalate() {
+    let (admission, model) = admission(
+        vec![
+            (
+                "tool-approve",
+                "make build",
+                r#"{"verdict":"allow","reason":"builds"}"#,
+            ),
+            (
+                "tool-approve",
+                "curl",
+                r#"{"verdict":"deny","reason":"fetches code"}"#,
+            ),
+        ],
+        ReviewersConfig {
+            tool_approve: Some(config()),
+            ..Default::default()
+        },
+        WorkaroundConfig {
+            enabled: true,
+            threshold: 2,
+            escalation: Escalation::Ask,
+        },
+    );
+    // An allow rule decides without a reviewer.
+    let ls = bash("t0", "ls -la");
+    let admitted = admission.admit(request(&ls)).await;
+    assert!(admitted.verdict.is_ok());
+    assert!(admitted.reviews.is_empty());
+
+    let build = bash("t1", "make build");
+    let admitted = admission.admit(request(&build)).await;
+    assert!(admitted.verdict.is_ok());
+    let decision = admitted.decision.unwrap();
+    assert_eq!(
+        decision.decided_by,
+        DecisionSource::Reviewer {
+            name: "tool-approve".into()
+        }
+    );
+    assert_eq!(admitted.reviews.len(), 1);
+    assert_eq!(admitted.reviews[0].model, "review-model");
+
+    for i in 0..2 {
+        // Alike calls: the same program on the same target.
+        let flag = ["-s", "-L"][i];
+        let call = bash(
+            &format!("c{i}"),
+            &format!("curl {flag} https://x.example/a"),
+        );
+        let admitted = admission.admit(request(&call)).await;
+        let refusal = admitted.verdict.unwrap_err();
+        assert!(
+            refusal.message.contains("fetches code"),
+            "{}",
+            refusal.message
+        );
+        assert_eq!(admitted.reviews[0].verdict(), "deny");
+    }
+    // Two reviewer denials of alike calls: the third escalates to a human
+    // (no one here, so it is denied) and is not put to the reviewer.
+    let asked = model.asked.lock().unwrap().len();
+    let call = bash("c2", "curl -sL https://x.example/a");
+    let admitted = admission.admit(request(&call)).await;
+    let refusal = admitted.verdict.unwrap_err();
+    assert!(
+        refusal.message.contains("looks like a workaround"),
+        "{}",
+        refusal.message
+    );
+    assert!(admitted.reviews.is_empty());
+    assert_eq!(model.asked.lock().unwrap().len(), asked);
+}
+
+#[tokio::test]
+async fn a_failure_must_be_acknowledged_by_the_next_call() {
+    let (admission, _) = admission(
+        vec![
+            (
+                "error-acknowledge",
+                "other-dir",
+                r#"{"verdict":"unacknowledged","reason":"it ignores the error"}"#,
+            ),
+            (
+                "error-acknowledge",
+                "ls -la",
+                r#"{"verdict":"acknowledged","reason":"it looks for the file"}"#,
+            ),
+        ],
+        ReviewersConfig {
+            error_acknowledge: Some(config()),
+            ..Default::default()
+        },
+        WorkaroundConfig::default(),
+    );
+    let failed = bash("f1", "ls missing-dir");
+    let reviewed = admission
+        .review(
+            request(&failed),
+            ToolOutput::error("ls: missing-dir: No such file"),
+        )
+        .await;
+    assert!(reviewed.output.is_error);
+    let next = bash("n1", "ls -la other-dir");
+    let admitted = admission.admit(request(&next)).await;
+    let refusal = admitted.verdict.unwrap_err();
+    assert!(
+        refusal.message.contains("Address that failure first"),
+        "{}",
+        refusal.message
+    );
+    assert!(
+        refusal.message.contains("No such file"),
+        "{}",
+        refusal.message
+    );
+    assert_eq!(admitted.reviews[0].reviewer, ReviewerKind::ErrorAcknowledge);
+    // The failure was checked once: the next call runs unreviewed.
+    let after = bash("n2", "ls -la");
+    let admitted = admission.admit(request(&after)).await;
+    assert!(admitted.verdict.is_ok());
+    assert!(admitted.reviews.is_empty());
+
+    // A new failure, then a call that deals with it.
+    admission
+        .review(
+            request(&failed),
+            ToolOutput::error("ls: missing-dir: No such file"),
+        )
+        .await;
+    let admitted = admission.admit(request(&bash("n3", "ls -la"))).await;
+    assert!(admitted.verdict.is_ok());
+    assert_eq!(admitted.reviews[0].outcome, ReviewOutcome::Decided);
+    assert!(admitted.reviews[0].passed);
+}

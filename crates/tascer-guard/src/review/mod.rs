@@ -1,0 +1,348 @@
+//! LLM reviewers: a model stands in for the human who would answer.
+//!
+//! Four reviewers, each optional ([`ReviewersConfig`], from the settings'
+//! `safety.reviewers`):
+//!
+//! - `tool-approve` answers a call the rules would ask a human about;
+//! - `tool-appeal` looks again, with recent transcript context, at a call
+//!   `tool-approve` denied; its verdict is final;
+//! - `error-acknowledge`: after a failed tool call, the agent's next call
+//!   must acknowledge the failure, or it is refused with a reason telling
+//!   the agent to address it first;
+//! - `intent-validate`: on Stop, did the work match the user's request?
+//!   A "no" blocks the stop with a course correction.
+//!
+//! [`Reviewers`] runs them: each with a timeout, a cache and a fail mode,
+//! its answer parsed strictly (one JSON object `{"verdict", "reason"}`; a
+//! malformed answer is a failed review). It knows nothing of providers:
+//! the model call is a [`ReviewModel`], the cache a [`ReviewCache`] and the
+//! transcript a [`Transcript`], all implemented by the caller (the `tascer`
+//! crate). Every verdict is returned as a [`ReviewRecord`] for the ledger.
+
+mod chain;
+mod prompt;
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tascer_core::Usage;
+
+pub use chain::{CallReview, FailedCall, Reviewers, StopReview};
+pub use prompt::{parse_verdict, system_prompt};
+
+use crate::safety::settings::{ReviewerSettings, ReviewersSettings};
+
+/// Which reviewer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReviewerKind {
+    /// Answers a call the rules would ask about.
+    ToolApprove,
+    /// Reviews a `tool-approve` denial with transcript context.
+    ToolAppeal,
+    /// Checks that a failure is acknowledged before the agent goes on.
+    ErrorAcknowledge,
+    /// Checks on Stop that the work matches the request.
+    IntentValidate,
+}
+
+impl ReviewerKind {
+    /// The reviewer's name: `tool-approve`, `tool-appeal`,
+    /// `error-acknowledge`, `intent-validate`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReviewerKind::ToolApprove => "tool-approve",
+            ReviewerKind::ToolAppeal => "tool-appeal",
+            ReviewerKind::ErrorAcknowledge => "error-acknowledge",
+            ReviewerKind::IntentValidate => "intent-validate",
+        }
+    }
+
+    /// The two verdicts it may give: (pass, fail).
+    pub fn verdicts(self) -> (&'static str, &'static str) {
+        match self {
+            ReviewerKind::ToolApprove | ReviewerKind::ToolAppeal => ("allow", "deny"),
+            ReviewerKind::ErrorAcknowledge => ("acknowledged", "unacknowledged"),
+            ReviewerKind::IntentValidate => ("complete", "incomplete"),
+        }
+    }
+
+    /// The verdict word for a pass or a fail.
+    pub fn verdict(self, pass: bool) -> &'static str {
+        let (yes, no) = self.verdicts();
+        if pass { yes } else { no }
+    }
+}
+
+impl std::fmt::Display for ReviewerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a failed review (timeout, provider error, malformed answer) counts
+/// as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FailMode {
+    /// As a pass: the call runs, the stop goes through.
+    Open,
+    /// As a fail: the call is refused, the stop blocked.
+    Closed,
+}
+
+/// One reviewer's configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewerConfig {
+    /// The model; `None` for the caller's default (the session's model).
+    pub model: Option<String>,
+    /// Longest wait for the verdict, model call included.
+    pub timeout: Duration,
+    /// What a failed review counts as.
+    pub fail_mode: FailMode,
+    /// How long a verdict is reused for the same question (zero: no cache).
+    pub cache_ttl: Duration,
+    /// Transcript messages shown to the reviewer.
+    pub context_messages: usize,
+    /// Most Stops blocked per session (`intent-validate` only).
+    pub max_blocks: u32,
+}
+
+/// Default timeout of a review.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default lifetime of a cached verdict.
+pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(3600);
+/// Default number of transcript messages shown.
+pub const DEFAULT_CONTEXT_MESSAGES: usize = 12;
+/// Default most Stops `intent-validate` blocks per session.
+pub const DEFAULT_MAX_BLOCKS: u32 = 2;
+
+impl ReviewerConfig {
+    /// The configuration of `kind` from its settings, `model` being
+    /// `reviewers.model`; `None` when it is off.
+    fn from_settings(
+        kind: ReviewerKind,
+        settings: Option<&ReviewerSettings>,
+        model: Option<&String>,
+    ) -> Option<Self> {
+        let s = settings?;
+        if s.enabled == Some(false) {
+            return None;
+        }
+        // Calls fail closed; a failed error check or stop check lets the
+        // agent go on.
+        let default_fail = match kind {
+            ReviewerKind::ToolApprove | ReviewerKind::ToolAppeal => FailMode::Closed,
+            ReviewerKind::ErrorAcknowledge | ReviewerKind::IntentValidate => FailMode::Open,
+        };
+        Some(ReviewerConfig {
+            model: s.model.clone().or_else(|| model.cloned()),
+            timeout: s
+                .timeout_ms
+                .map(Duration::from_millis)
+                .unwrap_or(DEFAULT_TIMEOUT),
+            fail_mode: s.fail_mode.unwrap_or(default_fail),
+            cache_ttl: s
+                .cache_ttl_seconds
+                .map(Duration::from_secs)
+                .unwrap_or(DEFAULT_CACHE_TTL),
+            context_messages: s.context_messages.unwrap_or(DEFAULT_CONTEXT_MESSAGES),
+            max_blocks: s.max_blocks.unwrap_or(DEFAULT_MAX_BLOCKS),
+        })
+    }
+}
+
+/// Which reviewers are on, and how.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReviewersConfig {
+    /// `tool-approve`.
+    pub tool_approve: Option<ReviewerConfig>,
+    /// `tool-appeal` (runs only after a `tool-approve` denial).
+    pub tool_appeal: Option<ReviewerConfig>,
+    /// `error-acknowledge`.
+    pub error_acknowledge: Option<ReviewerConfig>,
+    /// `intent-validate`.
+    pub intent_validate: Option<ReviewerConfig>,
+}
+
+impl ReviewersConfig {
+    /// The reviewers the settings turn on.
+    pub fn from_settings(settings: &ReviewersSettings) -> Self {
+        let model = settings.model.as_ref();
+        ReviewersConfig {
+            tool_approve: ReviewerConfig::from_settings(
+                ReviewerKind::ToolApprove,
+                settings.tool_approve.as_ref(),
+                model,
+            ),
+            tool_appeal: ReviewerConfig::from_settings(
+                ReviewerKind::ToolAppeal,
+                settings.tool_appeal.as_ref(),
+                model,
+            ),
+            error_acknowledge: ReviewerConfig::from_settings(
+                ReviewerKind::ErrorAcknowledge,
+                settings.error_acknowledge.as_ref(),
+                model,
+            ),
+            intent_validate: ReviewerConfig::from_settings(
+                ReviewerKind::IntentValidate,
+                settings.intent_validate.as_ref(),
+                model,
+            ),
+        }
+    }
+
+    /// True when no reviewer is on.
+    pub fn is_empty(&self) -> bool {
+        self.tool_approve.is_none()
+            && self.error_acknowledge.is_none()
+            && self.intent_validate.is_none()
+    }
+
+    /// The configuration of one reviewer, if it is on.
+    pub fn get(&self, kind: ReviewerKind) -> Option<&ReviewerConfig> {
+        match kind {
+            ReviewerKind::ToolApprove => self.tool_approve.as_ref(),
+            ReviewerKind::ToolAppeal => self.tool_appeal.as_ref(),
+            ReviewerKind::ErrorAcknowledge => self.error_acknowledge.as_ref(),
+            ReviewerKind::IntentValidate => self.intent_validate.as_ref(),
+        }
+    }
+}
+
+/// How a review ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewOutcome {
+    /// The reviewer answered (or its cached answer was used).
+    Decided,
+    /// It failed; the fail mode let the call or stop pass.
+    FailedOpen,
+    /// It failed; the fail mode refused the call or blocked the stop.
+    FailedClosed,
+    /// Not asked: a limit was reached (`intent-validate`'s `maxBlocks`).
+    Skipped,
+}
+
+impl ReviewOutcome {
+    /// `decided`, `failed_open`, `failed_closed` or `skipped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewOutcome::Decided => "decided",
+            ReviewOutcome::FailedOpen => "failed_open",
+            ReviewOutcome::FailedClosed => "failed_closed",
+            ReviewOutcome::Skipped => "skipped",
+        }
+    }
+}
+
+/// One reviewer's verdict, as data for the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewRecord {
+    /// Which reviewer.
+    pub reviewer: ReviewerKind,
+    /// The model asked (or that gave the cached verdict).
+    pub model: String,
+    /// True for a pass (allow, acknowledged, complete).
+    pub passed: bool,
+    /// The reviewer's reason, or what went wrong.
+    pub reason: String,
+    /// How the review ended.
+    pub outcome: ReviewOutcome,
+    /// What went wrong, for a failed review.
+    pub error: Option<String>,
+    /// How long it took.
+    pub duration: Duration,
+    /// True when the verdict came from the cache.
+    pub cache_hit: bool,
+    /// The call reviewed, if any: (tool, `tool_use` id).
+    pub call: Option<(String, String)>,
+    /// Token usage of the model call.
+    pub usage: Option<Usage>,
+}
+
+impl ReviewRecord {
+    /// The verdict word acted on (`allow`, `deny`, …).
+    pub fn verdict(&self) -> &'static str {
+        self.reviewer.verdict(self.passed)
+    }
+}
+
+/// A model request of a reviewer: one system prompt, one user message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelCall {
+    /// The model; `None` for the backend's default.
+    pub model: Option<String>,
+    /// The reviewer's instructions.
+    pub system: String,
+    /// What to review.
+    pub user: String,
+}
+
+/// The model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelReply {
+    /// Its text.
+    pub text: String,
+    /// The model that answered.
+    pub model: String,
+    /// Token usage.
+    pub usage: Usage,
+}
+
+/// Calls the model for a reviewer (implemented over the session's
+/// provider by the `tascer` crate).
+pub trait ReviewModel: Send + Sync {
+    /// Sends one request; `Err` says what went wrong (no verdict).
+    fn complete<'a>(&'a self, call: &'a ModelCall) -> BoxFuture<'a, Result<ModelReply, String>>;
+
+    /// The model used when a reviewer names none.
+    fn default_model(&self) -> String;
+}
+
+/// A cached verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedVerdict {
+    /// The verdict word.
+    pub verdict: String,
+    /// The reason.
+    pub reason: String,
+    /// The model that gave it.
+    pub model: String,
+}
+
+/// Keeps verdicts for a while (implemented over the store, so a new
+/// process — `tascer hook` — finds them too). Errors are the
+/// implementation's to log: a cache that cannot be read is a miss.
+pub trait ReviewCache: Send + Sync {
+    /// The verdict for `key` (JSON describing the question), if fresh.
+    fn get(&self, key: &Value) -> Option<CachedVerdict>;
+    /// Keeps a verdict for `ttl`.
+    fn put(&self, key: &Value, verdict: &CachedVerdict, ttl: Duration);
+}
+
+/// One message of a transcript, as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// Its text, tool calls and results written out.
+    pub text: String,
+}
+
+/// What a reviewer sees of the conversation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TranscriptExcerpt {
+    /// The user's latest request (their last prompt, not a tool result).
+    pub request: Option<String>,
+    /// The last messages, oldest first.
+    pub messages: Vec<TranscriptMessage>,
+}
+
+/// The session's conversation so far (the loop's stored history, or
+/// Claude Code's transcript file).
+pub trait Transcript: Send + Sync {
+    /// The latest request and at most `max_messages` recent messages.
+    fn excerpt(&self, max_messages: usize) -> TranscriptExcerpt;
+}

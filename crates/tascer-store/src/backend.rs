@@ -1,0 +1,308 @@
+//! The storage seam: [`Backend`], one trait for everything Tascer keeps —
+//! sessions and their messages, and the ledger's rows — implemented by
+//! [`SqliteBackend`](crate::SqliteBackend) (one file under
+//! `$TASCER_HOME`, the default) and [`PgBackend`](crate::PgBackend) (a
+//! shared PostgreSQL database).
+//!
+//! A backend stores rows; it computes nothing that is proven. The ledger's
+//! hash chain and head signature are computed by `tascer-ledger`, inside
+//! the backend's append transaction: [`Backend::append_entries`] locks the
+//! session's chain, reads its tail, hands it to a [`BatchBuilder`], and
+//! writes what the builder returns (entries, projections, head) in the
+//! same transaction. Both backends store the same text in the same columns,
+//! so verification reads the same canonical bytes from either.
+
+use std::fmt;
+
+use crate::error::StoreError;
+use crate::store::{NewSession, SessionInfo, Totals};
+use crate::summary::SessionSummary;
+
+/// One ledger row as stored (the ledger's `RawEntry`): verification reads
+/// these, so that a corrupt row is reported, not a load error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryRow {
+    /// `seq` column.
+    pub seq: i64,
+    /// `session_id` column.
+    pub session_id: String,
+    /// `ts` column.
+    pub ts: String,
+    /// `kind` column.
+    pub kind: String,
+    /// `payload` column (canonical JSON text when written by Tascer).
+    pub payload: String,
+    /// `prev_hash` column.
+    pub prev_hash: String,
+    /// `hash` column.
+    pub hash: String,
+}
+
+/// A session's ledger head as stored (the ledger's `SignedHead`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadRow {
+    /// Session id.
+    pub session_id: String,
+    /// Seq of the last entry.
+    pub seq: u64,
+    /// Hash of the last entry.
+    pub hash: String,
+    /// Signature over the head, when signed.
+    pub signature: Option<String>,
+    /// Id of the signing key.
+    pub key_id: Option<String>,
+    /// When it was signed.
+    pub signed_at: Option<String>,
+}
+
+/// The last entry of a session's chain, which the next entry links to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tail {
+    /// Its seq.
+    pub seq: u64,
+    /// Its hash.
+    pub hash: String,
+}
+
+/// A row of the ledger's query tables, derived from an entry as it is
+/// appended (never trusted by verification).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Projection {
+    /// The latest record of a tool call (`tool_calls`, one row per call).
+    ToolCall {
+        /// The call's id.
+        tool_use_id: String,
+        /// Seq of the entry.
+        seq: u64,
+        /// Tool name.
+        tool: String,
+        /// Record status.
+        status: String,
+        /// When the call started.
+        started_at: Option<String>,
+        /// When it finished.
+        finished_at: Option<String>,
+        /// The record's proof hash.
+        proof_hash: Option<String>,
+        /// The record (canonical JSON).
+        record: String,
+    },
+    /// A permission decision (`permission_decisions`).
+    PermissionDecision {
+        /// Seq of the entry.
+        seq: u64,
+        /// The call it decided.
+        tool_use_id: Option<String>,
+        /// The decision.
+        decision: Option<String>,
+        /// The payload (canonical JSON).
+        data: String,
+    },
+    /// A hook run (`hook_executions`).
+    HookExecution {
+        /// Seq of the entry.
+        seq: u64,
+        /// The hook event.
+        event: Option<String>,
+        /// The payload (canonical JSON).
+        data: String,
+    },
+    /// A named measurement (`metrics`).
+    Metric {
+        /// Its name.
+        name: String,
+        /// Its value.
+        value: Option<f64>,
+        /// More data (canonical JSON).
+        data: Option<String>,
+        /// When.
+        ts: String,
+    },
+}
+
+/// What one ledger append writes, besides evidence: the new entries in
+/// order, their projections, and the new head.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LedgerBatch {
+    /// New entries, continuing the tail.
+    pub entries: Vec<EntryRow>,
+    /// Query rows derived from them.
+    pub projections: Vec<Projection>,
+    /// The session's new head (replaces the stored one).
+    pub head: Option<HeadRow>,
+}
+
+/// An error of a [`BatchBuilder`], handed back by
+/// [`StoreError::Build`] as it was.
+pub type BuildError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Builds the entries of one append from the chain's tail (`None` for an
+/// empty chain). It runs inside the append's transaction, after the tail
+/// was read under the session's lock, and may run again when the
+/// transaction is retried; it must only compute.
+pub type BatchBuilder = Box<dyn FnMut(Option<&Tail>) -> Result<LedgerBatch, BuildError> + Send>;
+
+/// Evidence to store with an append: `(digest, bytes)`, the digest as
+/// `sha256:<hex>` (computed by the caller).
+pub type Blob = (String, Vec<u8>);
+
+/// A message to append, prepared by the session store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageRow {
+    /// The message's uuid.
+    pub uuid: String,
+    /// `user`, `assistant`, `system`, `result`, `stream_event`.
+    pub kind: &'static str,
+    /// The message as JSON.
+    pub data: String,
+    /// The prompt text, when this is the session's first prompt candidate.
+    pub prompt: Option<String>,
+}
+
+/// A stored message: its seq and JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMessage {
+    /// Position in the session, from 1.
+    pub seq: i64,
+    /// The message as JSON.
+    pub data: String,
+}
+
+/// Which engine a backend runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// One SQLite file.
+    Sqlite,
+    /// A PostgreSQL database.
+    Postgres,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendKind::Sqlite => "SQLite",
+            BackendKind::Postgres => "PostgreSQL",
+        })
+    }
+}
+
+/// Everything Tascer stores, behind one interface.
+///
+/// Every write is one transaction that is retried on contention or a
+/// transient failure (a lock held by another process, a dropped
+/// connection, a serialization failure); when the retries are spent it
+/// returns an error naming the store. No method updates or deletes a
+/// ledger entry.
+pub trait Backend: fmt::Debug + Send + Sync {
+    /// The engine.
+    fn kind(&self) -> BackendKind;
+
+    /// Where the data is, for messages: the SQLite file's path, or the
+    /// PostgreSQL URL without its password.
+    fn location(&self) -> &str;
+
+    /// The SQLite database, when this backend is one (for tools and tests
+    /// that need raw SQL).
+    fn sqlite_db(&self) -> Option<&std::sync::Arc<crate::Db>> {
+        None
+    }
+
+    /// True when every evidence blob, whatever its size, is kept in the
+    /// store (PostgreSQL: a session is then complete in the shared store);
+    /// false when large evidence goes to files under the home (SQLite).
+    fn keeps_large_evidence(&self) -> bool;
+
+    /// Creates a session row; [`StoreError::AlreadyExists`] when the id is
+    /// taken.
+    fn create_session(&self, new: &NewSession<'_>) -> Result<(), StoreError>;
+
+    /// Appends a message at the next seq of its session and, in the same
+    /// transaction, records the running totals when given.
+    fn append_message(
+        &self,
+        session_id: &str,
+        message: &MessageRow,
+        totals: Option<&Totals>,
+    ) -> Result<(), StoreError>;
+
+    /// Records a session's running totals and status.
+    fn update_totals(&self, session_id: &str, totals: &Totals) -> Result<(), StoreError>;
+
+    /// One session, if it exists.
+    fn session(&self, id: &str) -> Result<Option<SessionInfo>, StoreError>;
+
+    /// The most recently updated session that ran in `cwd`.
+    fn latest_for_cwd(&self, cwd: &str) -> Result<Option<SessionInfo>, StoreError>;
+
+    /// The most recent sessions, newest first.
+    fn list(&self, limit: usize) -> Result<Vec<SessionInfo>, StoreError>;
+
+    /// Every message of a session, in order.
+    fn messages(&self, session_id: &str) -> Result<Vec<StoredMessage>, StoreError>;
+
+    /// Copies a session and its messages into a new session `new_id`
+    /// (frames carry the new id), in one transaction.
+    fn fork(&self, from: &str, new_id: &str) -> Result<(), StoreError>;
+
+    /// The stored summary of a session, for cross-checks against its
+    /// ledger; `None` when there is no such session.
+    fn session_summary(&self, session_id: &str) -> Result<Option<SessionSummary>, StoreError>;
+
+    /// Appends to a session's ledger in one transaction: stores `blobs`
+    /// (a blob already stored under its digest is left as it is), locks
+    /// the session's chain, reads its tail, calls `build`, and writes the
+    /// entries, projections and head it returns. Two writers to one
+    /// session serialize; `(session_id, seq)` is unique.
+    fn append_entries(
+        &self,
+        session_id: &str,
+        blobs: &[Blob],
+        build: BatchBuilder,
+    ) -> Result<(), StoreError>;
+
+    /// Every ledger row of a session, ordered by seq, unchecked.
+    fn entries(&self, session_id: &str) -> Result<Vec<EntryRow>, StoreError>;
+
+    /// The last ledger row of a session.
+    fn last_entry(&self, session_id: &str) -> Result<Option<EntryRow>, StoreError>;
+
+    /// The stored head of a session.
+    fn head(&self, session_id: &str) -> Result<Option<HeadRow>, StoreError>;
+
+    /// Replaces a session's head.
+    fn put_head(&self, head: &HeadRow) -> Result<(), StoreError>;
+
+    /// Ids of every session with ledger entries, sorted.
+    fn ledger_sessions(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Stores one evidence blob (left as it is when already stored).
+    fn put_blob(&self, session_id: &str, digest: &str, bytes: &[u8]) -> Result<(), StoreError>;
+
+    /// The blob stored under `digest` for a session, unchecked.
+    fn blob(&self, session_id: &str, digest: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Every blob of a session, ordered by digest, unchecked.
+    fn blobs(&self, session_id: &str) -> Result<Vec<Blob>, StoreError>;
+
+    /// Records a measurement ([`Projection::Metric`]) outside the chain.
+    fn record_metric(&self, session_id: &str, metric: &Projection) -> Result<(), StoreError>;
+
+    /// The projected tool-call records of a session (canonical JSON), in
+    /// the order the calls were opened.
+    fn tool_call_records(&self, session_id: &str) -> Result<Vec<String>, StoreError>;
+
+    /// Writes ledger rows exactly as given (no hashing, no checks, no
+    /// projections), in one transaction: for loading an archived session
+    /// into a fresh store to verify it.
+    fn import_entries(&self, rows: &[EntryRow]) -> Result<(), StoreError>;
+}
+
+/// The message JSON `data` with its `session_id` set to `new_id` (a fork's
+/// copy of a frame).
+pub(crate) fn with_session_id(data: &str, new_id: &str) -> Result<String, serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(data)?;
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("session_id".into(), new_id.into());
+    }
+    Ok(value.to_string())
+}

@@ -1,0 +1,209 @@
+//! Which store a Tascer home uses: the one place that decides it, for
+//! every command (`run`, `sessions`, `verify`, `report`, `export`,
+//! `archive`, `hook`, `contracts`, `mcp serve`) and the library.
+//!
+//! In order:
+//!
+//! 1. `TASCER_STORE`, when set and not empty;
+//! 2. `"store"` in the home's own settings file, `$TASCER_HOME/settings.json`
+//!    (a per-host setting: a project's settings files cannot move a
+//!    session's records elsewhere);
+//! 3. the SQLite file `$TASCER_HOME/tascer.db`.
+//!
+//! A value is `postgres://…` (or `postgresql://…`) for the shared
+//! PostgreSQL store, `sqlite` for the default file, or `sqlite:PATH` for
+//! another SQLite file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::backend::Backend;
+use crate::error::StoreError;
+use crate::postgres::{PgBackend, describe_config, parse_url};
+use crate::sqlite::SqliteBackend;
+
+/// Environment variable naming the store (see the module docs).
+pub const STORE_ENV: &str = "TASCER_STORE";
+
+/// The settings key naming the store, in `$TASCER_HOME/settings.json`.
+pub const STORE_SETTING: &str = "store";
+
+/// Where a home's sessions and ledger are kept.
+#[derive(Clone, PartialEq, Eq)]
+pub enum StoreConfig {
+    /// An SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, by its connection URL (which may hold a
+    /// password: print [`describe`](Self::describe), never this).
+    Postgres(String),
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreConfig({})", self.describe())
+    }
+}
+
+impl StoreConfig {
+    /// The store the home `home` is configured for (see the module docs).
+    pub fn for_home(home: &Path) -> Result<StoreConfig, StoreError> {
+        if let Ok(value) = std::env::var(STORE_ENV)
+            && !value.trim().is_empty()
+        {
+            return Self::parse(&value, home)
+                .map_err(|detail| StoreError::Config(format!("{STORE_ENV}: {detail}")));
+        }
+        if let Some(value) = setting(home)? {
+            return Self::parse(&value, home).map_err(|detail| {
+                StoreError::Config(format!(
+                    "{}: \"{STORE_SETTING}\": {detail}",
+                    home.join("settings.json").display()
+                ))
+            });
+        }
+        Ok(StoreConfig::Sqlite(home.join("tascer.db")))
+    }
+
+    /// Reads one store value; relative `sqlite:` paths are under `home`.
+    pub fn parse(value: &str, home: &Path) -> Result<StoreConfig, String> {
+        let value = value.trim();
+        if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            parse_url(value).map_err(|e| e.to_string())?;
+            return Ok(StoreConfig::Postgres(value.to_string()));
+        }
+        if value == "sqlite" {
+            return Ok(StoreConfig::Sqlite(home.join("tascer.db")));
+        }
+        if let Some(path) = value.strip_prefix("sqlite:").filter(|p| !p.is_empty()) {
+            return Ok(StoreConfig::Sqlite(home.join(path)));
+        }
+        Err(
+            "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, \"sqlite\" or \
+             \"sqlite:PATH\""
+                .to_string(),
+        )
+    }
+
+    /// Where the data is, safe to print: the file's path, or the URL
+    /// without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            StoreConfig::Sqlite(path) => path.display().to_string(),
+            StoreConfig::Postgres(url) => match parse_url(url) {
+                Ok(config) => describe_config(&config),
+                Err(_) => "postgres://(invalid URL)".to_string(),
+            },
+        }
+    }
+
+    /// False for an SQLite file that does not exist yet (nothing was ever
+    /// recorded there); true otherwise (a PostgreSQL store is asked when
+    /// opened).
+    pub fn exists(&self) -> bool {
+        match self {
+            StoreConfig::Sqlite(path) => path.is_file(),
+            StoreConfig::Postgres(_) => true,
+        }
+    }
+
+    /// Opens the store (creating an SQLite file, or migrating a PostgreSQL
+    /// database, as needed).
+    pub fn open(&self) -> Result<Arc<dyn Backend>, StoreError> {
+        Ok(match self {
+            StoreConfig::Sqlite(path) => Arc::new(SqliteBackend::open(path)?),
+            StoreConfig::Postgres(url) => Arc::new(PgBackend::open(url)?),
+        })
+    }
+}
+
+/// Opens the store the home is configured for ([`StoreConfig::for_home`]).
+pub fn open_home_backend(home: &Path) -> Result<Arc<dyn Backend>, StoreError> {
+    StoreConfig::for_home(home)?.open()
+}
+
+/// The `store` value of `<home>/settings.json`, if the file sets one.
+fn setting(home: &Path) -> Result<Option<String>, StoreError> {
+    let path = home.join("settings.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(StoreError::Config(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    let settings: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| StoreError::Config(format!("{} is not valid JSON: {e}", path.display())))?;
+    match settings.get(STORE_SETTING) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(StoreError::Config(format!(
+            "{}: \"{STORE_SETTING}\" must be a string, not {other}",
+            path.display()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_parse_and_describe_without_the_password() {
+        let home = Path::new("/h");
+        assert_eq!(
+            StoreConfig::parse("sqlite", home).unwrap(),
+            StoreConfig::Sqlite(home.join("tascer.db"))
+        );
+        assert_eq!(
+            StoreConfig::parse("sqlite:other.db", home).unwrap(),
+            StoreConfig::Sqlite(home.join("other.db"))
+        );
+        let pg = StoreConfig::parse("postgres://app:s3cret@db.example:6543/tascer", home).unwrap();
+        assert_eq!(pg.describe(), "postgres://app@db.example:6543/tascer");
+        assert!(!format!("{pg:?}").contains("s3cret"));
+        let err = StoreConfig::parse("mysql://x", home).unwrap_err();
+        assert!(err.contains("expected postgres://"), "{err}");
+        let err = StoreConfig::parse("postgres://u:pw@h:notaport/db", home).unwrap_err();
+        assert!(!err.contains("pw"), "{err}");
+    }
+
+    #[test]
+    fn the_home_settings_file_names_the_store_and_bad_values_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        // No settings file: SQLite in the home (TASCER_STORE is not set by
+        // the test runner; when it is, this test checks nothing else).
+        if std::env::var_os(STORE_ENV).is_some() {
+            return;
+        }
+        assert_eq!(
+            StoreConfig::for_home(dir.path()).unwrap(),
+            StoreConfig::Sqlite(dir.path().join("tascer.db"))
+        );
+        std::fs::write(
+            dir.path().join("settings.json"),
+            r#"{"store": "postgres://u@h:5/d"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            StoreConfig::for_home(dir.path()).unwrap(),
+            StoreConfig::Postgres("postgres://u@h:5/d".into())
+        );
+        std::fs::write(dir.path().join("settings.json"), r#"{"store": 5}"#).unwrap();
+        let err = StoreConfig::for_home(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("must be a string"), "{err}");
+        std::fs::write(
+            dir.path().join("settings.json"),
+            r#"{"store": "redis://x"}"#,
+        )
+        .unwrap();
+        let err = StoreConfig::for_home(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("settings.json") && err.contains("expected"),
+            "{err}"
+        );
+    }
+}

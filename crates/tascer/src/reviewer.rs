@@ -1,0 +1,231 @@
+//! The LLM reviewers' model calls, cache and records (docs/reviewers.md):
+//! [`ModelReviewer`] asks the session's provider, [`StoreReviewCache`]
+//! keeps verdicts in the store, [`verdict_payload`] is what the ledger
+//! records of each verdict.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tascer_core::{ChatMessage, ContentBlock, Usage};
+use tascer_guard::review::{
+    CachedVerdict, ModelCall, ModelReply, ReviewCache, ReviewModel, ReviewOutcome, ReviewRecord,
+    ReviewerKind, Reviewers, ReviewersConfig, Transcript,
+};
+use tascer_ledger::{EntryKind, LedgerEntry, ReviewerVerdict};
+use tascer_model::{ModelClient, ModelRequest};
+use tascer_store::{CachedReview, Db, ReviewCacheStore};
+use tokio_util::sync::CancellationToken;
+
+/// Output tokens a reviewer may use (a verdict and a sentence or two).
+const MAX_REVIEW_TOKENS: u32 = 1024;
+
+/// Called with each reviewer model call's model and usage (the loop adds
+/// it to the session's cost).
+pub(crate) type UsageSink = Arc<dyn Fn(&str, &Usage) + Send + Sync>;
+
+/// Asks the reviewer's question over a provider client.
+pub(crate) struct ModelReviewer {
+    client: ModelClient,
+    default_model: String,
+    on_usage: Option<UsageSink>,
+}
+
+impl ModelReviewer {
+    /// A reviewer model over `client`; `default_model` when a reviewer
+    /// names none.
+    pub fn new(client: ModelClient, default_model: String, on_usage: Option<UsageSink>) -> Self {
+        ModelReviewer {
+            client,
+            default_model,
+            on_usage,
+        }
+    }
+}
+
+impl ReviewModel for ModelReviewer {
+    fn complete<'a>(&'a self, call: &'a ModelCall) -> BoxFuture<'a, Result<ModelReply, String>> {
+        Box::pin(async move {
+            let request = ModelRequest {
+                model: call
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| self.default_model.clone()),
+                system: Some(call.system.clone()),
+                messages: vec![ChatMessage::user_text(call.user.clone())],
+                tools: Vec::new(),
+                max_tokens: Some(MAX_REVIEW_TOKENS),
+                stream: false,
+            };
+            // Dropping this future (the reviewer's timeout) drops the
+            // request.
+            let response = self
+                .client
+                .send(&request, None, &CancellationToken::new())
+                .await
+                .map_err(|e| e.to_string())?;
+            if let Some(sink) = &self.on_usage {
+                sink(&response.model, &response.usage);
+            }
+            let text = response
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("");
+            Ok(ModelReply {
+                text,
+                model: response.model,
+                usage: response.usage,
+            })
+        })
+    }
+
+    fn default_model(&self) -> String {
+        self.default_model.clone()
+    }
+}
+
+/// Verdicts kept in the store's `review_cache` table, under the SHA-256 of
+/// the question's canonical JSON.
+pub(crate) struct StoreReviewCache {
+    store: ReviewCacheStore,
+}
+
+impl StoreReviewCache {
+    /// The cache in `db`.
+    pub fn open(db: Arc<Db>) -> Result<Self, tascer_store::StoreError> {
+        Ok(StoreReviewCache {
+            store: ReviewCacheStore::with_db(db)?,
+        })
+    }
+}
+
+fn cache_key(key: &Value) -> String {
+    let bytes = tascer_ledger::jcs::canonicalize(key).unwrap_or_else(|_| key.to_string().into());
+    tascer_ledger::sha256_hex(&bytes)
+}
+
+impl ReviewCache for StoreReviewCache {
+    fn get(&self, key: &Value) -> Option<CachedVerdict> {
+        match self.store.get(&cache_key(key)) {
+            Ok(hit) => hit.map(|c| CachedVerdict {
+                verdict: c.verdict,
+                reason: c.reason,
+                model: c.model,
+            }),
+            Err(err) => {
+                tracing::warn!("cannot read the review cache: {err}");
+                None
+            }
+        }
+    }
+
+    fn put(&self, key: &Value, verdict: &CachedVerdict, ttl: Duration) {
+        let reviewer = key
+            .get("reviewer")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let row = CachedReview {
+            reviewer,
+            verdict: verdict.verdict.clone(),
+            reason: verdict.reason.clone(),
+            model: verdict.model.clone(),
+        };
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        if let Err(err) = self.store.put(&cache_key(key), &row, ttl_ms) {
+            tracing::warn!("cannot write the review cache: {err}");
+        }
+    }
+}
+
+/// The reviewers `config` turns on (`None` when none is), asking `model`,
+/// with the store's cache and `transcript`.
+pub(crate) fn reviewers(
+    config: &ReviewersConfig,
+    model: Arc<dyn ReviewModel>,
+    db: &Arc<Db>,
+    transcript: Arc<dyn Transcript>,
+) -> Option<Arc<Reviewers>> {
+    if config.is_empty() {
+        return None;
+    }
+    let mut chain = Reviewers::new(config.clone(), model).transcript(transcript);
+    match StoreReviewCache::open(Arc::clone(db)) {
+        Ok(cache) => chain = chain.cache(Arc::new(cache)),
+        Err(err) => tracing::warn!("reviewers run without a cache: {err}"),
+    }
+    Some(Arc::new(chain))
+}
+
+/// The reviewers of a loop session: the session's provider client and
+/// model (reviewer calls count toward the session's cost), the stored
+/// messages as the transcript.
+pub(crate) fn for_session(
+    config: &ReviewersConfig,
+    env: &crate::agent::LoopEnv,
+    model: &str,
+    db: &Arc<Db>,
+) -> Option<Arc<Reviewers>> {
+    if config.is_empty() {
+        return None;
+    }
+    let costs = env.clone();
+    let on_usage: UsageSink = Arc::new(move |model, usage| costs.add_usage(model, usage));
+    let model = Arc::new(ModelReviewer::new(
+        env.client.clone(),
+        model.to_string(),
+        Some(on_usage),
+    ));
+    let transcript = Arc::new(crate::transcript::StoreTranscript {
+        store: Arc::clone(&env.store),
+        session_id: env.session_id.clone(),
+    });
+    reviewers(config, model, db, transcript)
+}
+
+/// The ledger payload of one verdict.
+pub(crate) fn verdict_payload(record: &ReviewRecord) -> Value {
+    let verdict = ReviewerVerdict {
+        reviewer: record.reviewer.name().to_string(),
+        model: record.model.clone(),
+        verdict: record.verdict().to_string(),
+        reason: record.reason.clone(),
+        outcome: record.outcome.as_str().to_string(),
+        error: record.error.clone(),
+        duration_ms: u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
+        cache_hit: record.cache_hit,
+        tool_use_id: record.call.as_ref().map(|(_, id)| id.clone()),
+        tool: record.call.as_ref().map(|(tool, _)| tool.clone()),
+        usage: record.usage,
+    };
+    verdict.to_payload().unwrap_or(Value::Null)
+}
+
+/// The ledger entries of some verdicts.
+pub(crate) fn verdict_entries(records: &[ReviewRecord]) -> Vec<(EntryKind, Value)> {
+    records
+        .iter()
+        .map(|r| (EntryKind::ReviewerVerdict, verdict_payload(r)))
+        .collect()
+}
+
+/// How many stops `intent-validate` blocked in a session, from its ledger.
+pub(crate) fn intent_blocks(entries: &[LedgerEntry]) -> u32 {
+    let blocked = entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::ReviewerVerdict)
+        .filter_map(|e| serde_json::from_value::<ReviewerVerdict>(e.payload.clone()).ok())
+        .filter(|v| {
+            v.reviewer == ReviewerKind::IntentValidate.name()
+                && v.verdict == ReviewerKind::IntentValidate.verdict(false)
+                && v.outcome != ReviewOutcome::Skipped.as_str()
+        })
+        .count();
+    u32::try_from(blocked).unwrap_or(u32::MAX)
+}
