@@ -97,9 +97,9 @@ pub fn keys_generate(force: bool) -> anyhow::Result<ExitCode> {
                 .context(format!("cannot generate a key pair in {}", home.display())));
         }
     };
-    println!("private key  {} (mode 0600)", paths.private.display());
-    println!("public key   {}", paths.public.display());
-    println!("key id       {}", key_id(&key.verifying_key()));
+    outln!("private key  {} (mode 0600)", paths.private.display());
+    outln!("public key   {}", paths.public.display());
+    outln!("key id       {}", key_id(&key.verifying_key()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -264,10 +264,10 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         } else {
             outcome.reports.into_iter().next().unwrap_or(Value::Null)
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else if !args.json || outcome.lines.len() == 1 && outcome.reports.is_empty() {
         for line in &outcome.lines {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(if outcome.ok {
@@ -498,12 +498,12 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             let data = ledger
                 .report(&args.session)
                 .map_err(|e| session_error(&args.session, e))?;
-            println!("{}", serde_json::to_string_pretty(&data)?);
+            outln!("{}", serde_json::to_string_pretty(&data)?);
         }
         ReportFormat::Text => {
             let (data, verify, key_given) = report_session(&home, &args.session)?;
             for line in report_lines(&data, &verify, key_given) {
-                println!("{line}");
+                outln!("{line}");
             }
         }
     }
@@ -586,7 +586,7 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     std::fs::write(&output, format!("{line}\n"))
         .with_context(|| format!("cannot write {}", output.display()))?;
-    println!(
+    outln!(
         "wrote {} ({n_subjects} subject(s), signed by key {keyid})",
         output.display()
     );

@@ -1,5 +1,16 @@
 //! The `tascer` command-line tool.
 
+/// `println!` for commands that only print (listings, reports, exports):
+/// a write error is returned, so a reader that went away (`tascer report …
+/// | head`) ends the command quietly with exit 141 (see [`closed_pipe`])
+/// instead of a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 mod archive_cmds;
 mod args;
 mod asker;
@@ -88,6 +99,9 @@ fn main() -> ExitCode {
     });
     match outcome {
         Ok(code) => code,
+        // As a Unix tool killed by SIGPIPE reports it (128 + 13), so a
+        // pipeline with `pipefail` still sees that not everything was read.
+        Err(err) if closed_pipe(&err) => ExitCode::from(141),
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE
@@ -95,12 +109,26 @@ fn main() -> ExitCode {
     }
 }
 
+/// True when `err` is a write to a standard output whose reader went away:
+/// nobody is left to tell, so the command ends quietly (exit 141).
+fn closed_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Warnings (and `TASCER_LOG`'s levels) on standard error, coloured only
+/// when it is a terminal: hooks, SDKs and CI logs read it as plain text.
 fn init_tracing() {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("TASCER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
 }

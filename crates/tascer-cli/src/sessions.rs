@@ -15,16 +15,20 @@ fn open_store() -> anyhow::Result<SessionStore> {
 pub fn list(limit: usize, json: bool) -> anyhow::Result<ExitCode> {
     let sessions = open_store()?.list(limit)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&sessions)?);
+        outln!("{}", serde_json::to_string_pretty(&sessions)?);
         return Ok(ExitCode::SUCCESS);
     }
     if sessions.is_empty() {
-        println!("no sessions yet (run `tascer run \"…\"` or `tascer demo`)");
+        outln!("no sessions yet (run `tascer run \"…\"` or `tascer demo`)");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:<36}  {:<20}  {:>5}  {:>9}  {:<7}  PROMPT",
-        "SESSION", "UPDATED", "TURNS", "COST", "STATUS"
+        "SESSION",
+        "UPDATED",
+        "TURNS",
+        "COST",
+        "STATUS"
     );
     for s in sessions {
         let prompt: String = s
@@ -34,7 +38,7 @@ pub fn list(limit: usize, json: bool) -> anyhow::Result<ExitCode> {
             .chars()
             .take(50)
             .collect();
-        println!(
+        outln!(
             "{:<36}  {:<20}  {:>5}  {:>9}  {:<7}  {}",
             s.id,
             s.updated_at.get(..19).unwrap_or(&s.updated_at),
@@ -56,26 +60,28 @@ pub fn show(id: &str, json: bool) -> anyhow::Result<ExitCode> {
     let messages = store.messages(id)?;
     if json {
         for m in &messages {
-            println!("{}", serde_json::to_string(m)?);
+            outln!("{}", serde_json::to_string(m)?);
         }
         return Ok(ExitCode::SUCCESS);
     }
-    println!("session {}", info.id);
-    println!("  cwd      {}", info.cwd);
-    println!("  model    {}", info.model);
-    println!("  created  {}", info.created_at);
-    println!(
+    outln!("session {}", info.id);
+    outln!("  cwd      {}", info.cwd);
+    outln!("  model    {}", info.model);
+    outln!("  created  {}", info.created_at);
+    outln!(
         "  turns    {}   cost ${:.4}   status {}",
-        info.num_turns, info.total_cost_usd, info.status
+        info.num_turns,
+        info.total_cost_usd,
+        info.status
     );
     if let Some(from) = &info.forked_from {
-        println!("  forked from {from}");
+        outln!("  forked from {from}");
     }
-    println!();
+    outln!();
     for m in &messages {
         match m {
             Message::User(u) => match &u.message.content {
-                UserContent::Text(t) => println!("> {t}"),
+                UserContent::Text(t) => outln!("> {t}"),
                 UserContent::Blocks(blocks) => {
                     for b in blocks {
                         if let ContentBlock::ToolResult {
@@ -89,7 +95,7 @@ pub fn show(id: &str, json: bool) -> anyhow::Result<ExitCode> {
                             } else {
                                 "⎿"
                             };
-                            println!("  {mark} {first}");
+                            outln!("  {mark} {first}");
                         }
                     }
                 }
@@ -97,13 +103,13 @@ pub fn show(id: &str, json: bool) -> anyhow::Result<ExitCode> {
             Message::Assistant(a) => {
                 for b in &a.message.content {
                     match b {
-                        ContentBlock::Text { text } => println!("{text}"),
-                        ContentBlock::ToolUse { name, input, .. } => println!("⏺ {name} {input}"),
+                        ContentBlock::Text { text } => outln!("{text}"),
+                        ContentBlock::ToolUse { name, input, .. } => outln!("⏺ {name} {input}"),
                         _ => {}
                     }
                 }
             }
-            Message::Result(r) => println!("{}", crate::render::closing_line(r)),
+            Message::Result(r) => outln!("{}", crate::render::closing_line(r)),
             Message::System(_) | Message::StreamEvent(_) => {}
         }
     }
