@@ -58,6 +58,19 @@ fn timed(
     Ok(ms_since(start))
 }
 
+/// A minimal Node.js command hook: reads standard input to its end, then
+/// exits 0 with no answer.
+const NODE_HOOK: &str = "process.stdin.on('data', () => {}); process.stdin.on('end', () => {});";
+
+/// `node` on the `PATH`, if any.
+fn which_node() -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("node"))
+            .find(|p| p.is_file())
+    })
+}
+
 fn pre_tool_use(cwd: &Path, id: usize, command: &str) -> String {
     event(
         cwd,
@@ -110,6 +123,10 @@ pub async fn run() -> anyhow::Result<()> {
     let mut denied = Vec::new();
     let mut post = Vec::new();
     let mut prompt = Vec::new();
+    // The usual alternative: a Node.js command hook that reads the event
+    // and exits (the cost of starting Node alone), when `node` is here.
+    let node = which_node();
+    let mut node_hook = Vec::new();
     for i in 0..RUNS {
         baseline.push(timed(&tascer, &["--version"], "", &env, cwd)?);
         allowed.push(timed(
@@ -142,6 +159,15 @@ pub async fn run() -> anyhow::Result<()> {
             &env,
             cwd,
         )?);
+        if let Some(node) = &node {
+            node_hook.push(timed(
+                node,
+                &["-e", NODE_HOOK],
+                &pre_tool_use(cwd, i, "ls -la"),
+                &env,
+                cwd,
+            )?);
+        }
     }
 
     // `tascer run` cold start: one reply from the mock, exec to exit.
@@ -187,7 +213,14 @@ pub async fn run() -> anyhow::Result<()> {
         ),
         ("`tascer hook` UserPromptSubmit (one ledger entry)", prompt),
         ("`tascer run` one reply from the mock, exec to exit", run),
+        (
+            "reference: a Node.js command hook that reads the event and exits",
+            node_hook,
+        ),
     ] {
+        if samples.is_empty() {
+            continue;
+        }
         let s = Stats::of(samples);
         let ratio = s.median / base.median;
         table.row(name, &s, Some(ratio));

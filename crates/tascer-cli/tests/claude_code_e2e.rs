@@ -167,9 +167,9 @@ fn results_sent(requests: &[RecordedRequest]) -> Vec<(String, String, bool)> {
 #[test]
 fn claude_code_runs_under_tascer_hook() {
     let Some(claude) = claude_code() else {
-        println!(
-            "SKIPPED: claude_code_runs_under_tascer_hook: Claude Code is not installed \
-             (run scripts/install-test-deps)"
+        tascer_testkit::skip(
+            "claude_code_runs_under_tascer_hook",
+            "Claude Code is not installed (run scripts/install-test-deps)",
         );
         return;
     };

@@ -15,7 +15,7 @@ async fn mcp_config_servers_are_used_and_failures_reported() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("SKIP: python3 not found");
+        tascer_testkit::skip("the python mini MCP server", "python3 not found");
         return;
     }
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

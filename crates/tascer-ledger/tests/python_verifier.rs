@@ -19,9 +19,10 @@ fn python_ready() -> bool {
 #[test]
 fn exported_envelope_passes_verify_envelope_py() {
     if !python_ready() {
-        println!(
-            "SKIPPED: python3 with securesystemslib is not available; install with \
-             `pip install cryptography securesystemslib==1.6.0 in-toto-attestation==0.9.3`"
+        tascer_testkit::skip(
+            "exported_envelope_passes_verify_envelope_py",
+            "python3 with securesystemslib is not available; install with \
+             `pip install cryptography securesystemslib==1.6.0 in-toto-attestation==0.9.3`",
         );
         return;
     }

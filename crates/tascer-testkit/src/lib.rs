@@ -35,9 +35,11 @@ mod route;
 pub mod s3;
 mod scenario;
 mod server;
+mod skip;
 
 pub use pairing::check_tool_pairing;
 pub use route::{REVIEWER_MARK, Route, reviewer_requests, reviewer_verdict};
 pub use scenario::{Conversation, Fault, FaultKind, Scenario, ScenarioError, ToolCall, Turn};
 pub use server::{DEFAULT_MODEL, MockServer, RecordedRequest};
+pub use skip::{REQUIRE_DEPS_ENV, skip};
 pub use tascer_core::Usage;

@@ -225,7 +225,10 @@ impl PgServer {
             })
             .as_ref();
         if server.is_none() {
-            println!("SKIPPED: {test}: PostgreSQL not found; {POSTGRES_INSTALL_HINT}");
+            crate::skip(
+                test,
+                &format!("PostgreSQL not found; {POSTGRES_INSTALL_HINT}"),
+            );
         }
         server
     }

@@ -92,7 +92,7 @@ impl S3Server {
             .get_or_init(|| S3Server::start().expect("moto_server is installed but does not start"))
             .as_ref();
         if server.is_none() {
-            println!("SKIPPED: {test}: moto_server not found; {MOTO_INSTALL_HINT}");
+            crate::skip(test, &format!("moto_server not found; {MOTO_INSTALL_HINT}"));
         }
         server
     }

@@ -23,7 +23,7 @@ fn mini_server() -> Option<McpServerConfig> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("SKIP: python3 not found");
+        tascer_testkit::skip("the python mini MCP server", "python3 not found");
         return None;
     }
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -45,9 +45,12 @@ impl Sdk {
                     .is_ok_and(|o| o.status.success())
         });
         if !ok {
-            println!(
-                "SKIPPED {test}: the Python Agent SDK is not installed in {} (run scripts/install-test-deps)",
-                python.display()
+            tascer_testkit::skip(
+                test,
+                &format!(
+                    "the Python Agent SDK is not installed in {} (run scripts/install-test-deps)",
+                    python.display()
+                ),
             );
             return None;
         }
@@ -63,9 +66,12 @@ impl Sdk {
             .output()
             .is_ok_and(|o| o.status.success());
         if !sdk.is_file() || !node {
-            println!(
-                "SKIPPED {test}: the TypeScript Agent SDK or node is missing ({}; run scripts/install-test-deps)",
-                sdk.display()
+            tascer_testkit::skip(
+                test,
+                &format!(
+                    "the TypeScript Agent SDK or node is missing ({}; run scripts/install-test-deps)",
+                    sdk.display()
+                ),
             );
             return None;
         }

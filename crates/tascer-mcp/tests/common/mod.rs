@@ -21,9 +21,9 @@ pub fn reference_server(pkg: &str, test: &str) -> Option<PathBuf> {
     if path.exists() && which("node") {
         Some(path)
     } else {
-        eprintln!(
-            "SKIP {test}: {} missing (run scripts/install-test-deps)",
-            path.display()
+        tascer_testkit::skip(
+            test,
+            &format!("{} missing (run scripts/install-test-deps)", path.display()),
         );
         None
     }
@@ -52,7 +52,7 @@ pub fn node(script: &std::path::Path, args: &[&str]) -> McpServerConfig {
 /// The python mini server, or `None` with a SKIP note without python3.
 pub fn mini_server(test: &str) -> Option<McpServerConfig> {
     if !which("python3") {
-        eprintln!("SKIP {test}: python3 not found");
+        tascer_testkit::skip(test, "python3 not found");
         return None;
     }
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mini_server.py");
