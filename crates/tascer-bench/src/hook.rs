@@ -127,6 +127,10 @@ pub async fn run() -> anyhow::Result<()> {
     // and exits (the cost of starting Node alone), when `node` is here.
     let node = which_node();
     let mut node_hook = Vec::new();
+    // The hook-only executable `tascer install` uses, when built.
+    let hook_only = Some(tascer.with_file_name("tascer-hook")).filter(|p| p.exists());
+    let mut hook_only_pre = Vec::new();
+    let mut hook_only_post = Vec::new();
     for i in 0..RUNS {
         baseline.push(timed(&tascer, &["--version"], "", &env, cwd)?);
         allowed.push(timed(
@@ -159,6 +163,24 @@ pub async fn run() -> anyhow::Result<()> {
             &env,
             cwd,
         )?);
+        if let Some(hook_only) = &hook_only {
+            hook_only_pre.push(timed(
+                hook_only,
+                &[],
+                &pre_tool_use(cwd, 2 * RUNS + i, "ls -la"),
+                &env,
+                cwd,
+            )?);
+            let response = json!({"tool_name": "Bash", "tool_input": {"command": "ls -la"},
+                "tool_use_id": format!("toolu_{}", 2 * RUNS + i), "tool_response": {"stdout": "a\nb\n", "stderr": "", "interrupted": false}});
+            hook_only_post.push(timed(
+                hook_only,
+                &[],
+                &event(cwd, "PostToolUse", response),
+                &env,
+                cwd,
+            )?);
+        }
         if let Some(node) = &node {
             node_hook.push(timed(
                 node,
@@ -212,6 +234,14 @@ pub async fn run() -> anyhow::Result<()> {
             post,
         ),
         ("`tascer hook` UserPromptSubmit (one ledger entry)", prompt),
+        (
+            "`tascer-hook` PreToolUse, allowed (the hook-only executable)",
+            hook_only_pre,
+        ),
+        (
+            "`tascer-hook` PostToolUse (the hook-only executable)",
+            hook_only_post,
+        ),
         ("`tascer run` one reply from the mock, exec to exit", run),
         (
             "reference: a Node.js command hook that reads the event and exits",

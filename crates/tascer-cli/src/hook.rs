@@ -1,4 +1,5 @@
-//! `tascer hook`: Claude Code's command-hook protocol, answered by
+//! `tascer hook` (and the `tascer-hook` executable, the same answer from a
+//! smaller program): Claude Code's command-hook protocol, answered by
 //! [`tascer::claude_hook::answer`] (docs/claude-code.md).
 
 use std::io::{Read, Write};
@@ -41,7 +42,7 @@ pub fn main() -> ExitCode {
     }
     if reply.webhooks_queued {
         // Delivered by a detached flusher: the hook returns now.
-        let started = std::env::current_exe()
+        let started = tascer_executable()
             .map_err(|e| format!("cannot find the tascer binary: {e}"))
             .and_then(|exe| tascer::webhook::spawn_flusher(&home, &exe));
         if let Err(err) = started {
@@ -51,4 +52,17 @@ pub fn main() -> ExitCode {
         }
     }
     ExitCode::from(reply.exit_code)
+}
+
+/// The file name of the hook-only executable, installed next to `tascer`.
+pub const HOOK_EXECUTABLE: &str = "tascer-hook";
+
+/// The `tascer` executable: this one, or, from `tascer-hook`, the `tascer`
+/// next to it (the webhook flusher is a `tascer` command).
+fn tascer_executable() -> std::io::Result<std::path::PathBuf> {
+    let exe = std::env::current_exe()?;
+    if exe.file_stem().is_some_and(|name| name == HOOK_EXECUTABLE) {
+        return Ok(exe.with_file_name(format!("tascer{}", std::env::consts::EXE_SUFFIX)));
+    }
+    Ok(exe)
 }

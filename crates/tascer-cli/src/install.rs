@@ -78,7 +78,7 @@ pub fn install(user: bool) -> anyhow::Result<ExitCode> {
     let home = tascer::tascer_home();
     let exe = std::env::current_exe().context("cannot find the tascer executable")?;
     let program = exe.display().to_string();
-    let hook_command = format!("{} hook", shell_quote(&program));
+    let hook_command = hook_command(&exe);
 
     let settings_changed = edit(&home, &target.settings, |root| {
         add_hooks(root, &hook_command)
@@ -243,13 +243,32 @@ fn add_server(root: &mut Map<String, Value>, program: &str) -> anyhow::Result<bo
     Ok(true)
 }
 
-/// A hook group install made: its only handler runs `… hook` of tascer.
+/// The command Claude Code runs for every event: the `tascer-hook`
+/// executable next to `exe` when there is one (it starts faster), else
+/// `exe hook`.
+fn hook_command(exe: &Path) -> String {
+    let hook_only = exe.with_file_name(format!(
+        "{}{}",
+        crate::hook::HOOK_EXECUTABLE,
+        std::env::consts::EXE_SUFFIX
+    ));
+    if hook_only.is_file() {
+        shell_quote(&hook_only.display().to_string())
+    } else {
+        format!("{} hook", shell_quote(&exe.display().to_string()))
+    }
+}
+
+/// A hook group install made: its only handler runs `… hook` of tascer or
+/// `tascer-hook`.
 fn is_ours(group: &Value) -> bool {
     group["hooks"].as_array().is_some_and(|handlers| {
         handlers.len() == 1
-            && handlers[0]["command"]
-                .as_str()
-                .is_some_and(|c| c.ends_with(" hook") && c.contains("tascer"))
+            && handlers[0]["command"].as_str().is_some_and(|c| {
+                let c = c.trim_end_matches(['\'', '"']);
+                (c.ends_with(" hook") && c.contains("tascer"))
+                    || c.ends_with(crate::hook::HOOK_EXECUTABLE)
+            })
     })
 }
 

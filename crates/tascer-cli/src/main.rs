@@ -21,6 +21,7 @@ mod demo_contracts;
 mod hook;
 mod install;
 mod ledger_cmds;
+mod logging;
 mod mcp_admit;
 mod mcp_check;
 mod mcp_cmds;
@@ -43,17 +44,17 @@ fn main() -> ExitCode {
     if hook::is_invocation() {
         // A new process per Claude Code tool call: its start-up skips
         // parsing the whole command line.
-        init_tracing();
+        logging::init_tracing();
         return hook::main();
     }
     // The official Agent SDKs run `tascer` as their CLI (`cli_path`): a
     // version probe, or the control protocol on stdin/stdout.
     if let Some(invocation) = sdk_mode::Invocation::detect(std::env::args_os().collect()) {
-        init_tracing();
+        logging::init_tracing();
         return sdk_mode::main(invocation);
     }
     let cli = Cli::parse();
-    init_tracing();
+    logging::init_tracing();
     if matches!(cli.command, Some(Command::Hook)) {
         return hook::main();
     }
@@ -117,18 +118,4 @@ fn closed_pipe(err: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
-}
-
-/// Warnings (and `TASCER_LOG`'s levels) on standard error, coloured only
-/// when it is a terminal: hooks, SDKs and CI logs read it as plain text.
-fn init_tracing() {
-    use std::io::IsTerminal;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TASCER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .init();
 }

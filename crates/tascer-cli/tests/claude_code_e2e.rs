@@ -214,9 +214,10 @@ fn claude_code_runs_under_tascer_hook() {
     let command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
         .as_str()
         .unwrap();
-    assert!(
-        command.starts_with(env!("CARGO_BIN_EXE_tascer")),
-        "install writes the absolute path of this tascer: {command}"
+    assert_eq!(
+        command,
+        env!("CARGO_BIN_EXE_tascer-hook"),
+        "install writes the absolute path of the tascer-hook next to this tascer"
     );
 
     let server = MockServer::start_blocking(scenario(&work, &user_home)).unwrap();

@@ -11,7 +11,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::{Value, json};
 
-use common::{hook, ledger_rows, report_json, tascer};
+use common::{hook, ledger_rows, report_json, run_with_stdin, tascer, tascer_hook};
 
 const SESSION: &str = "5f0c2a1e-cc00-4d7e-9a51-0123456789ab";
 
@@ -200,8 +200,9 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_restores_the_bytes() {
     let pre = value["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(pre.len(), 2, "the user's hook stays: {value}");
     assert_eq!(pre[0]["hooks"][0]["command"], "./mine.sh");
+    // The hook-only executable built next to this tascer.
     let ours = pre[1]["hooks"][0]["command"].as_str().unwrap();
-    assert!(ours.ends_with(" hook"), "{ours}");
+    assert_eq!(ours, env!("CARGO_BIN_EXE_tascer-hook"));
     for event in [
         "PostToolUse",
         "SessionStart",
@@ -228,4 +229,100 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_restores_the_bytes() {
         !work.path().join(".mcp.json").exists(),
         "install created it"
     );
+}
+
+#[test]
+fn the_tascer_hook_executable_answers_as_tascer_hook() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join(".tascer")).unwrap();
+    std::fs::write(
+        work.path().join(".tascer/settings.json"),
+        json!({"permissions": {"deny": ["Bash(rm:*)"], "ask": ["Bash(git push:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let events = |session: &str| {
+        let mut events = vec![
+            bash(work.path(), "default", "toolu_rm", "rm -rf build"),
+            bash(work.path(), "default", "toolu_push", "git push origin main"),
+            bash(work.path(), "default", "toolu_ls", "ls"),
+            event(
+                work.path(),
+                "PostToolUse",
+                "default",
+                json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_ls",
+                       "tool_response": {"stdout": "a\n", "stderr": "", "interrupted": false}}),
+            ),
+            event(
+                work.path(),
+                "SessionEnd",
+                "default",
+                json!({"reason": "exit"}),
+            ),
+        ];
+        for e in &mut events {
+            e["session_id"] = json!(session);
+        }
+        events
+    };
+    let (a, b) = (
+        "session-tascer-hook-subcommand",
+        "session-tascer-hook-executable",
+    );
+    for (via_subcommand, via_executable) in events(a).iter().zip(events(b)) {
+        let mut cmd = tascer(home.path(), work.path());
+        cmd.arg("hook");
+        let expected = run_with_stdin(cmd, &via_subcommand.to_string());
+        let got = run_with_stdin(
+            tascer_hook(home.path(), work.path()),
+            &via_executable.to_string(),
+        );
+        assert_eq!(
+            got.status.code(),
+            expected.status.code(),
+            "{via_executable}"
+        );
+        assert_eq!(
+            stdout_json(&got),
+            stdout_json(&expected),
+            "{via_executable}"
+        );
+    }
+    for session in [a, b] {
+        let verify = tascer(home.path(), work.path())
+            .args(["verify", session])
+            .output()
+            .unwrap();
+        assert!(verify.status.success(), "{verify:?}");
+    }
+    let report = report_json(home.path(), work.path(), b);
+    assert_eq!(report["tool_status_counts"]["blocked"], 1, "{report}");
+    assert_eq!(report["tool_status_counts"]["validated"], 1, "{report}");
+}
+
+#[test]
+fn install_without_the_hook_executable_runs_tascer_hook() {
+    // A tascer with no tascer-hook next to it (a copy of the binary alone).
+    let bin = tempfile::tempdir().unwrap();
+    let alone = bin.path().join("tascer");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_tascer"), &alone).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_tascer"), &alone).unwrap();
+    }
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(&alone)
+        .args(["install", "claude-code", "--project"])
+        .env("TASCER_HOME", home.path())
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(work.path().join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert_eq!(command, format!("{} hook", alone.display()));
 }

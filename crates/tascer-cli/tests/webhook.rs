@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
-use common::{run_cmd, run_with_stdin, tascer, texts};
+use common::{run_cmd, run_with_stdin, tascer, tascer_hook, texts};
 
 /// One request a receiver got.
 #[derive(Debug, Clone)]
@@ -146,10 +146,10 @@ fn hook(home: &Path, cwd: &Path, name: &str, extra: Value) -> (Output, Duration)
     for (k, v) in extra.as_object().unwrap() {
         event[k] = v.clone();
     }
+    // The tascer-hook executable, as `tascer install` sets it up: its
+    // flusher is the `tascer` next to it.
     let started = Instant::now();
-    let mut cmd = tascer(home, cwd);
-    cmd.arg("hook");
-    let out = run_with_stdin(cmd, &event.to_string());
+    let out = run_with_stdin(tascer_hook(home, cwd), &event.to_string());
     (out, started.elapsed())
 }
 

@@ -38,7 +38,17 @@ const OUTSIDE_VARS: [&str; 15] = [
 /// A `tascer` command with a clean provider environment, its own home and
 /// working directory.
 pub fn tascer(home: &Path, cwd: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tascer"));
+    program(env!("CARGO_BIN_EXE_tascer"), home, cwd)
+}
+
+/// The `tascer-hook` executable, set up as [`tascer`] is.
+#[allow(dead_code)] // Not every test binary uses it.
+pub fn tascer_hook(home: &Path, cwd: &Path) -> Command {
+    program(env!("CARGO_BIN_EXE_tascer-hook"), home, cwd)
+}
+
+fn program(path: &str, home: &Path, cwd: &Path) -> Command {
+    let mut cmd = Command::new(path);
     for var in OUTSIDE_VARS {
         cmd.env_remove(var);
     }
