@@ -40,16 +40,9 @@ const NOTE: &str = "Tascer was here.\n";
 const PROMPT: &str = "Write the note, check it, then tidy up.";
 
 fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
+    if let Err(err) = common::git_in(dir, args) {
+        panic!("git {args:?}: {err}");
+    }
 }
 
 /// The scripted session: benign calls first, then the dangerous ones in

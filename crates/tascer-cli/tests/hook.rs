@@ -44,8 +44,9 @@ fn stdout_json(out: &Output) -> Option<Value> {
     (!text.is_empty()).then(|| serde_json::from_str(text).unwrap())
 }
 
-#[test]
-fn deny_rules_hold_in_every_mode_and_the_session_verifies() {
+/// A Tascer home and a project whose settings deny `rm` and ask about
+/// `git push`.
+fn project_with_rules() -> (tempfile::TempDir, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(work.path().join(".tascer")).unwrap();
@@ -54,6 +55,12 @@ fn deny_rules_hold_in_every_mode_and_the_session_verifies() {
         json!({"permissions": {"deny": ["Bash(rm:*)"], "ask": ["Bash(git push:*)"]}}).to_string(),
     )
     .unwrap();
+    (home, work)
+}
+
+#[test]
+fn deny_rules_hold_in_every_mode_and_the_session_verifies() {
+    let (home, work) = project_with_rules();
     let keys = tascer(home.path(), work.path())
         .args(["keys", "generate"])
         .output()
@@ -233,14 +240,7 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_restores_the_bytes() {
 
 #[test]
 fn the_tascer_hook_executable_answers_as_tascer_hook() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(work.path().join(".tascer")).unwrap();
-    std::fs::write(
-        work.path().join(".tascer/settings.json"),
-        json!({"permissions": {"deny": ["Bash(rm:*)"], "ask": ["Bash(git push:*)"]}}).to_string(),
-    )
-    .unwrap();
+    let (home, work) = project_with_rules();
     let events = |session: &str| {
         let mut events = vec![
             bash(work.path(), "default", "toolu_rm", "rm -rf build"),

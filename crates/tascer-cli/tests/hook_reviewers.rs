@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use tascer_testkit::{MockServer, Route, Scenario, Turn, reviewer_verdict};
+use tascer_testkit::{MockServer, Route, Scenario, reviewer_verdict};
 
 use common::{report_json, run_with_stdin, tascer, texts};
 
@@ -136,36 +136,24 @@ fn decision(answer: &Option<Value>) -> (String, String) {
     )
 }
 
-fn verdict(v: &str, reason: &str) -> Turn {
-    reviewer_verdict(v, reason)
-}
-
-fn route(reviewer: &str, needle: &str, turn: Turn) -> Route {
-    Route::reviewer(reviewer, needle, turn)
-}
-
-fn reviewer_requests(server: &MockServer, reviewer: &str) -> usize {
-    tascer_testkit::reviewer_requests(&server.requests(), reviewer)
-}
-
 #[test]
 fn reviewers_and_auto_approve_answer_for_the_user_and_the_cache_spans_processes() {
     let server = MockServer::start_blocking(
         Scenario::new()
-            .route(route(
+            .route(Route::reviewer(
                 "tool-approve",
                 "git push",
-                verdict("deny", "pushes to main"),
+                reviewer_verdict("deny", "pushes to main"),
             ))
-            .route(route(
+            .route(Route::reviewer(
                 "tool-appeal",
                 "git push",
-                verdict("deny", "the user did not ask"),
+                reviewer_verdict("deny", "the user did not ask"),
             ))
-            .route(route(
+            .route(Route::reviewer(
                 "tool-approve",
                 "make build",
-                verdict("allow", "builds the project"),
+                reviewer_verdict("allow", "builds the project"),
             )),
     )
     .unwrap();
@@ -189,7 +177,10 @@ fn reviewers_and_auto_approve_answer_for_the_user_and_the_cache_spans_processes(
     // A new process asks the same question: the store's cache answers.
     let (d, _) = decision(&session.pre("t2", "Bash", json!({"command": "make build"})));
     assert_eq!(d, "allow");
-    assert_eq!(reviewer_requests(&server, "tool-approve"), 1);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "tool-approve"),
+        1
+    );
 
     let (d, reason) =
         decision(&session.pre("t3", "Bash", json!({"command": "git push origin main"})));
@@ -214,7 +205,10 @@ fn reviewers_and_auto_approve_answer_for_the_user_and_the_cache_spans_processes(
     ));
     assert_eq!(d, "deny");
     assert!(reason.contains("sensitive pattern"), "{reason}");
-    assert_eq!(reviewer_requests(&server, "tool-approve"), 2);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "tool-approve"),
+        2
+    );
 
     session.verify();
     let report = report_json(session.home.path(), session.cwd(), session.id);
@@ -256,10 +250,10 @@ fn reviewers_and_auto_approve_answer_for_the_user_and_the_cache_spans_processes(
 
 #[test]
 fn a_failure_waits_between_processes_for_the_next_call_to_acknowledge_it() {
-    let server = MockServer::start_blocking(Scenario::new().route(route(
+    let server = MockServer::start_blocking(Scenario::new().route(Route::reviewer(
         "error-acknowledge",
         "cat notes.txt",
-        verdict("unacknowledged", "it reads on as if the build passed"),
+        reviewer_verdict("unacknowledged", "it reads on as if the build passed"),
     )))
     .unwrap();
     let session = Session::new(
@@ -289,7 +283,10 @@ fn a_failure_waits_between_processes_for_the_next_call_to_acknowledge_it() {
         session.pre("n2", "Bash", json!({"command": "cat notes.txt"})),
         None
     );
-    assert_eq!(reviewer_requests(&server, "error-acknowledge"), 1);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "error-acknowledge"),
+        1
+    );
     session.verify();
 }
 
@@ -297,14 +294,14 @@ fn a_failure_waits_between_processes_for_the_next_call_to_acknowledge_it() {
 fn intent_validate_blocks_a_stop_once_and_respects_stop_hook_active() {
     let server = MockServer::start_blocking(
         Scenario::new()
-            .route(route(
+            .route(Route::reviewer(
                 "intent-validate",
                 "a tiny task",
-                verdict("complete", "it was done"),
+                reviewer_verdict("complete", "it was done"),
             ))
             .route(Route::when_system_contains(
                 "Tascer reviewer: intent-validate\n",
-                verdict("incomplete", "Add the tests the user asked for."),
+                reviewer_verdict("incomplete", "Add the tests the user asked for."),
             )),
     )
     .unwrap();
@@ -336,7 +333,10 @@ fn intent_validate_blocks_a_stop_once_and_respects_stop_hook_active() {
     assert_eq!(answer(&stop(true)), None);
     // A later stop: the one block allowed is used up.
     assert_eq!(answer(&stop(false)), None);
-    assert_eq!(reviewer_requests(&server, "intent-validate"), 1);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "intent-validate"),
+        1
+    );
     session.verify();
     let report = report_json(session.home.path(), session.cwd(), session.id);
     let outcomes: Vec<&str> = report["reviews"]
@@ -359,15 +359,18 @@ fn intent_validate_blocks_a_stop_once_and_respects_stop_hook_active() {
         json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
     );
     assert_eq!(answer(&out), None, "{:?}", texts(&out));
-    assert_eq!(reviewer_requests(&server, "intent-validate"), 2);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "intent-validate"),
+        2
+    );
 }
 
 #[test]
 fn reviewer_denials_count_toward_escalation_across_hook_processes() {
-    let server = MockServer::start_blocking(Scenario::new().route(route(
+    let server = MockServer::start_blocking(Scenario::new().route(Route::reviewer(
         "tool-approve",
         "x.example",
-        verdict("deny", "downloads code"),
+        reviewer_verdict("deny", "downloads code"),
     )))
     .unwrap();
     let session = Session::new(
@@ -392,7 +395,10 @@ fn reviewer_denials_count_toward_escalation_across_hook_processes() {
     ));
     assert_eq!(d, "ask", "{reason}");
     assert!(reason.contains("looks like a workaround"), "{reason}");
-    assert_eq!(reviewer_requests(&server, "tool-approve"), 3);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "tool-approve"),
+        3
+    );
     session.verify();
 }
 
@@ -404,15 +410,15 @@ fn on_the_shared_postgres_store_the_chain_records_there_and_keeps_its_cache_and_
     let url = pg.fresh_database("reviewers").unwrap();
     let server = MockServer::start_blocking(
         Scenario::new()
-            .route(route(
+            .route(Route::reviewer(
                 "tool-approve",
                 "make build",
-                verdict("allow", "builds it"),
+                reviewer_verdict("allow", "builds it"),
             ))
-            .route(route(
+            .route(Route::reviewer(
                 "intent-validate",
                 "build",
-                verdict("incomplete", "Run the tests too."),
+                reviewer_verdict("incomplete", "Run the tests too."),
             )),
     )
     .unwrap();
@@ -436,7 +442,11 @@ fn on_the_shared_postgres_store_the_chain_records_there_and_keeps_its_cache_and_
         let (d, _) = decision(&session.pre(id, "Bash", json!({"command": "make build"})));
         assert_eq!(d, "allow");
     }
-    assert_eq!(reviewer_requests(&server, "tool-approve"), 1, "cached");
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "tool-approve"),
+        1,
+        "cached"
+    );
     let out = session.hook("Stop", json!({"stop_hook_active": false}));
     assert_eq!(answer(&out).unwrap()["decision"], "block");
     session.verify();

@@ -21,19 +21,6 @@ fn options(server: &MockServer, env: &Env, safety: Value) -> Options {
         .settings(json!({ "safety": safety }).to_string())
 }
 
-fn verdict(v: &str, reason: &str) -> Turn {
-    reviewer_verdict(v, reason)
-}
-
-fn route(reviewer: &str, needle: &str, turn: Turn) -> Route {
-    Route::reviewer(reviewer, needle, turn)
-}
-
-/// The reviewer requests the mock received, per reviewer name.
-fn reviewer_requests(server: &MockServer, reviewer: &str) -> usize {
-    tascer_testkit::reviewer_requests(&server.requests(), reviewer)
-}
-
 async fn run(client: &mut Client, prompt: &str) -> Vec<Message> {
     client.query(prompt).await.unwrap();
     tokio::time::timeout(
@@ -58,30 +45,30 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
         .turn(Turn::text("done"))
         // The first matching route answers, and an appeal's question holds
         // the transcript (earlier calls too): the later call's routes first.
-        .route(route(
+        .route(Route::reviewer(
             "tool-approve",
             "git push",
-            verdict("deny", "force-pushes main"),
+            reviewer_verdict("deny", "force-pushes main"),
         ))
-        .route(route(
+        .route(Route::reviewer(
             "tool-appeal",
             "git push",
-            verdict("deny", "nobody asked to push"),
+            reviewer_verdict("deny", "nobody asked to push"),
         ))
-        .route(route(
+        .route(Route::reviewer(
             "tool-approve",
             "echo reviewed",
-            verdict("allow", "harmless echo"),
+            reviewer_verdict("allow", "harmless echo"),
         ))
-        .route(route(
+        .route(Route::reviewer(
             "tool-approve",
             "rm -rf build",
-            verdict("deny", "deletes files"),
+            reviewer_verdict("deny", "deletes files"),
         ))
-        .route(route(
+        .route(Route::reviewer(
             "tool-appeal",
             "rm -rf build",
-            verdict("allow", "the user asked to clean the build"),
+            reviewer_verdict("allow", "the user asked to clean the build"),
         ));
     let server = MockServer::start(scenario).await.unwrap();
     let safety = json!({"reviewers": {"toolApprove": {}, "toolAppeal": {"contextMessages": 6}}});
@@ -173,12 +160,12 @@ async fn a_failed_review_follows_its_fail_mode_and_says_why() {
         .turn(bash("make slow-review"))
         .turn(bash("make babble"))
         .turn(Turn::text("done"))
-        .route(route(
+        .route(Route::reviewer(
             "tool-approve",
             "slow-review",
-            verdict("allow", "too late").with_latency_ms(3_000),
+            reviewer_verdict("allow", "too late").with_latency_ms(3_000),
         ))
-        .route(route(
+        .route(Route::reviewer(
             "tool-approve",
             "babble",
             Turn::text("Looks fine to me!"),
@@ -238,10 +225,10 @@ async fn an_identical_call_is_answered_from_the_cache_without_a_model_request() 
         .turn(bash("echo cached-call"))
         .turn(bash("echo cached-call"))
         .turn(Turn::text("done"))
-        .route(route(
+        .route(Route::reviewer(
             "tool-approve",
             "cached-call",
-            verdict("allow", "harmless"),
+            reviewer_verdict("allow", "harmless"),
         ));
     let server = MockServer::start(scenario).await.unwrap();
     let mut client = Client::connect(options(
@@ -254,7 +241,10 @@ async fn an_identical_call_is_answered_from_the_cache_without_a_model_request() 
     let messages = run(&mut client, "echo twice").await;
     let results = tool_results(&messages);
     assert!(results.iter().all(|r| !r.2), "{results:?}");
-    assert_eq!(reviewer_requests(&server, "tool-approve"), 1);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "tool-approve"),
+        1
+    );
     let report = client.validation_report().await.unwrap();
     let hits: Vec<bool> = report.reviews.iter().map(|r| r.verdict.cache_hit).collect();
     assert_eq!(hits, [false, true]);
@@ -270,7 +260,10 @@ async fn an_identical_call_is_answered_from_the_cache_without_a_model_request() 
     .await
     .unwrap();
     run(&mut again, "echo twice").await;
-    assert_eq!(reviewer_requests(&server, "tool-approve"), 0);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "tool-approve"),
+        0
+    );
     again.disconnect().await;
 }
 
@@ -283,7 +276,7 @@ async fn intent_validate_blocks_a_stop_with_a_correction_then_lets_it_go_within_
         .turn(Turn::text("Second request done."))
         .route(Route::when_system_contains(
             "Tascer reviewer: intent-validate\n",
-            verdict("incomplete", "The summary must also list the tests."),
+            reviewer_verdict("incomplete", "The summary must also list the tests."),
         ));
     let server = MockServer::start(scenario).await.unwrap();
     let safety = json!({"reviewers": {"intentValidate": {"maxBlocks": 1}}});
@@ -325,7 +318,10 @@ async fn intent_validate_blocks_a_stop_with_a_correction_then_lets_it_go_within_
     );
     assert!(text.contains("Done, I wrote the summary."), "{text}");
     // The second stop followed a block (stop_hook_active): not reviewed.
-    assert_eq!(reviewer_requests(&server, "intent-validate"), 1);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "intent-validate"),
+        1
+    );
 
     // A second prompt: the session's one block is used up, so the stop is
     // not reviewed and the skip is recorded.
@@ -334,7 +330,10 @@ async fn intent_validate_blocks_a_stop_with_a_correction_then_lets_it_go_within_
         result_of(&messages).result.as_deref(),
         Some("Second request done.")
     );
-    assert_eq!(reviewer_requests(&server, "intent-validate"), 1);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "intent-validate"),
+        1
+    );
     let report = client.validation_report().await.unwrap();
     let reviews: Vec<(&str, &str)> = report
         .reviews
@@ -368,10 +367,10 @@ async fn a_call_that_ignores_a_failure_is_refused_until_the_failure_is_addressed
             "ls -d /definitely-missing-dir-for-tascer || echo investigating",
         ))
         .turn(Turn::text("done"))
-        .route(route(
+        .route(Route::reviewer(
             "error-acknowledge",
             "cat notes.txt",
-            verdict("unacknowledged", "it reads notes as if the listing worked"),
+            reviewer_verdict("unacknowledged", "it reads notes as if the listing worked"),
         ));
     let server = MockServer::start(scenario).await.unwrap();
     let options = options(
@@ -398,7 +397,10 @@ async fn a_call_that_ignores_a_failure_is_refused_until_the_failure_is_addressed
     );
     // Refused once: the next call is not held up again.
     assert!(results[2].1.contains("investigating"), "{:?}", results[2]);
-    assert_eq!(reviewer_requests(&server, "error-acknowledge"), 1);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "error-acknowledge"),
+        1
+    );
     let report = client.validation_report().await.unwrap();
     assert_eq!(report.reviews.len(), 1);
     assert_eq!(report.reviews[0].verdict.verdict, "unacknowledged");
