@@ -7,23 +7,6 @@ pub enum StoreError {
     /// (contention that outlasted every retry, disk full, …).
     #[error(transparent)]
     Db(#[from] crate::db::DbError),
-    /// A database opened on its own connection (the lease table) could
-    /// not be opened.
-    #[error("cannot open {path}: {source}")]
-    Open {
-        /// The database path.
-        path: std::path::PathBuf,
-        /// The SQLite error.
-        source: rusqlite::Error,
-    },
-    /// The directory for a database could not be created.
-    #[error("cannot create {path}: {source}")]
-    CreateDir {
-        /// The directory.
-        path: std::path::PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
     /// A query failed.
     #[error("session store query failed: {0}")]
     Sqlite(#[from] rusqlite::Error),

@@ -8,12 +8,12 @@
 //! call ([`LeaseStore::acquire`] takes a predicate), since only the caller
 //! knows how to probe a process.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use crate::db::Db;
 use crate::error::StoreError;
 
 /// Who holds (or asks for) a lease.
@@ -61,11 +61,27 @@ pub enum Acquired {
 }
 
 /// The lease table in the store's database file.
+///
+/// It has its own [`Db`] handle (a lease must be taken even while the
+/// process's session store is busy), and so the same open path and write
+/// path as the store: WAL switched on with retries, every write a
+/// `BEGIN IMMEDIATE` transaction retried on contention.
 #[derive(Debug)]
 pub struct LeaseStore {
-    conn: Mutex<Connection>,
-    path: PathBuf,
+    db: Db,
 }
+
+/// The lease table's schema (idempotent).
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS leases (
+    key          TEXT PRIMARY KEY,
+    owner        TEXT NOT NULL,
+    pid          INTEGER NOT NULL,
+    host         TEXT NOT NULL,
+    acquired_ms  INTEGER NOT NULL,
+    heartbeat_ms INTEGER NOT NULL,
+    attempts     INTEGER NOT NULL,
+    released     INTEGER NOT NULL DEFAULT 0
+);";
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
@@ -73,41 +89,13 @@ pub fn now_ms() -> i64 {
 }
 
 impl LeaseStore {
-    /// Opens (creating if needed) the lease table in the database at `path`.
+    /// Opens (creating if needed) the lease table in the database at
+    /// `path`. Many processes may open the same file at once: opening
+    /// waits out their locks like any write does.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref().to_path_buf();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        let open = |path: &Path| -> rusqlite::Result<Connection> {
-            let conn = Connection::open(path)?;
-            conn.busy_timeout(std::time::Duration::from_secs(10))?;
-            conn.pragma_update(None, "journal_mode", "WAL")?;
-            conn.execute_batch(
-                "CREATE TABLE IF NOT EXISTS leases (
-                    key          TEXT PRIMARY KEY,
-                    owner        TEXT NOT NULL,
-                    pid          INTEGER NOT NULL,
-                    host         TEXT NOT NULL,
-                    acquired_ms  INTEGER NOT NULL,
-                    heartbeat_ms INTEGER NOT NULL,
-                    attempts     INTEGER NOT NULL,
-                    released     INTEGER NOT NULL DEFAULT 0
-                );",
-            )?;
-            Ok(conn)
-        };
-        let conn = open(&path).map_err(|source| StoreError::Open {
-            path: path.clone(),
-            source,
-        })?;
-        Ok(LeaseStore {
-            conn: Mutex::new(conn),
-            path,
-        })
+        let db = Db::open(path)?;
+        db.ensure_schema(&["leases"], SCHEMA)?;
+        Ok(LeaseStore { db })
     }
 
     /// Opens the lease table of `<home>/tascer.db`.
@@ -117,19 +105,12 @@ impl LeaseStore {
 
     /// The database file.
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        match self.conn.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        self.db.path()
     }
 
     /// The lease of `key`, if there is a row.
     pub fn get(&self, key: &str) -> Result<Option<Lease>, StoreError> {
-        Ok(get(&self.conn(), key)?)
+        Ok(self.db.read(|conn| get(conn, key))?)
     }
 
     /// Takes the lease of `key` for `holder`, unless an unreleased lease's
@@ -142,48 +123,49 @@ impl LeaseStore {
         holder: &Holder,
         alive: impl Fn(&Lease) -> bool,
     ) -> Result<Acquired, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let current = get(&tx, key)?;
-        let (attempt, previous) = match current {
-            Some(lease) if !lease.released && lease.holder.owner != holder.owner => {
-                if alive(&lease) {
-                    return Ok(Acquired::Held(lease));
+        self.db.write(|tx| -> Result<Acquired, StoreError> {
+            let (attempt, previous) = match get(tx, key)? {
+                Some(lease) if !lease.released && lease.holder.owner != holder.owner => {
+                    if alive(&lease) {
+                        return Ok(Acquired::Held(lease));
+                    }
+                    (lease.attempts + 1, Some(lease))
                 }
-                (lease.attempts + 1, Some(lease))
-            }
-            Some(lease) if !lease.released => (lease.attempts + 1, None),
-            _ => (1, None),
-        };
-        let now = now_ms();
-        tx.execute(
-            "INSERT INTO leases (key, owner, pid, host, acquired_ms, heartbeat_ms, attempts, released)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, 0)
-             ON CONFLICT (key) DO UPDATE SET owner = ?2, pid = ?3, host = ?4,
-               acquired_ms = ?5, heartbeat_ms = ?5, attempts = ?6, released = 0",
-            params![key, holder.owner, holder.pid, holder.host, now, attempt],
-        )?;
-        tx.commit()?;
-        Ok(Acquired::Taken { attempt, previous })
+                Some(lease) if !lease.released => (lease.attempts + 1, None),
+                _ => (1, None),
+            };
+            tx.execute(
+                "INSERT INTO leases (key, owner, pid, host, acquired_ms, heartbeat_ms, attempts, released)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, 0)
+                 ON CONFLICT (key) DO UPDATE SET owner = ?2, pid = ?3, host = ?4,
+                   acquired_ms = ?5, heartbeat_ms = ?5, attempts = ?6, released = 0",
+                params![key, holder.owner, holder.pid, holder.host, now_ms(), attempt],
+            )?;
+            Ok(Acquired::Taken { attempt, previous })
+        })
     }
 
     /// Refreshes the heartbeat; false when `holder` no longer holds it.
     pub fn heartbeat(&self, key: &str, holder: &Holder) -> Result<bool, StoreError> {
-        let n = self.conn().execute(
-            "UPDATE leases SET heartbeat_ms = ?3 WHERE key = ?1 AND owner = ?2 AND released = 0",
-            params![key, holder.owner, now_ms()],
-        )?;
-        Ok(n == 1)
+        self.db.write(|tx| -> Result<bool, StoreError> {
+            let n = tx.execute(
+                "UPDATE leases SET heartbeat_ms = ?3 WHERE key = ?1 AND owner = ?2 AND released = 0",
+                params![key, holder.owner, now_ms()],
+            )?;
+            Ok(n == 1)
+        })
     }
 
     /// Releases the lease (the work is finished, whatever its outcome);
     /// false when `holder` did not hold it.
     pub fn release(&self, key: &str, holder: &Holder) -> Result<bool, StoreError> {
-        let n = self.conn().execute(
-            "UPDATE leases SET released = 1, heartbeat_ms = ?3 WHERE key = ?1 AND owner = ?2",
-            params![key, holder.owner, now_ms()],
-        )?;
-        Ok(n == 1)
+        self.db.write(|tx| -> Result<bool, StoreError> {
+            let n = tx.execute(
+                "UPDATE leases SET released = 1, heartbeat_ms = ?3 WHERE key = ?1 AND owner = ?2",
+                params![key, holder.owner, now_ms()],
+            )?;
+            Ok(n == 1)
+        })
     }
 }
 
