@@ -452,8 +452,18 @@ pub struct GitHead {
 /// without the worktree status: what a process that captures context only
 /// once can afford (`tascer hook` runs once per Claude Code event, and a
 /// full status walks the whole worktree).
+///
+/// The repository is opened isolated: its own `.git/config` is read, but
+/// not the system or user git configuration nor the `GIT_*` environment,
+/// which say nothing about where `HEAD` points and would cost every hook
+/// process a few more files.
 pub fn git_head(cwd: &Path) -> Result<Option<GitHead>, ContextError> {
-    let RepoSlot::Open(repo) = discover(cwd)? else {
+    let isolated = gix::open::Options::isolated();
+    let trust = gix::sec::trust::Mapping {
+        full: isolated.clone(),
+        reduced: isolated,
+    };
+    let RepoSlot::Open(repo) = discover_with(cwd, trust)? else {
         return Ok(None);
     };
     let head = head_info(&repo)?;
@@ -472,8 +482,17 @@ fn watch(path: PathBuf) -> (PathBuf, Option<StatSig>) {
 }
 
 fn discover(cwd: &Path) -> Result<RepoSlot, ContextError> {
-    match gix::discover(cwd) {
-        Ok(repo) => Ok(RepoSlot::Open(Box::new(repo))),
+    discover_with(cwd, gix::sec::trust::Mapping::default())
+}
+
+/// The repository enclosing `cwd`, opened with `trust`'s options for its
+/// trust level.
+fn discover_with(
+    cwd: &Path,
+    trust: gix::sec::trust::Mapping<gix::open::Options>,
+) -> Result<RepoSlot, ContextError> {
+    match gix::ThreadSafeRepository::discover_opts(cwd, Default::default(), trust) {
+        Ok(repo) => Ok(RepoSlot::Open(Box::new(repo.into()))),
         Err(err) => {
             use gix::discover::upwards::Error as Up;
             match err.downcast_any_ref::<Up>() {

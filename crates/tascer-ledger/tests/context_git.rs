@@ -178,6 +178,40 @@ fn detached_head() {
 }
 
 #[test]
+fn git_head_reads_where_head_points_from_any_subdirectory() {
+    let dir = committed_repo();
+    git(dir.path(), &["checkout", "-q", "-b", "feature/x"]);
+    let commit = git(dir.path(), &["rev-parse", "HEAD"]);
+    let head = tascer_ledger::git_head(&dir.path().join("sub"))
+        .unwrap()
+        .expect("inside a repo");
+    assert_eq!(head.head.as_deref(), Some(commit.as_str()));
+    assert_eq!(head.branch.as_deref(), Some("feature/x"));
+    assert!(!head.detached);
+    assert_eq!(
+        Path::new(&head.root).canonicalize().unwrap(),
+        dir.path().canonicalize().unwrap()
+    );
+
+    git(dir.path(), &["checkout", "-q", "--detach"]);
+    let head = tascer_ledger::git_head(dir.path()).unwrap().unwrap();
+    assert!(head.detached);
+    assert_eq!(head.branch, None);
+    assert_eq!(head.head.as_deref(), Some(commit.as_str()));
+}
+
+#[test]
+fn git_head_before_the_first_commit_and_outside_a_repo() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(tascer_ledger::git_head(dir.path()).unwrap(), None);
+    git(dir.path(), &["init", "-q"]);
+    let head = tascer_ledger::git_head(dir.path()).unwrap().unwrap();
+    assert_eq!(head.head, None);
+    assert_eq!(head.branch.as_deref(), Some("main"));
+    assert!(!head.detached);
+}
+
+#[test]
 fn no_commits() {
     let dir = tempfile::tempdir().unwrap();
     git(dir.path(), &["init", "-q"]);
