@@ -131,6 +131,23 @@ pub async fn run() -> anyhow::Result<()> {
     let hook_only = Some(tascer.with_file_name("tascer-hook")).filter(|p| p.exists());
     let mut hook_only_pre = Vec::new();
     let mut hook_only_post = Vec::new();
+    let mut own_process_pre = Vec::new();
+    let mut own_process_post = Vec::new();
+    // Every event in its own process, as without the hook server.
+    let off_env = [
+        ("TASCER_HOME", home_text.as_str()),
+        ("TASCER_HOOK_SERVER", "off"),
+    ];
+    // The first event of each executable starts its hook server: started
+    // before the timed runs.
+    let warm_up = pre_tool_use(cwd, 10 * RUNS, "ls -la");
+    timed(&tascer, &["hook"], &warm_up, &env, cwd)?;
+    let mut servers = 1;
+    if let Some(hook_only) = &hook_only {
+        timed(hook_only, &[], &warm_up, &env, cwd)?;
+        servers += 1;
+    }
+    wait_for_servers(home.path(), servers);
     for i in 0..RUNS {
         baseline.push(timed(&tascer, &["--version"], "", &env, cwd)?);
         allowed.push(timed(
@@ -178,6 +195,22 @@ pub async fn run() -> anyhow::Result<()> {
                 &[],
                 &event(cwd, "PostToolUse", response),
                 &env,
+                cwd,
+            )?);
+            own_process_pre.push(timed(
+                hook_only,
+                &[],
+                &pre_tool_use(cwd, 3 * RUNS + i, "ls -la"),
+                &off_env,
+                cwd,
+            )?);
+            let response = json!({"tool_name": "Bash", "tool_input": {"command": "ls -la"},
+                "tool_use_id": format!("toolu_{}", 3 * RUNS + i), "tool_response": {"stdout": "a\nb\n", "stderr": "", "interrupted": false}});
+            own_process_post.push(timed(
+                hook_only,
+                &[],
+                &event(cwd, "PostToolUse", response),
+                &off_env,
                 cwd,
             )?);
         }
@@ -242,6 +275,14 @@ pub async fn run() -> anyhow::Result<()> {
             "`tascer-hook` PostToolUse (the hook-only executable)",
             hook_only_post,
         ),
+        (
+            "`tascer-hook` PreToolUse in its own process (`TASCER_HOOK_SERVER=off`)",
+            own_process_pre,
+        ),
+        (
+            "`tascer-hook` PostToolUse in its own process (`TASCER_HOOK_SERVER=off`)",
+            own_process_post,
+        ),
         ("`tascer run` one reply from the mock, exec to exit", run),
         (
             "reference: a Node.js command hook that reads the event and exits",
@@ -257,8 +298,31 @@ pub async fn run() -> anyhow::Result<()> {
     }
     table.note(format!(
         "{RUNS} runs each (20 for `tascer run`), interleaved, in a git repository of \
-         {REPO_FILES} files; signed ledger in a temp home"
+         {REPO_FILES} files; signed ledger in a temp home; the `tascer hook` and `tascer-hook` \
+         rows go through each executable's hook server (started before the timed runs) unless \
+         they say otherwise"
     ));
     table.print();
     Ok(())
+}
+
+/// Waits (up to 10 s) until `count` hook servers listen in `home`.
+fn wait_for_servers(home: &Path, count: usize) {
+    let started = Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(10) {
+        let listening = std::fs::read_dir(home.join("run"))
+            .map(|dir| {
+                dir.filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "sock"))
+                    .count()
+            })
+            .unwrap_or(0);
+        if listening >= count {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    eprintln!(
+        "bench hook: the hook servers did not start; the rows measure hooks in their own processes"
+    );
 }

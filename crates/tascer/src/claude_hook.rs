@@ -44,45 +44,8 @@ use crate::host::{HostAnswer, HostGovernance, HostStep, host_options};
 use crate::options::DEFAULT_CONTEXT_ENV;
 use crate::setup;
 
-/// What the hook process answers: Claude Code reads the exit code, then
-/// standard output (JSON) on exit 0 or standard error on exit 2.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct HookReply {
-    /// 0 (success, stdout parsed), 2 (blocking error, stderr fed back) or 1
-    /// (non-blocking error).
-    pub exit_code: u8,
-    /// JSON for Claude Code, or empty.
-    pub stdout: String,
-    /// A message: for Claude on exit 2, for the user otherwise.
-    pub stderr: String,
-    /// True when the event was queued for webhooks: the caller should see
-    /// that a flusher delivers it (`tascer webhook flush`).
-    pub webhooks_queued: bool,
-}
-
-impl HookReply {
-    fn json(value: Value) -> Self {
-        HookReply {
-            exit_code: 0,
-            stdout: value.to_string(),
-            stderr: String::new(),
-            webhooks_queued: false,
-        }
-    }
-
-    fn nothing() -> Self {
-        HookReply::default()
-    }
-
-    fn error(exit_code: u8, message: String) -> Self {
-        HookReply {
-            exit_code,
-            stdout: String::new(),
-            stderr: message,
-            webhooks_queued: false,
-        }
-    }
-}
+/// What the hook process answers (exit code, standard output and error).
+pub use tascer_hook_client::Reply as HookReply;
 
 /// Answers one Claude Code hook event. `stdin` is the event's JSON,
 /// `home` Tascer's home (`$TASCER_HOME`: the ledger and user settings).
@@ -91,6 +54,13 @@ impl HookReply {
 /// ledger that cannot be written) is refused (exit 2, fail closed); other
 /// events report such errors without blocking (exit 1).
 pub async fn answer(stdin: &str, home: &Path) -> HookReply {
+    answer_with(stdin, home, None).await
+}
+
+/// [`answer`] with the home's ledger already open ([`open_ledger`]), as
+/// the hook server keeps it between events; `None` opens it for this
+/// event.
+pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) -> HookReply {
     let input: Value = match serde_json::from_str(stdin) {
         Ok(v) => v,
         Err(e) => {
@@ -112,7 +82,7 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
             format!("tascer hook: the {event} hook input has no session_id"),
         );
     };
-    let session = match HookSession::open(&input, session_id, home) {
+    let session = match HookSession::open(&input, session_id, home, ledger) {
         Ok(session) => session,
         Err(message) => return HookReply::error(error_code, format!("tascer hook: {message}")),
     };
@@ -133,7 +103,7 @@ struct HookSession {
     session_id: String,
     cwd: PathBuf,
     home: PathBuf,
-    ledger: Ledger,
+    ledger: Arc<Ledger>,
     hook_common: HookCommon,
     settings: OnceLock<Result<LoadedSettings, String>>,
     local_db: OnceLock<Result<Arc<tascer_store::Db>, String>>,
@@ -142,18 +112,22 @@ struct HookSession {
 impl HookSession {
     /// Opens the ledger (starting the session's ledger session on its
     /// first event).
-    fn open(input: &Value, session_id: &str, home: &Path) -> Result<Self, String> {
+    fn open(
+        input: &Value,
+        session_id: &str,
+        home: &Path,
+        ledger: Option<Arc<Ledger>>,
+    ) -> Result<Self, String> {
         let cwd = input
             .get("cwd")
             .and_then(Value::as_str)
             .map(PathBuf::from)
             .or_else(|| std::env::current_dir().ok())
             .ok_or("no cwd in the hook input and no current directory")?;
-        let key = tascer_ledger::load_home_signing_key(home)
-            .map_err(|e| format!("cannot load the signing key from {}: {e}", home.display()))?;
-        let ledger = Ledger::open_in_home(home, key)
-            .map_err(|e| format!("cannot open the ledger in {}: {e}", home.display()))?;
-        leave_wal_on_close(&ledger);
+        let ledger = match ledger {
+            Some(ledger) => ledger,
+            None => Arc::new(open_ledger(home)?),
+        };
         let session = HookSession {
             session_id: session_id.to_string(),
             hook_common: HookCommon {
@@ -342,17 +316,17 @@ impl HookSession {
                 let evidence = close_record(&mut record, &output, ToolStatus::Blocked)?;
                 entries.push((EntryKind::ToolRecord, record.to_payload().map_err(encode)?));
                 self.write(entries, &[evidence])?;
-                return Ok(HookReply::json(pre_tool_answer("deny", &reason, None)));
+                return Ok(HookReply::json(&pre_tool_answer("deny", &reason, None)));
             }
-            HostAnswer::Ask { reason } => HookReply::json(pre_tool_answer("ask", &reason, None)),
+            HostAnswer::Ask { reason } => HookReply::json(&pre_tool_answer("ask", &reason, None)),
             // The safety chain answers for the user: Claude Code does not
             // ask again.
             HostAnswer::Approve { reason } => {
-                HookReply::json(pre_tool_answer("allow", &reason, None))
+                HookReply::json(&pre_tool_answer("allow", &reason, None))
             }
             HostAnswer::Run {
                 updated_input: Some(updated),
-            } => HookReply::json(pre_tool_answer(
+            } => HookReply::json(&pre_tool_answer(
                 "allow",
                 "input rewritten by Tascer",
                 Some(updated),
@@ -453,7 +427,7 @@ impl HookSession {
                 .map(|g| format!("{}: {}", g.gate, g.message))
                 .collect::<Vec<_>>()
                 .join("; ");
-            return Ok(HookReply::json(json!({
+            return Ok(HookReply::json(&json!({
                 "decision": "block",
                 "reason": format!("Tascer validation failed: {message}"),
             })));
@@ -512,6 +486,18 @@ impl HookSession {
         let text = serde_json::to_string(record).map_err(encode)?;
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
+}
+
+/// Opens the home's ledger the way a hook event uses it: signed with the
+/// home's key, its connection leaving the WAL on close
+/// ([`leave_wal_on_close`]).
+pub fn open_ledger(home: &Path) -> Result<Ledger, String> {
+    let key = tascer_ledger::load_home_signing_key(home)
+        .map_err(|e| format!("cannot load the signing key from {}: {e}", home.display()))?;
+    let ledger = Ledger::open_in_home(home, key)
+        .map_err(|e| format!("cannot open the ledger in {}: {e}", home.display()))?;
+    leave_wal_on_close(&ledger);
+    Ok(ledger)
 }
 
 /// The WAL size past which a hook process checkpoints and truncates it

@@ -209,7 +209,7 @@ impl HookSession {
             self.write(verdict_entries(&review.records), &[])?;
         }
         Ok(match review.block {
-            Some(reason) => HookReply::json(json!({"decision": "block", "reason": reason})),
+            Some(reason) => HookReply::json(&json!({"decision": "block", "reason": reason})),
             None => HookReply::nothing(),
         })
     }

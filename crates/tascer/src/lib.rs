@@ -32,6 +32,8 @@ pub mod contracts;
 mod error;
 mod frontmatter;
 mod governance;
+#[cfg(unix)]
+pub mod hook_server;
 pub mod host;
 pub mod memory;
 mod options;
@@ -78,10 +80,5 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The Tascer home directory: `$TASCER_HOME`, else `~/.tascer`.
 pub fn tascer_home() -> std::path::PathBuf {
-    if let Some(home) = std::env::var_os("TASCER_HOME").filter(|h| !h.is_empty()) {
-        return home.into();
-    }
-    std::env::home_dir()
-        .unwrap_or_else(|| std::path::PathBuf::from("."))
-        .join(".tascer")
+    tascer_hook_client::tascer_home()
 }

@@ -1,20 +1,112 @@
-//! `tascer-hook`: `tascer hook` as a program of its own.
+//! `tascer-hook`: what `tascer install claude-code` writes as Claude Code's
+//! hook command when it sits next to `tascer`.
 //!
 //! Claude Code starts a command hook as a new process for every event, so
-//! most of a hook's time is the start-up of its executable. This one links
-//! only the hook's path (no command line, MCP server, archive, contracts or
-//! mock server), which makes it about half the size of `tascer` and starts
-//! faster (BENCHMARKS.md). `tascer install claude-code` uses it when it sits
-//! next to `tascer`; it answers exactly as `tascer hook` does.
+//! this program only forwards the event to the hook server of its
+//! environment (`tascer hook --serve`, started here on the first event) and
+//! prints the answer; it links little besides [`tascer_hook_client`], so it
+//! starts about as fast as a program can. With no server to be had
+//! (`TASCER_HOOK_SERVER=off`, too many servers, one that would not start)
+//! the event is answered by `tascer hook` in a process of its own, exactly
+//! as it would be through the server.
 
-// `is_invocation` is for `tascer`'s own `main`.
-#[allow(dead_code)]
-#[path = "../hook.rs"]
-mod hook;
-#[path = "../logging.rs"]
-mod logging;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, Instant};
 
-fn main() -> std::process::ExitCode {
-    logging::init_tracing();
-    hook::main()
+use tascer_hook_client::{Asked, Reply, SERVER_ENV};
+
+/// How long the first event waits for the server it started to listen.
+const START_WAIT: Duration = Duration::from_secs(5);
+
+fn main() -> ExitCode {
+    let mut stdin = String::new();
+    if let Err(err) = std::io::stdin().read_to_string(&mut stdin) {
+        eprintln!("tascer hook: cannot read the hook input from standard input: {err}");
+        return ExitCode::from(1);
+    }
+    let tascer = match std::env::current_exe() {
+        Ok(exe) => exe.with_file_name(format!("tascer{}", std::env::consts::EXE_SUFFIX)),
+        Err(err) => {
+            eprintln!("tascer hook: cannot find this executable: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let home = tascer_hook_client::tascer_home();
+    if let Some(socket) = tascer_hook_client::socket_path(&home, &tascer) {
+        match through_server(&tascer, &socket, &stdin) {
+            Asked::Answered(reply) => return ExitCode::from(reply.give()),
+            Asked::Lost(why) => {
+                let reply = tascer_hook_client::lost_reply(&socket, &stdin, &why);
+                return ExitCode::from(reply.give());
+            }
+            Asked::NoServer => {}
+        }
+    }
+    ExitCode::from(in_own_process(&tascer, &stdin))
+}
+
+/// Asks the server on `socket`, starting it first when none listens.
+fn through_server(tascer: &Path, socket: &Path, stdin: &str) -> Asked {
+    match tascer_hook_client::ask(socket, stdin) {
+        Asked::NoServer => {}
+        asked => return asked,
+    }
+    if !tascer_hook_client::starts_server(stdin) {
+        return Asked::NoServer;
+    }
+    let mut server = match tascer_hook_client::spawn_server(tascer, socket) {
+        Ok(child) => child,
+        Err(_) => return Asked::NoServer,
+    };
+    let started = Instant::now();
+    loop {
+        match tascer_hook_client::ask(socket, stdin) {
+            Asked::NoServer => {}
+            asked => return asked,
+        }
+        // A server that exited (another one won the race to start, or it
+        // failed: see its .log) or that is too slow: answer without it.
+        let exited = !matches!(server.try_wait(), Ok(None));
+        if exited || started.elapsed() > START_WAIT {
+            return match tascer_hook_client::ask(socket, stdin) {
+                Asked::NoServer => Asked::NoServer,
+                asked => asked,
+            };
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Answers with `tascer hook` in a process of its own (no server), passing
+/// its output and exit code through.
+fn in_own_process(tascer: &Path, stdin: &str) -> u8 {
+    let child = std::process::Command::new(tascer)
+        .arg("hook")
+        .env(SERVER_ENV, "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(err) => {
+            let reply = Reply::error(
+                1,
+                format!("tascer hook: cannot start {}: {err}", tascer.display()),
+            );
+            return reply.give();
+        }
+    };
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    match child.wait() {
+        Ok(status) => status
+            .code()
+            .and_then(|c| u8::try_from(c).ok())
+            .unwrap_or(1),
+        Err(err) => Reply::error(1, format!("tascer hook: {err}")).give(),
+    }
 }

@@ -1,0 +1,219 @@
+//! The hook server: Claude Code's hook events answered by a warm process.
+//!
+//! Claude Code starts a command hook as a new process for every event, and
+//! most of what such a process costs is starting up and opening the ledger
+//! again (BENCHMARKS.md). So `tascer-hook` (and `tascer hook`) only forward
+//! the event ([`tascer_hook_client`]) to a server, `tascer hook --serve
+//! SOCKET`, which answers with the same [`answer_with`] a hook process
+//! would use, keeping the home's ledger open between events. The first
+//! hook of an environment starts it; the socket's name says which
+//! environment it serves ([`tascer_hook_client::socket_path`]).
+//!
+//! - The database file replaced or deleted under a running server: it
+//!   notices (the file's identity is checked per event) and opens the new
+//!   one, so nothing is written to a file that is gone.
+//! - A server exits after [`IDLE_ENV`] seconds without events (default
+//!   600), or within a second of its socket being removed (its home
+//!   deleted). Its files are under `<home>/run/` (a directory only its
+//!   owner can enter): `hook-<digest>.sock`, `.lock` (holding the server's
+//!   pid) and `.log` (its standard error).
+
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tascer_hook_client::make_private_dir;
+use tascer_ledger::Ledger;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::claude_hook::{answer_with, open_ledger};
+
+/// Environment variable: seconds a hook server waits for an event before
+/// it exits (default 600).
+pub const IDLE_ENV: &str = "TASCER_HOOK_SERVER_IDLE_SECS";
+/// Default idle time before a server exits.
+const DEFAULT_IDLE: Duration = Duration::from_secs(600);
+/// The idle time from [`IDLE_ENV`], else the default.
+pub fn idle_from_env() -> Duration {
+    std::env::var(IDLE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(DEFAULT_IDLE, Duration::from_secs_f64)
+}
+
+/// The home's ledger as the server keeps it: reopened when the database
+/// file it was opened on is no longer the one at its path.
+struct LedgerCache {
+    home: PathBuf,
+    open: Mutex<Option<(Arc<Ledger>, String)>>,
+}
+
+impl LedgerCache {
+    /// The open ledger, reopened if its database file was replaced;
+    /// `None` when it cannot be opened (the event then opens it itself and
+    /// reports the error as a hook process would).
+    fn get(&self) -> Option<Arc<Ledger>> {
+        let mut open = match self.open.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some((ledger, identity)) = open.as_ref() {
+            let current = ledger
+                .store()
+                .sqlite_db()
+                .map(|db| same_file_identity(db.path()));
+            if current.as_ref().is_none_or(|now| now == identity) {
+                return Some(Arc::clone(ledger));
+            }
+            tracing::info!("the database file changed: reopening the ledger");
+        }
+        let ledger = Arc::new(open_ledger(&self.home).ok()?);
+        let identity = ledger
+            .store()
+            .sqlite_db()
+            .map(|db| same_file_identity(db.path()))
+            .unwrap_or_default();
+        *open = Some((Arc::clone(&ledger), identity));
+        Some(ledger)
+    }
+}
+
+/// The device and inode of a file ("-" when absent): what changes when a
+/// file is replaced or deleted, not when it is written.
+fn same_file_identity(path: &Path) -> String {
+    std::fs::metadata(path).map_or_else(|_| "-".into(), |m| format!("{}:{}", m.dev(), m.ino()))
+}
+
+/// What the server does with a queued webhook event: starts the flusher
+/// (`tascer webhook flush`), as the hook process would.
+pub type FlusherStart = Arc<dyn Fn(&Path) -> Result<(), String> + Send + Sync>;
+
+/// Runs the server on `socket` for `home` until it has been idle for
+/// `idle` (or its socket is removed). Returns at once when another server
+/// holds the socket's lock.
+pub async fn serve(
+    home: PathBuf,
+    socket: PathBuf,
+    idle: Duration,
+    start_flusher: FlusherStart,
+) -> Result<(), String> {
+    let dir = socket.parent().ok_or("the socket has no directory")?;
+    make_private_dir(dir)?;
+    let lock_path = socket.with_extension("lock");
+    let mut lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
+    if lock.try_lock().is_err() {
+        return Ok(()); // Another server serves this socket.
+    }
+    // The lock file names the server's process (kept after it exits: a
+    // lock file removed while another server opens it would let two
+    // servers hold "the" lock).
+    let _ = lock
+        .set_len(0)
+        .and_then(|()| write!(lock, "{}", std::process::id()));
+    // Holding the lock, any socket file left is a dead server's.
+    let _ = std::fs::remove_file(&socket);
+    let listener = tokio::net::UnixListener::bind(&socket)
+        .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    let ours = same_file_identity(&socket);
+    let cache = Arc::new(LedgerCache {
+        home: home.clone(),
+        open: Mutex::new(None),
+    });
+    let mut events = tokio::task::JoinSet::new();
+    let mut last = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                last = Instant::now();
+                match accepted {
+                    Ok((stream, _)) => {
+                        events.spawn(handle(stream, home.clone(), Arc::clone(&cache), Arc::clone(&start_flusher)));
+                    }
+                    Err(err) => tracing::warn!("hook server: cannot accept a connection: {err}"),
+                }
+            }
+            _ = tick.tick() => {
+                while events.try_join_next().is_some() {}
+                if !events.is_empty() {
+                    last = Instant::now();
+                }
+                if last.elapsed() >= idle || same_file_identity(&socket) != ours {
+                    break;
+                }
+            }
+        }
+    }
+    // New hooks stop finding the socket; the ones already connected are
+    // still answered.
+    if same_file_identity(&socket) == ours {
+        let _ = std::fs::remove_file(&socket);
+    }
+    while let Ok(Some(Ok((stream, _)))) = tokio::time::timeout(Duration::from_millis(50), async {
+        Some(listener.accept().await)
+    })
+    .await
+    {
+        events.spawn(handle(
+            stream,
+            home.clone(),
+            Arc::clone(&cache),
+            Arc::clone(&start_flusher),
+        ));
+    }
+    while events.join_next().await.is_some() {}
+    drop(lock);
+    Ok(())
+}
+
+/// One connection: the event in, the answer out.
+async fn handle(
+    mut stream: tokio::net::UnixStream,
+    home: PathBuf,
+    cache: Arc<LedgerCache>,
+    start_flusher: FlusherStart,
+) {
+    let mut event = String::new();
+    if let Err(err) = stream.read_to_string(&mut event).await {
+        tracing::warn!("hook server: cannot read an event: {err}");
+        return;
+    }
+    let ledger = {
+        let cache = Arc::clone(&cache);
+        tokio::task::spawn_blocking(move || cache.get())
+            .await
+            .unwrap_or(None)
+    };
+    let mut reply = answer_with(&event, &home, ledger).await;
+    tracing::debug!(
+        exit_code = reply.exit_code,
+        "hook server answered an event ({} bytes)",
+        event.len()
+    );
+    if reply.webhooks_queued {
+        reply.webhooks_queued = false;
+        if let Err(err) = start_flusher(&home) {
+            let note = format!(
+                "tascer hook: webhook events wait in the outbox ({err}); `tascer webhook flush` delivers them"
+            );
+            reply.stderr = if reply.stderr.is_empty() {
+                note
+            } else {
+                format!("{}\n{note}", reply.stderr)
+            };
+        }
+    }
+    let text = serde_json::to_string(&reply).unwrap_or_default();
+    if let Err(err) = stream.write_all(text.as_bytes()).await {
+        tracing::warn!("hook server: cannot send an answer: {err}");
+    }
+    let _ = stream.shutdown().await;
+}
