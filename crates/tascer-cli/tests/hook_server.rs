@@ -89,9 +89,30 @@ fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
 
 /// The one server's socket, once it listens.
 fn server_socket(home: &Path) -> PathBuf {
-    wait_for("the hook server's socket", || {
-        run_dir_files(home, "sock").len() == 1
-    });
+    let listed = || {
+        std::fs::read_dir(home.join("run"))
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    let start = Instant::now();
+    while run_dir_files(home, "sock").len() != 1 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for the hook server's socket; {}/run holds {:?}; log: {}",
+            home.display(),
+            listed(),
+            run_dir_files(home, "log")
+                .iter()
+                .map(|l| std::fs::read_to_string(l).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     run_dir_files(home, "sock").remove(0)
 }
 
@@ -110,6 +131,15 @@ fn alive(pid: i32) -> bool {
         && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .unwrap_or_default()
             .contains(") Z ")
+}
+
+/// True once no process holds the server's lock: it has exited, all of
+/// its threads and files closed.
+fn lock_free(socket: &Path) -> bool {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(socket.with_extension("lock"))
+        .is_ok_and(|f| f.try_lock().is_ok())
 }
 
 fn answered_by_server(socket: &Path) -> usize {
@@ -183,12 +213,17 @@ fn a_killed_server_is_replaced_and_every_event_is_recorded_once() {
         .status()
         .unwrap();
     assert!(killed.success());
-    wait_for("the server to die", || !alive(pid));
+    wait_for("the server to die", || lock_free(&socket));
     assert!(socket.exists(), "a killed server leaves its socket file");
 
     // The dead socket is cleared and a new server answers.
     let denied = run_with_stdin(hook_cmd(h, w), &bash(w, "t2", "rm x"));
-    assert_eq!(decision(&denied).as_deref(), Some("deny"), "{denied:?}");
+    assert_eq!(
+        decision(&denied).as_deref(),
+        Some("deny"),
+        "{denied:?}\nserver log: {}",
+        std::fs::read_to_string(socket.with_extension("log")).unwrap_or_default()
+    );
     let new_pid = server_pid(&socket);
     assert!(new_pid != pid && alive(new_pid));
     let allowed = run_with_stdin(hook_cmd(h, w), &bash(w, "t3", "ls"));
@@ -302,4 +337,22 @@ fn other_events_use_a_running_server_but_do_not_start_one() {
         "the tool call and the prompt"
     );
     verify(h, w);
+}
+
+#[test]
+fn a_server_whose_socket_is_removed_exits() {
+    let (home, work) = project();
+    let (h, w) = (home.path(), work.path());
+    run_with_stdin(hook_cmd(h, w), &bash(w, "t1", "ls"));
+    let socket = server_socket(h);
+    let pid = server_pid(&socket);
+    std::fs::remove_file(&socket).unwrap();
+    wait_for("the unreachable server to exit", || {
+        lock_free(&socket) && !alive(pid)
+    });
+    // The next tool call starts a new one.
+    let out = run_with_stdin(hook_cmd(h, w), &bash(w, "t2", "ls"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(alive(server_pid(&server_socket(h))));
+    assert_eq!(tool_ids(h, w), ["t1", "t2"]);
 }

@@ -188,12 +188,16 @@ pub fn starts_server(stdin: &str) -> bool {
     })
 }
 
+/// The byte a server sends when it has read an event, before it acts on
+/// it.
+pub const TAKEN: u8 = b'+';
+
 /// What asking the server gave.
 #[derive(Debug)]
 pub enum Asked {
     /// The server's answer.
     Answered(Reply),
-    /// No server listens on the socket.
+    /// No server listens on the socket, or none took the event.
     NoServer,
     /// The server took the event but gave no answer.
     Lost(String),
@@ -205,9 +209,7 @@ pub fn ask(socket: &Path, stdin: &str) -> Asked {
         Ok(stream) => stream,
         Err(err) => {
             if err.kind() == std::io::ErrorKind::ConnectionRefused {
-                // A socket file with no server behind it (one killed):
-                // out of the way, so that a new server can bind it.
-                let _ = std::fs::remove_file(socket);
+                remove_if_dead(socket);
             }
             return Asked::NoServer;
         }
@@ -217,6 +219,15 @@ pub fn ask(socket: &Path, stdin: &str) -> Asked {
         .and_then(|()| stream.shutdown(std::net::Shutdown::Write));
     if let Err(err) = sent {
         return Asked::Lost(format!("cannot send the event: {err}"));
+    }
+    // The server sends TAKEN once it has the whole event and before it
+    // acts on it: a connection that ends before that (a server killed as
+    // the event arrived) left the event untouched.
+    let mut taken = [0u8; 1];
+    match stream.read_exact(&mut taken) {
+        Ok(()) if taken[0] == TAKEN => {}
+        Ok(()) => return Asked::Lost("its answer is not valid (no acknowledgement)".into()),
+        Err(_) => return Asked::NoServer,
     }
     let mut reply = String::new();
     if let Err(err) = stream.read_to_string(&mut reply) {
@@ -228,6 +239,23 @@ pub fn ask(socket: &Path, stdin: &str) -> Asked {
             Asked::Lost("it closed the connection without an answer".into())
         }
         Err(err) => Asked::Lost(format!("its answer is not valid ({err})")),
+    }
+}
+
+/// Removes a socket file no server listens on (its server was killed),
+/// so that a new server can bind it — unless a server holds the socket's
+/// lock: one that is starting refuses connections between binding the
+/// path and listening on it.
+fn remove_if_dead(socket: &Path) {
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(socket.with_extension("lock"));
+    let held = match &lock {
+        Ok(file) => file.try_lock().is_err(),
+        Err(_) => false,
+    };
+    if !held {
+        let _ = std::fs::remove_file(socket);
     }
 }
 
@@ -318,6 +346,7 @@ mod tests {
             let (mut conn, _) = listener.accept().unwrap();
             let mut event = String::new();
             conn.read_to_string(&mut event).unwrap();
+            conn.write_all(&[TAKEN]).unwrap();
             if let Some(reply) = answer(&event) {
                 let text = serde_json::to_string(&reply).unwrap();
                 conn.write_all(text.as_bytes()).unwrap();
@@ -356,6 +385,16 @@ mod tests {
         assert!(reply.stderr.contains(&socket.display().to_string()));
         let other = lost_reply(&socket, r#"{"hook_event_name":"PostToolUse"}"#, &why);
         assert_eq!(other.exit_code, 1, "other events are reported");
+    }
+
+    #[test]
+    fn a_server_gone_before_it_took_the_event_left_it_to_the_hook() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("hook-x.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let server = std::thread::spawn(move || drop(listener.accept().unwrap()));
+        assert!(matches!(ask(&socket, PRE_TOOL_USE), Asked::NoServer));
+        server.join().unwrap();
     }
 
     #[test]

@@ -122,7 +122,11 @@ pub async fn serve(
     let _ = std::fs::remove_file(&socket);
     let listener = tokio::net::UnixListener::bind(&socket)
         .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    // The socket file as bound: when the path no longer names it (removed
+    // with the home, or by a hook that found it dead a moment before this
+    // server bound it), no hook can reach this server any more.
     let ours = same_file_identity(&socket);
+    let reachable = |now: &str| ours != "-" && now == ours;
     let cache = Arc::new(LedgerCache {
         home: home.clone(),
         open: Mutex::new(None),
@@ -146,7 +150,7 @@ pub async fn serve(
                 if !events.is_empty() {
                     last = Instant::now();
                 }
-                if last.elapsed() >= idle || same_file_identity(&socket) != ours {
+                if last.elapsed() >= idle || !reachable(&same_file_identity(&socket)) {
                     break;
                 }
             }
@@ -154,7 +158,7 @@ pub async fn serve(
     }
     // New hooks stop finding the socket; the ones already connected are
     // still answered.
-    if same_file_identity(&socket) == ours {
+    if reachable(&same_file_identity(&socket)) {
         let _ = std::fs::remove_file(&socket);
     }
     while let Ok(Some(Ok((stream, _)))) = tokio::time::timeout(Duration::from_millis(50), async {
@@ -184,6 +188,10 @@ async fn handle(
     let mut event = String::new();
     if let Err(err) = stream.read_to_string(&mut event).await {
         tracing::warn!("hook server: cannot read an event: {err}");
+        return;
+    }
+    if let Err(err) = stream.write_all(&[tascer_hook_client::TAKEN]).await {
+        tracing::warn!("hook server: the hook went away before its event was taken: {err}");
         return;
     }
     let ledger = {
