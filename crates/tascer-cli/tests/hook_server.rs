@@ -356,3 +356,21 @@ fn a_server_whose_socket_is_removed_exits() {
     assert!(alive(server_pid(&server_socket(h))));
     assert_eq!(tool_ids(h, w), ["t1", "t2"]);
 }
+
+#[test]
+fn without_its_tascer_the_client_refuses_a_tool_call_and_says_why() {
+    let (home, work) = project();
+    let (h, w) = (home.path(), work.path());
+    let alone = tempfile::tempdir().unwrap();
+    let copy = alone.path().join("tascer-hook");
+    std::fs::copy(env!("CARGO_BIN_EXE_tascer-hook"), &copy).unwrap();
+    let mut cmd = Command::new(&copy);
+    cmd.env("TASCER_HOME", h).current_dir(w);
+    let out = run_with_stdin(cmd, &bash(w, "t1", "ls"));
+    assert_eq!(out.status.code(), Some(2), "fail closed: {out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&alone.path().join("tascer").display().to_string()),
+        "{stderr}"
+    );
+}

@@ -259,10 +259,10 @@ fn remove_if_dead(socket: &Path) {
     }
 }
 
-/// The answer to give when the server lost the event: a `PreToolUse` is
-/// refused (exit 2), anything else reported (exit 1). It is not answered
-/// again: the server may have recorded it.
-pub fn lost_reply(socket: &Path, stdin: &str, why: &str) -> Reply {
+/// The exit code for an event the hook cannot answer: 2 for a
+/// `PreToolUse` (the call is refused: fail closed), 1 for anything else
+/// (reported, not blocking).
+pub fn failure_exit_code(stdin: &str) -> u8 {
     let pre_tool_use = serde_json::from_str::<serde_json::Value>(stdin)
         .ok()
         .and_then(|v| {
@@ -271,8 +271,15 @@ pub fn lost_reply(socket: &Path, stdin: &str, why: &str) -> Reply {
                 .map(|e| e == "PreToolUse")
         })
         .unwrap_or(false);
+    if pre_tool_use { 2 } else { 1 }
+}
+
+/// The answer to give when the server lost the event: a `PreToolUse` is
+/// refused (exit 2), anything else reported (exit 1). It is not answered
+/// again: the server may have recorded it.
+pub fn lost_reply(socket: &Path, stdin: &str, why: &str) -> Reply {
     Reply::error(
-        if pre_tool_use { 2 } else { 1 },
+        failure_exit_code(stdin),
         format!(
             "tascer hook: the hook server at {} took the event but {why}; it may have recorded it, so it is not answered again (set {SERVER_ENV}=off to answer every event in its own process)",
             socket.display()

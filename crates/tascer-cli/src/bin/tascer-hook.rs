@@ -93,8 +93,11 @@ fn in_own_process(tascer: &Path, stdin: &str) -> u8 {
         Ok(child) => child,
         Err(err) => {
             let reply = Reply::error(
-                1,
-                format!("tascer hook: cannot start {}: {err}", tascer.display()),
+                tascer_hook_client::failure_exit_code(stdin),
+                format!(
+                    "tascer hook: cannot start {} (tascer-hook runs the tascer next to it): {err}",
+                    tascer.display()
+                ),
             );
             return reply.give();
         }
@@ -106,7 +109,12 @@ fn in_own_process(tascer: &Path, stdin: &str) -> u8 {
         Ok(status) => status
             .code()
             .and_then(|c| u8::try_from(c).ok())
-            .unwrap_or(1),
-        Err(err) => Reply::error(1, format!("tascer hook: {err}")).give(),
+            // Killed by a signal: no answer, so fail as the event requires.
+            .unwrap_or_else(|| tascer_hook_client::failure_exit_code(stdin)),
+        Err(err) => Reply::error(
+            tascer_hook_client::failure_exit_code(stdin),
+            format!("tascer hook: {err}"),
+        )
+        .give(),
     }
 }
