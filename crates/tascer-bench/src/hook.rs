@@ -79,6 +79,16 @@ fn pre_tool_use(cwd: &Path, id: usize, command: &str) -> String {
     )
 }
 
+/// The `PostToolUse` of call `id`'s `ls -la`.
+fn post_tool_use(cwd: &Path, id: usize) -> String {
+    event(
+        cwd,
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls -la"}, "tool_use_id": format!("toolu_{id}"),
+               "tool_response": {"stdout": "a\nb\n", "stderr": "", "interrupted": false}}),
+    )
+}
+
 fn event(cwd: &Path, name: &str, extra: Value) -> String {
     let mut v = json!({
         "hook_event_name": name,
@@ -157,12 +167,10 @@ pub async fn run() -> anyhow::Result<()> {
             &env,
             cwd,
         )?);
-        let response = json!({"tool_name": "Bash", "tool_input": {"command": "ls -la"},
-            "tool_use_id": format!("toolu_{i}"), "tool_response": {"stdout": "a\nb\n", "stderr": "", "interrupted": false}});
         post.push(timed(
             &tascer,
             &["hook"],
-            &event(cwd, "PostToolUse", response),
+            &post_tool_use(cwd, i),
             &env,
             cwd,
         )?);
@@ -188,12 +196,10 @@ pub async fn run() -> anyhow::Result<()> {
                 &env,
                 cwd,
             )?);
-            let response = json!({"tool_name": "Bash", "tool_input": {"command": "ls -la"},
-                "tool_use_id": format!("toolu_{}", 2 * RUNS + i), "tool_response": {"stdout": "a\nb\n", "stderr": "", "interrupted": false}});
             hook_only_post.push(timed(
                 hook_only,
                 &[],
-                &event(cwd, "PostToolUse", response),
+                &post_tool_use(cwd, 2 * RUNS + i),
                 &env,
                 cwd,
             )?);
@@ -204,12 +210,10 @@ pub async fn run() -> anyhow::Result<()> {
                 &off_env,
                 cwd,
             )?);
-            let response = json!({"tool_name": "Bash", "tool_input": {"command": "ls -la"},
-                "tool_use_id": format!("toolu_{}", 3 * RUNS + i), "tool_response": {"stdout": "a\nb\n", "stderr": "", "interrupted": false}});
             own_process_post.push(timed(
                 hook_only,
                 &[],
-                &event(cwd, "PostToolUse", response),
+                &post_tool_use(cwd, 3 * RUNS + i),
                 &off_env,
                 cwd,
             )?);

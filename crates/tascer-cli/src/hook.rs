@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use tascer::hook_server;
-use tascer_hook_client::{Asked, SERVE_FLAG};
+use tascer_hook_client::SERVE_FLAG;
 
 /// The file name of the hook-only executable (the thin client of
 /// `src/bin/tascer-hook.rs`), installed next to `tascer`.
@@ -53,15 +53,11 @@ pub fn main() -> ExitCode {
     let socket = exe
         .as_deref()
         .and_then(|exe| tascer_hook_client::socket_path(&home, exe));
-    if let Some(socket) = &socket {
-        match tascer_hook_client::ask(socket, &stdin) {
-            Asked::Answered(reply) => return ExitCode::from(reply.give()),
-            Asked::Lost(why) => {
-                let reply = tascer_hook_client::lost_reply(socket, &stdin, &why);
-                return ExitCode::from(reply.give());
-            }
-            Asked::NoServer => {}
-        }
+    if let Some(reply) = socket
+        .as_deref()
+        .and_then(|socket| tascer_hook_client::reply_from(socket, &stdin))
+    {
+        return ExitCode::from(reply.give());
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

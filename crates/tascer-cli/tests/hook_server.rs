@@ -126,6 +126,15 @@ fn server_pid(socket: &Path) -> i32 {
     pid.trim().parse().unwrap()
 }
 
+/// Runs tool call `t1` (`ls`), which starts the server; its socket and
+/// pid.
+fn server_started_by_t1(home: &Path, work: &Path) -> (PathBuf, i32) {
+    run_with_stdin(hook_cmd(home, work), &bash(work, "t1", "ls"));
+    let socket = server_socket(home);
+    let pid = server_pid(&socket);
+    (socket, pid)
+}
+
 fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
         && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -204,9 +213,7 @@ fn the_first_hook_starts_a_server_that_answers_every_event_as_the_hook_would() {
 fn a_killed_server_is_replaced_and_every_event_is_recorded_once() {
     let (home, work) = project();
     let (h, w) = (home.path(), work.path());
-    run_with_stdin(hook_cmd(h, w), &bash(w, "t1", "ls"));
-    let socket = server_socket(h);
-    let pid = server_pid(&socket);
+    let (socket, pid) = server_started_by_t1(h, w);
     assert!(alive(pid));
     let killed = Command::new("kill")
         .args(["-9", &pid.to_string()])
@@ -343,9 +350,7 @@ fn other_events_use_a_running_server_but_do_not_start_one() {
 fn a_server_whose_socket_is_removed_exits() {
     let (home, work) = project();
     let (h, w) = (home.path(), work.path());
-    run_with_stdin(hook_cmd(h, w), &bash(w, "t1", "ls"));
-    let socket = server_socket(h);
-    let pid = server_pid(&socket);
+    let (socket, pid) = server_started_by_t1(h, w);
     std::fs::remove_file(&socket).unwrap();
     wait_for("the unreachable server to exit", || {
         lock_free(&socket) && !alive(pid)

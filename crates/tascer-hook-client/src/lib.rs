@@ -188,6 +188,17 @@ pub fn starts_server(stdin: &str) -> bool {
     })
 }
 
+/// The server's answer to the event on `socket`, or `None` when no server
+/// took it (answer it another way). An event the server took but did not
+/// answer gets [`lost_reply`].
+pub fn reply_from(socket: &Path, stdin: &str) -> Option<Reply> {
+    match ask(socket, stdin) {
+        Asked::Answered(reply) => Some(reply),
+        Asked::Lost(why) => Some(lost_reply(socket, stdin, &why)),
+        Asked::NoServer => None,
+    }
+}
+
 /// The byte a server sends when it has read an event, before it acts on
 /// it.
 pub const TAKEN: u8 = b'+';

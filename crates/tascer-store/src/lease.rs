@@ -147,24 +147,28 @@ impl LeaseStore {
 
     /// Refreshes the heartbeat; false when `holder` no longer holds it.
     pub fn heartbeat(&self, key: &str, holder: &Holder) -> Result<bool, StoreError> {
-        self.db.write(|tx| -> Result<bool, StoreError> {
-            let n = tx.execute(
-                "UPDATE leases SET heartbeat_ms = ?3 WHERE key = ?1 AND owner = ?2 AND released = 0",
-                params![key, holder.owner, now_ms()],
-            )?;
-            Ok(n == 1)
-        })
+        self.update_own(
+            "UPDATE leases SET heartbeat_ms = ?3 WHERE key = ?1 AND owner = ?2 AND released = 0",
+            key,
+            holder,
+        )
     }
 
     /// Releases the lease (the work is finished, whatever its outcome);
     /// false when `holder` did not hold it.
     pub fn release(&self, key: &str, holder: &Holder) -> Result<bool, StoreError> {
+        self.update_own(
+            "UPDATE leases SET released = 1, heartbeat_ms = ?3 WHERE key = ?1 AND owner = ?2",
+            key,
+            holder,
+        )
+    }
+
+    /// Runs `sql` (parameters: key, owner, now) on `holder`'s row of
+    /// `key`; true when it changed that row.
+    fn update_own(&self, sql: &str, key: &str, holder: &Holder) -> Result<bool, StoreError> {
         self.db.write(|tx| -> Result<bool, StoreError> {
-            let n = tx.execute(
-                "UPDATE leases SET released = 1, heartbeat_ms = ?3 WHERE key = ?1 AND owner = ?2",
-                params![key, holder.owner, now_ms()],
-            )?;
-            Ok(n == 1)
+            Ok(tx.execute(sql, params![key, holder.owner, now_ms()])? == 1)
         })
     }
 }

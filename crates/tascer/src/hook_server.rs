@@ -61,24 +61,24 @@ impl LedgerCache {
             Err(poisoned) => poisoned.into_inner(),
         };
         if let Some((ledger, identity)) = open.as_ref() {
-            let current = ledger
-                .store()
-                .sqlite_db()
-                .map(|db| same_file_identity(db.path()));
-            if current.as_ref().is_none_or(|now| now == identity) {
+            if database_identity(ledger).is_none_or(|now| now == *identity) {
                 return Some(Arc::clone(ledger));
             }
             tracing::info!("the database file changed: reopening the ledger");
         }
         let ledger = Arc::new(open_ledger(&self.home).ok()?);
-        let identity = ledger
-            .store()
-            .sqlite_db()
-            .map(|db| same_file_identity(db.path()))
-            .unwrap_or_default();
+        let identity = database_identity(&ledger).unwrap_or_default();
         *open = Some((Arc::clone(&ledger), identity));
         Some(ledger)
     }
+}
+
+/// The identity of the ledger's SQLite file (`None` for PostgreSQL).
+fn database_identity(ledger: &Ledger) -> Option<String> {
+    ledger
+        .store()
+        .sqlite_db()
+        .map(|db| same_file_identity(db.path()))
 }
 
 /// The device and inode of a file ("-" when absent): what changes when a
@@ -132,6 +132,14 @@ pub async fn serve(
         open: Mutex::new(None),
     });
     let mut events = tokio::task::JoinSet::new();
+    let answer = |events: &mut tokio::task::JoinSet<()>, stream| {
+        events.spawn(handle(
+            stream,
+            home.clone(),
+            Arc::clone(&cache),
+            Arc::clone(&start_flusher),
+        ));
+    };
     let mut last = Instant::now();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -139,9 +147,7 @@ pub async fn serve(
             accepted = listener.accept() => {
                 last = Instant::now();
                 match accepted {
-                    Ok((stream, _)) => {
-                        events.spawn(handle(stream, home.clone(), Arc::clone(&cache), Arc::clone(&start_flusher)));
-                    }
+                    Ok((stream, _)) => answer(&mut events, stream),
                     Err(err) => tracing::warn!("hook server: cannot accept a connection: {err}"),
                 }
             }
@@ -161,17 +167,10 @@ pub async fn serve(
     if reachable(&same_file_identity(&socket)) {
         let _ = std::fs::remove_file(&socket);
     }
-    while let Ok(Some(Ok((stream, _)))) = tokio::time::timeout(Duration::from_millis(50), async {
-        Some(listener.accept().await)
-    })
-    .await
+    while let Ok(Ok((stream, _))) =
+        tokio::time::timeout(Duration::from_millis(50), listener.accept()).await
     {
-        events.spawn(handle(
-            stream,
-            home.clone(),
-            Arc::clone(&cache),
-            Arc::clone(&start_flusher),
-        ));
+        answer(&mut events, stream);
     }
     while events.join_next().await.is_some() {}
     drop(lock);

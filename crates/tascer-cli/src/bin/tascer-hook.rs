@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use tascer_hook_client::{Asked, Reply, SERVER_ENV};
+use tascer_hook_client::{Reply, SERVER_ENV};
 
 /// How long the first event waits for the server it started to listen.
 const START_WAIT: Duration = Duration::from_secs(5);
@@ -34,46 +34,35 @@ fn main() -> ExitCode {
         }
     };
     let home = tascer_hook_client::tascer_home();
-    if let Some(socket) = tascer_hook_client::socket_path(&home, &tascer) {
-        match through_server(&tascer, &socket, &stdin) {
-            Asked::Answered(reply) => return ExitCode::from(reply.give()),
-            Asked::Lost(why) => {
-                let reply = tascer_hook_client::lost_reply(&socket, &stdin, &why);
-                return ExitCode::from(reply.give());
-            }
-            Asked::NoServer => {}
-        }
-    }
-    ExitCode::from(in_own_process(&tascer, &stdin))
+    let answered = tascer_hook_client::socket_path(&home, &tascer)
+        .and_then(|socket| through_server(&tascer, &socket, &stdin));
+    let code = match answered {
+        Some(reply) => reply.give(),
+        None => in_own_process(&tascer, &stdin),
+    };
+    ExitCode::from(code)
 }
 
-/// Asks the server on `socket`, starting it first when none listens.
-fn through_server(tascer: &Path, socket: &Path, stdin: &str) -> Asked {
-    match tascer_hook_client::ask(socket, stdin) {
-        Asked::NoServer => {}
-        asked => return asked,
+/// The server's answer on `socket`, starting the server first when none
+/// listens and the event is one that starts it; `None` when no server
+/// took the event.
+fn through_server(tascer: &Path, socket: &Path, stdin: &str) -> Option<Reply> {
+    if let Some(reply) = tascer_hook_client::reply_from(socket, stdin) {
+        return Some(reply);
     }
     if !tascer_hook_client::starts_server(stdin) {
-        return Asked::NoServer;
+        return None;
     }
-    let mut server = match tascer_hook_client::spawn_server(tascer, socket) {
-        Ok(child) => child,
-        Err(_) => return Asked::NoServer,
-    };
+    let mut server = tascer_hook_client::spawn_server(tascer, socket).ok()?;
     let started = Instant::now();
     loop {
-        match tascer_hook_client::ask(socket, stdin) {
-            Asked::NoServer => {}
-            asked => return asked,
-        }
         // A server that exited (another one won the race to start, or it
-        // failed: see its .log) or that is too slow: answer without it.
-        let exited = !matches!(server.try_wait(), Ok(None));
-        if exited || started.elapsed() > START_WAIT {
-            return match tascer_hook_client::ask(socket, stdin) {
-                Asked::NoServer => Asked::NoServer,
-                asked => asked,
-            };
+        // failed: see its .log) or that is too slow: one last try, then
+        // answer without it.
+        let gave_up = !matches!(server.try_wait(), Ok(None)) || started.elapsed() > START_WAIT;
+        let reply = tascer_hook_client::reply_from(socket, stdin);
+        if reply.is_some() || gave_up {
+            return reply;
         }
         std::thread::sleep(Duration::from_millis(1));
     }
