@@ -11,6 +11,7 @@
 pub mod admission;
 pub mod gates;
 pub mod hooks;
+pub mod host_answer;
 pub mod permissions;
 pub mod review;
 pub mod safety;

@@ -9,6 +9,7 @@
 //! knows how to probe a process.
 
 use std::path::Path;
+use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -86,6 +87,54 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS leases (
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+/// How often a holder refreshes its lease's heartbeat.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+
+/// A lease whose heartbeat is older than this is dead, whatever its pid.
+pub const STALE_AFTER: Duration = Duration::from_secs(120);
+
+/// The host name (`/proc/sys/kernel/hostname`, `/etc/hostname`,
+/// `$HOSTNAME`), or `unknown`.
+pub fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// True when process `pid` exists on this host.
+fn pid_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::errno::Errno;
+        use nix::sys::signal::kill;
+        use nix::unistd::Pid;
+        let Ok(raw) = i32::try_from(pid) else {
+            return false;
+        };
+        !matches!(kill(Pid::from_raw(raw), None), Err(Errno::ESRCH))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Whether a lease's holder is alive: its heartbeat is recent and, on this
+/// host (`host`, see [`host_name`]), its process still exists. The usual
+/// predicate for [`LeaseStore::acquire`].
+pub fn holder_alive(lease: &Lease, host: &str) -> bool {
+    let age = now_ms().saturating_sub(lease.heartbeat_ms);
+    if age > STALE_AFTER.as_millis() as i64 {
+        return false;
+    }
+    lease.holder.host != host || pid_alive(lease.holder.pid)
 }
 
 impl LeaseStore {

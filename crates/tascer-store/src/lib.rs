@@ -36,7 +36,10 @@ pub use config::{STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend};
 pub use db::{Contention, Db, DbError};
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
-pub use lease::{Acquired, Holder, Lease, LeaseStore, now_ms};
+pub use lease::{
+    Acquired, HEARTBEAT_EVERY, Holder, Lease, LeaseStore, STALE_AFTER, holder_alive, host_name,
+    now_ms,
+};
 pub use outbox::{Delivery, DropRecord, Enqueued, NewDelivery, WebhookOutbox};
 pub use postgres::{PgBackend, PgOptions};
 pub use review_cache::{CachedReview, ReviewCacheStore};

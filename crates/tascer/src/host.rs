@@ -3,23 +3,18 @@
 //!
 //! Both build the same [`Admission`] from Tascer's settings for the call's
 //! directory ([`HostGovernance::load`]) and read its answer the same way
-//! ([`HostAnswer`]), so a call gets the same decision, with the same
-//! reason, whichever way it reaches Tascer. Tascer adds refusals to the
-//! host's own permission system and widens it only where its safety chain
-//! answers for the user (low-risk auto-approve, an LLM reviewer): what only
-//! Tascer's permission mode or default would ask about is left to the host.
+//! ([`HostAnswer`], in `tascer-guard`).
 
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::Value;
 use tascer_core::ToolCall;
-use tascer_guard::admission::{Admission, Admitted, CallRequest, RefusedBy};
+use tascer_guard::admission::{Admission, Admitted, CallRequest};
 use tascer_guard::hooks::HookCommon;
-use tascer_guard::permissions::{Behavior, DecisionSource, PermissionEngine, PermissionMode};
+use tascer_guard::permissions::{PermissionEngine, PermissionMode};
 use tascer_guard::review::Reviewers;
-use tascer_guard::safety::AutoApprovePolicy;
 use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsSource};
+pub use tascer_guard::host_answer::{HostAnswer, host_reason};
 
 use crate::error::Error;
 use crate::options::Options;
@@ -130,106 +125,4 @@ impl HostGovernance {
         let answer = HostAnswer::of(&admitted, &call.input);
         (admitted, answer)
     }
-}
-
-/// What Tascer's admission means for a host that has its own permission
-/// system.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HostAnswer {
-    /// Tascer lets the call run; `updated_input` when a Tascer hook or
-    /// callback rewrote the input. Whether it runs is still the host's
-    /// decision.
-    Run {
-        /// The input to run with instead of the call's own.
-        updated_input: Option<Value>,
-    },
-    /// Tascer's safety chain (low-risk auto-approve or an LLM reviewer)
-    /// approved the call in place of the user: the host need not ask.
-    Approve {
-        /// Why, as the host shows it ([`host_reason`]).
-        reason: String,
-    },
-    /// Only Tascer's permission mode or default would ask: the host's own
-    /// rules and mode decide.
-    HostDecides,
-    /// A Tascer rule, policy or workaround escalation asks: the host asks
-    /// its user (a host that cannot ask must not run the call).
-    Ask {
-        /// Why, as the host shows it ([`host_reason`]).
-        reason: String,
-    },
-    /// Refused: by a rule, a policy, a hook or a gate.
-    Deny {
-        /// Why, as the host shows it ([`host_reason`]).
-        reason: String,
-    },
-}
-
-impl HostAnswer {
-    /// The answer for `admitted`, a call whose input was `input`.
-    pub fn of(admitted: &Admitted, input: &Value) -> Self {
-        let refusal = match &admitted.verdict {
-            Ok(run_input) if run_input != input => {
-                return HostAnswer::Run {
-                    updated_input: Some(run_input.clone()),
-                };
-            }
-            Ok(_) => {
-                return match admitted
-                    .decision
-                    .as_ref()
-                    .filter(|d| approved_by_safety_chain(&d.decided_by))
-                {
-                    Some(d) => HostAnswer::Approve {
-                        reason: host_reason(&d.reason),
-                    },
-                    None => HostAnswer::Run {
-                        updated_input: None,
-                    },
-                };
-            }
-            Err(refusal) => refusal,
-        };
-        let asked = refusal.by == RefusedBy::Permission
-            && admitted
-                .decision
-                .as_ref()
-                .is_some_and(|d| d.behavior == Behavior::Ask);
-        if !asked {
-            return HostAnswer::Deny {
-                reason: host_reason(&refusal.message),
-            };
-        }
-        let explicit = admitted.decision.as_ref().is_some_and(|d| {
-            matches!(
-                d.decided_by,
-                DecisionSource::Rule { .. }
-                    | DecisionSource::Policy { .. }
-                    | DecisionSource::Workaround
-            )
-        });
-        if explicit {
-            HostAnswer::Ask {
-                reason: host_reason(&refusal.message),
-            }
-        } else {
-            HostAnswer::HostDecides
-        }
-    }
-}
-
-/// True when an allow came from the safety chain (an LLM reviewer, or
-/// low-risk auto-approve), which answers for the user.
-fn approved_by_safety_chain(source: &DecisionSource) -> bool {
-    match source {
-        DecisionSource::Reviewer { .. } => true,
-        DecisionSource::Policy { name } => name == AutoApprovePolicy::NAME,
-        _ => false,
-    }
-}
-
-/// A decision's message as a host shows it: `Tascer: <message>`, so the
-/// model and the user see who refused or asks.
-pub fn host_reason(message: &str) -> String {
-    format!("Tascer: {message}")
 }

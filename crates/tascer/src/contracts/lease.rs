@@ -4,17 +4,10 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tascer_store::{Acquired, Holder, Lease, LeaseStore, now_ms};
+use tascer_store::{Acquired, HEARTBEAT_EVERY, Holder, LeaseStore, holder_alive, host_name};
 
 use super::error::ContractError;
-
-/// How often a running contract's heartbeat is refreshed.
-pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
-
-/// A lease whose heartbeat is older than this is dead, whatever its pid.
-pub const STALE_AFTER: Duration = Duration::from_secs(120);
 
 /// How many times a contract is started before a dead executor's contract
 /// is marked failed instead of retried (the first run and one retry).
@@ -25,47 +18,6 @@ pub const MAX_ATTEMPTS: u32 = 2;
 pub(crate) struct Leases {
     store: Arc<LeaseStore>,
     holder: Holder,
-}
-
-/// The host name (`/proc/sys/kernel/hostname`, `/etc/hostname`,
-/// `$HOSTNAME`), or `unknown`.
-pub fn host_name() -> String {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| "unknown".to_string())
-}
-
-/// True when process `pid` exists on this host.
-fn pid_alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        use nix::errno::Errno;
-        use nix::sys::signal::kill;
-        use nix::unistd::Pid;
-        let Ok(raw) = i32::try_from(pid) else {
-            return false;
-        };
-        !matches!(kill(Pid::from_raw(raw), None), Err(Errno::ESRCH))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        true
-    }
-}
-
-/// Whether a lease's holder is alive: its heartbeat is recent and, on this
-/// host, its process still exists.
-pub(crate) fn holder_alive(lease: &Lease, host: &str) -> bool {
-    let age = now_ms().saturating_sub(lease.heartbeat_ms);
-    if age > STALE_AFTER.as_millis() as i64 {
-        return false;
-    }
-    lease.holder.host != host || pid_alive(lease.holder.pid)
 }
 
 /// A lease key: the contract file's absolute path.

@@ -32,7 +32,8 @@ mod writeback;
 pub use archive::SessionArchiver;
 pub use constraints::Constraints;
 pub use error::ContractError;
-pub use lease::{HEARTBEAT_EVERY, MAX_ATTEMPTS, STALE_AFTER, host_name};
+pub use lease::MAX_ATTEMPTS;
+pub use tascer_store::{HEARTBEAT_EVERY, STALE_AFTER, host_name};
 pub use options::{
     CONTRACT_SYSTEM_PROMPT, DEFAULT_MAX_TURNS, GIT_WRITE_DENY_RULES, contract_options,
     contract_prompt,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use tascer_store::{Acquired, Db, Holder, LeaseStore, WebhookOutbox, now_ms};
 
 use super::deliver::{Deliverer, Pass};
-use crate::contracts::lease::{HEARTBEAT_EVERY, holder_alive, host_name};
+use tascer_store::{HEARTBEAT_EVERY, holder_alive, host_name};
 
 /// The lease a flusher holds while it runs.
 pub const FLUSHER_LEASE: &str = "webhook-flusher";
