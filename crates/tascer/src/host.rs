@@ -11,10 +11,10 @@ use std::sync::Arc;
 use tascer_core::ToolCall;
 use tascer_guard::admission::{Admission, Admitted, CallRequest};
 use tascer_guard::hooks::HookCommon;
+pub use tascer_guard::host_answer::{HostAnswer, host_reason};
 use tascer_guard::permissions::{PermissionEngine, PermissionMode};
 use tascer_guard::review::Reviewers;
 use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsSource};
-pub use tascer_guard::host_answer::{HostAnswer, host_reason};
 
 use crate::error::Error;
 use crate::options::Options;

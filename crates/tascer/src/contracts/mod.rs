@@ -33,7 +33,6 @@ pub use archive::SessionArchiver;
 pub use constraints::Constraints;
 pub use error::ContractError;
 pub use lease::MAX_ATTEMPTS;
-pub use tascer_store::{HEARTBEAT_EVERY, STALE_AFTER, host_name};
 pub use options::{
     CONTRACT_SYSTEM_PROMPT, DEFAULT_MAX_TURNS, GIT_WRITE_DENY_RULES, contract_options,
     contract_prompt,
@@ -45,6 +44,7 @@ pub use runner::{
     run_in_checkout,
 };
 pub use session::SessionOutcome;
+pub use tascer_store::{HEARTBEAT_EVERY, STALE_AFTER, host_name};
 pub use tool::EXECUTE_CONTRACTS_TOOL_NAME;
 pub(crate) use tool::ExecuteContractsTool;
 pub use worktree::{
