@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, bail};
 use tascer::{ContentBlock, Message, Options, ProviderConfig, SessionStore};
-use tascer_testkit::{MockServer, Scenario, check_tool_pairing};
+use tascer_mock::{MockServer, Scenario, check_tool_pairing};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::args::{DemoArgs, OutputFormat};

@@ -10,7 +10,7 @@ use anyhow::Context;
 use serde_json::json;
 use tascer::contracts::{RunOptions, RunStatus, run_all};
 use tascer::{Options, ProviderConfig};
-use tascer_testkit::{MockServer, Scenario, Turn};
+use tascer_mock::{MockServer, Scenario, Turn};
 
 use crate::args::DemoArgs;
 

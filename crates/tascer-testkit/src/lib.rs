@@ -1,45 +1,16 @@
-//! A scripted mock LLM model server for tests.
+//! Test fixtures for Tascer.
 //!
-//! [`MockServer`] speaks the Anthropic Messages API (`POST /v1/messages`)
-//! and OpenAI Chat Completions (`POST /v1/chat/completions`), streaming and
-//! not, and plays a [`Scenario`]: the request whose history holds *n*
-//! assistant messages gets turn *n*. Turns can inject [`Fault`]s (rate
-//! limits, 5xx, overload, truncated or malformed streams, dropped
-//! connections, errors inside a stream, requests never answered, streams
-//! that go silent) before their normal answer. [`Route`]s answer side
-//! requests (a reviewer's, a classifier's) by what they contain. Every request is recorded ([`MockServer::requests`], or
-//! `GET /_mock/requests`), and [`check_tool_pairing`] checks the tool
-//! call/result invariant of a recorded body.
-//!
-//! ```no_run
-//! # async fn demo() -> std::io::Result<()> {
-//! use tascer_testkit::{MockServer, Scenario, Turn};
-//! let scenario = Scenario::new()
-//!     .turn(Turn::tool("Read", serde_json::json!({"file_path": "a.txt"})))
-//!     .turn(Turn::text("Done."));
-//! let server = MockServer::start(scenario).await?;
-//! // point ANTHROPIC_BASE_URL at server.url() ...
-//! # Ok(()) }
-//! ```
-//!
-//! The binary `tascer-mock --scenario FILE` serves a scenario file.
+//! - The scripted mock model server: everything of `tascer-mock`
+//!   ([`MockServer`], [`Scenario`], [`Turn`], [`Fault`], [`Route`], …) is
+//!   re-exported here, so tests name one crate.
+//! - [`postgres`]: a PostgreSQL server for the shared-store and queue tests.
+//! - [`s3`]: an S3-compatible server (moto) for the archive tests.
+//! - [`skip`]: what a test does when an outside dependency is missing
+//!   (skips, or fails when [`REQUIRE_DEPS_ENV`] is set, as in CI).
 
-mod anthropic;
-mod http;
-mod openai;
-mod pairing;
 pub mod postgres;
-mod reply;
-mod request;
-mod route;
 pub mod s3;
-mod scenario;
-mod server;
 mod skip;
 
-pub use pairing::check_tool_pairing;
-pub use route::{REVIEWER_MARK, Route, reviewer_requests, reviewer_verdict};
-pub use scenario::{Conversation, Fault, FaultKind, Scenario, ScenarioError, ToolCall, Turn};
-pub use server::{DEFAULT_MODEL, MockServer, RecordedRequest};
 pub use skip::{REQUIRE_DEPS_ENV, skip};
-pub use tascer_core::Usage;
+pub use tascer_mock::*;

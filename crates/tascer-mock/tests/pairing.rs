@@ -1,7 +1,7 @@
 //! `check_tool_pairing` in both wire formats.
 
 use serde_json::{Value, json};
-use tascer_testkit::check_tool_pairing;
+use tascer_mock::check_tool_pairing;
 
 fn body(messages: Value) -> Value {
     json!({"model": "m", "messages": messages})

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::http::{self, StreamEnd};
 use crate::reply::{Reply, split_chunks};
-use crate::scenario::FaultKind;
+use crate::turn::FaultKind;
 
 /// The fake signature attached to thinking blocks.
 const SIGNATURE: &str = "mock-signature-Ym9ndXMgc2lnbmF0dXJl";

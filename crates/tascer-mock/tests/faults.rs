@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
-use tascer_testkit::{Fault, MockServer, Scenario, Turn};
+use tascer_mock::{Fault, MockServer, Scenario, Turn};
 
 fn user(text: &str) -> Value {
     json!([{"role": "user", "content": text}])

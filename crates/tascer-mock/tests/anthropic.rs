@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use tascer_testkit::{MockServer, Scenario, Turn, Usage};
+use tascer_mock::{MockServer, Scenario, Turn, Usage};
 
 fn scenario() -> Scenario {
     Scenario::new()

@@ -11,8 +11,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::request::text_of;
-use crate::scenario::Turn;
+use crate::request::{RecordedRequest, text_of};
+use crate::turn::Turn;
 
 /// A side request's answer, chosen by the request's content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -77,7 +77,7 @@ pub fn reviewer_verdict(verdict: &str, reason: &str) -> Turn {
 }
 
 /// How many of `requests` were questions to Tascer's reviewer `name`.
-pub fn reviewer_requests(requests: &[crate::RecordedRequest], name: &str) -> usize {
+pub fn reviewer_requests(requests: &[RecordedRequest], name: &str) -> usize {
     let mark = format!("{REVIEWER_MARK}{name}\n");
     requests
         .iter()

@@ -2,7 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
-use tascer_testkit::MockServer;
+use tascer_mock::MockServer;
 
 /// POSTs `body` to `path` and returns (status, headers, body text).
 pub async fn post(

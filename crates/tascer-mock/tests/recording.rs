@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use tascer_testkit::{MockServer, RecordedRequest, Scenario, Turn};
+use tascer_mock::{MockServer, RecordedRequest, Scenario, Turn};
 
 #[tokio::test]
 async fn records_bodies_and_headers_in_order() {

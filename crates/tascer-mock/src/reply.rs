@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 use tascer_core::Usage;
 
-use crate::scenario::Turn;
+use crate::turn::Turn;
 
 /// Text of the answer when the history is past the last turn.
 pub(crate) const NO_MORE_TURNS: &str = "(mock scenario has no more turns)";

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::http::{self, StreamEnd};
 use crate::reply::{Reply, split_chunks, unix_now};
-use crate::scenario::FaultKind;
+use crate::turn::FaultKind;
 
 /// Maps an Anthropic stop reason to an OpenAI finish reason; unknown values
 /// pass through unchanged so scenarios may use OpenAI spellings directly.

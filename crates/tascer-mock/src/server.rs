@@ -11,38 +11,17 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::reply::{Reply, Wire};
-use crate::request::RequestInfo;
-use crate::scenario::{FaultKind, Scenario, Turn};
+use crate::request::{RecordedRequest, RequestInfo};
+use crate::scenario::Scenario;
+use crate::turn::{FaultKind, Turn};
 use crate::{anthropic, openai};
 
 /// Model name reported when neither the request nor the scenario names one.
 pub const DEFAULT_MODEL: &str = "mock-model";
-
-/// One request the server received, as served by `GET /_mock/requests`:
-/// model requests, and any other request a client sends (answered 404),
-/// so a test sees everything a client such as Claude Code sends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordedRequest {
-    /// HTTP method (`POST` for model requests).
-    #[serde(default = "default_method")]
-    pub method: String,
-    /// Request path, e.g. `/v1/messages`.
-    pub path: String,
-    /// Parsed JSON body (a JSON string holding the raw text when the body
-    /// was not valid JSON).
-    pub body: Value,
-    /// Headers, lowercase names; repeated headers joined with `, `.
-    pub headers: BTreeMap<String, String>,
-}
-
-fn default_method() -> String {
-    "POST".to_string()
-}
 
 /// Shared server state.
 struct Shared {

@@ -1,10 +1,34 @@
-//! What the server needs to know about an incoming model request.
+//! What the server keeps of a request ([`RecordedRequest`]) and what it
+//! needs to know about an incoming model request ([`RequestInfo`]).
 
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::reply::Wire;
+
+/// One request the server received, as served by `GET /_mock/requests`:
+/// model requests, and any other request a client sends (answered 404),
+/// so a test sees everything a client such as Claude Code sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedRequest {
+    /// HTTP method (`POST` for model requests).
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// Request path, e.g. `/v1/messages`.
+    pub path: String,
+    /// Parsed JSON body (a JSON string holding the raw text when the body
+    /// was not valid JSON).
+    pub body: Value,
+    /// Headers, lowercase names; repeated headers joined with `, `.
+    pub headers: BTreeMap<String, String>,
+}
+
+fn default_method() -> String {
+    "POST".to_string()
+}
 
 /// The facts of a request that pick and shape the answer.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 
-use tascer_testkit::{MockServer, Scenario};
+use tascer_mock::{MockServer, Scenario};
 
 const USAGE: &str = "\
 Usage: tascer-mock --scenario FILE [--port N] [--host ADDR]

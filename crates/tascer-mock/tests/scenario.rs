@@ -1,7 +1,7 @@
 //! Scenario parsing, validation and builders.
 
 use serde_json::json;
-use tascer_testkit::{Fault, FaultKind, Scenario, ScenarioError, Turn};
+use tascer_mock::{Fault, FaultKind, Scenario, ScenarioError, Turn};
 
 #[test]
 fn parses_the_documented_format() {
