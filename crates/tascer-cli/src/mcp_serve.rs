@@ -779,20 +779,20 @@ impl Server {
         let Some(id) = str_arg(args, "session_id") else {
             return ServeToolResult::error("session_report needs `session_id`");
         };
-        match crate::ledger_cmds::report_session(&self.home, id) {
-            Ok((data, verify, key_given)) => {
-                let text = crate::ledger_cmds::report_lines(&data, &verify, key_given).join("\n");
-                let verify_json = match &verify {
+        match tascer_ledger::audit::report_session(&self.home, id) {
+            Ok(report) => {
+                let text = report.lines().join("\n");
+                let verify_json = match &report.verify {
                     Ok(v) => serde_json::to_value(v).unwrap_or(Value::Null),
-                    Err(e) => json!({"ok": false, "error": format!("{e:#}")}),
+                    Err(e) => json!({"ok": false, "error": tascer::error_chain(e)}),
                 };
                 let value = json!({
-                    "report": serde_json::to_value(&data).unwrap_or(Value::Null),
+                    "report": serde_json::to_value(&report.data).unwrap_or(Value::Null),
                     "verify": verify_json,
                 });
                 ServeToolResult::structured(text, value, false)
             }
-            Err(e) => tool_error(&e),
+            Err(e) => tool_error(&e.into()),
         }
     }
 
@@ -802,12 +802,12 @@ impl Server {
         if session.is_none() && !all {
             return ServeToolResult::error("session_verify needs `session_id` or `all: true`");
         }
-        match crate::ledger_cmds::verify_sessions(&self.home, session.filter(|_| !all), None) {
+        match tascer_ledger::audit::verify_sessions(&self.home, session.filter(|_| !all), None) {
             Ok(outcome) => {
                 let data = json!({"ok": outcome.ok, "reports": outcome.reports});
                 ServeToolResult::structured(outcome.lines.join("\n"), data, !outcome.ok)
             }
-            Err(e) => tool_error(&e),
+            Err(e) => tool_error(&e.into()),
         }
     }
 }
