@@ -10,6 +10,7 @@ pub mod content;
 pub mod conversation;
 pub mod error_text;
 pub mod message;
+pub mod shell;
 pub mod tool;
 pub mod usage;
 
@@ -21,6 +22,7 @@ pub use message::{
     ApiAssistantMessage, AssistantMessage, Message, PermissionDenial, ResultMessage, ResultSubtype,
     StreamEvent, SystemMessage, UserContent, UserMessage, UserPayload,
 };
+pub use shell::shell_quote;
 pub use tool::{FileAccess, Tool, ToolContext, ToolOutput};
 pub use usage::{ModelUsage, Usage};
 
