@@ -290,3 +290,38 @@ pub fn changed_file_subjects(data: &ReportData) -> Result<Vec<Subject>, AuditErr
     }
     Ok(subjects.into_values().collect())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn a_home_without_a_database_is_not_given_one() {
+        let home = tempfile::tempdir().unwrap();
+        let err = open_ledger(home.path()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "no ledger database at {} (no session has been recorded in this Tascer home)",
+                home.path().join("tascer.db").display()
+            )
+        );
+        assert!(!home.path().join("tascer.db").exists());
+    }
+
+    #[test]
+    fn an_empty_session_is_an_unknown_one() {
+        let err = session_error("s1", LedgerError::EmptySession("s1".into()));
+        assert_eq!(
+            err.to_string(),
+            "unknown session s1: it has no ledger entries"
+        );
+        let err = session_error("s1", LedgerError::NoSigningKey);
+        assert!(
+            error_chain(&err).starts_with("session s1: no signing key configured"),
+            "{}",
+            error_chain(&err)
+        );
+    }
+}

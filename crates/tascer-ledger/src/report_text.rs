@@ -269,3 +269,27 @@ fn ledger_lines(
         Err(err) => out.push(format!("verify: ✗ cannot verify: {}", error_chain(err))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn an_empty_report_says_so_and_why_it_was_not_verified() {
+        let data = ReportData::from_entries("s1", &[], None);
+        let verify = Err(AuditError::UnknownSession {
+            session: "s1".into(),
+        });
+        let lines = report_lines(&data, &verify, false);
+        assert_eq!(lines[0], "session s1");
+        assert!(lines.contains(&"tool calls: none".to_string()), "{lines:?}");
+        assert_eq!(
+            lines[lines.len() - 2..],
+            [
+                "ledger head: none stored".to_string(),
+                "verify: ✗ cannot verify: unknown session s1: it has no ledger entries".into()
+            ]
+        );
+    }
+}
