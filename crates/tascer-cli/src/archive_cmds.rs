@@ -15,8 +15,7 @@ use tascer_archive::{
     verify_archive,
 };
 use tascer_ledger::Ledger;
-
-use crate::ledger_cmds::{changed_file_subjects, open_ledger, session_error, trusted_key};
+use tascer_ledger::audit::{changed_file_subjects, open_ledger, session_error, trusted_key};
 
 /// Arguments of `tascer archive`.
 #[derive(Debug, Clone, Args)]
@@ -229,7 +228,7 @@ fn subjects(ledger: &Ledger, session: &str) -> anyhow::Result<Vec<tascer_ledger:
     let data = ledger
         .report(session)
         .map_err(|e| session_error(session, e))?;
-    changed_file_subjects(&data)
+    Ok(changed_file_subjects(&data)?)
 }
 
 fn report_lines(report: &ArchiveReport) -> Vec<String> {

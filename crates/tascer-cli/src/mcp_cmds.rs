@@ -92,7 +92,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let spec = if args.conformance {
         conformance_spec(tascer::VERSION)
     } else {
-        crate::mcp_serve::tascer_spec(cwd, tascer::tascer_home())
+        tascer_gatekeeper::server_spec(cwd, tascer::tascer_home())
     };
     match args.transport {
         Transport::Stdio => serve_stdio(spec).await?,

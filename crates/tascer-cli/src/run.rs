@@ -44,7 +44,7 @@ pub async fn run_with_options(
         Ok(client) => client,
         Err(err) => {
             if format != OutputFormat::Text {
-                let result = startup_failure_result(&err.to_string());
+                let result = tascer_control::startup_failure_result(&err.to_string());
                 println!("{result}");
             }
             return Err(err.into());
@@ -124,28 +124,6 @@ impl FailureLine {
             n => format!("error: gave up after {} attempts: {error}", n + 1),
         })
     }
-}
-
-/// The result frame of a session that could not start: zeroed, with the
-/// error (Claude Code's shape for startup failures).
-pub(crate) fn startup_failure_result(error: &str) -> serde_json::Value {
-    serde_json::json!({
-        "type": "result",
-        "subtype": "error_during_execution",
-        "is_error": true,
-        "duration_ms": 0,
-        "duration_api_ms": 0,
-        "num_turns": 0,
-        "session_id": "",
-        "total_cost_usd": 0.0,
-        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
-        "modelUsage": {},
-        "permission_denials": [],
-        "errors": [error],
-        "result": error,
-        "terminal_reason": "turn_setup_failed",
-        "uuid": tascer::new_id(),
-    })
 }
 
 /// `--mcp-config`, `--add-dir`, `--allowedTools` and `--disallowedTools`
@@ -305,7 +283,7 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     }
     if let Some(schema) = &args.json_schema {
         options = options.json_schema(json_schema(schema)?);
-        options.max_structured_output_retries = structured_retries_from_env()?;
+        options.max_structured_output_retries = tascer_control::structured_retries_from_env()?;
     }
     if let Some(dir) = &args.execute_contracts {
         options.execute_contracts = Some(std::sync::Arc::new(
@@ -326,16 +304,6 @@ fn json_schema(file_or_json: &str) -> anyhow::Result<serde_json::Value> {
         (text, format!("--json-schema file {file_or_json}"))
     };
     serde_json::from_str(&text).with_context(|| format!("{origin} is not valid JSON"))
-}
-
-/// `MAX_STRUCTURED_OUTPUT_RETRIES` (Claude Code's variable), if set.
-pub(crate) fn structured_retries_from_env() -> anyhow::Result<Option<u32>> {
-    match std::env::var("MAX_STRUCTURED_OUTPUT_RETRIES") {
-        Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().parse().with_context(|| {
-            format!("MAX_STRUCTURED_OUTPUT_RETRIES must be a whole number, got {v:?}")
-        })?)),
-        _ => Ok(None),
-    }
 }
 
 /// The MCP servers of a run: `$TASCER_HOME/settings.json`, `.mcp.json`,

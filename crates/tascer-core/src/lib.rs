@@ -8,17 +8,21 @@
 pub mod call;
 pub mod content;
 pub mod conversation;
+pub mod error_text;
 pub mod message;
+pub mod shell;
 pub mod tool;
 pub mod usage;
 
 pub use call::ToolCall;
 pub use content::{ContentBlock, ImageSource, ToolResultContent};
 pub use conversation::{ChatMessage, Role, StopReason, ToolSpec};
+pub use error_text::error_chain;
 pub use message::{
     ApiAssistantMessage, AssistantMessage, Message, PermissionDenial, ResultMessage, ResultSubtype,
     StreamEvent, SystemMessage, UserContent, UserMessage, UserPayload,
 };
+pub use shell::shell_quote;
 pub use tool::{FileAccess, Tool, ToolContext, ToolOutput};
 pub use usage::{ModelUsage, Usage};
 

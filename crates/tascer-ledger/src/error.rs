@@ -98,3 +98,73 @@ pub(crate) fn io_err(
         source,
     }
 }
+
+/// What can go wrong opening a Tascer home's ledger to verify, report or
+/// export a session ([`audit`](crate::audit)). Each message says what
+/// failed; the cause (a [`LedgerError`]) is its
+/// [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuditError {
+    /// The home's store setting could not be read.
+    #[error(transparent)]
+    Store(#[from] tascer_store::StoreError),
+    /// The home has no SQLite database: nothing was ever recorded there.
+    #[error("no ledger database at {location} (no session has been recorded in this Tascer home)")]
+    NoDatabase {
+        /// Where the database was looked for.
+        location: String,
+    },
+    /// The store exists but its ledger could not be opened.
+    #[error("cannot open the ledger in {location}")]
+    Open {
+        /// The store (its path, or its URL without the password).
+        location: String,
+        /// Why.
+        source: Box<LedgerError>,
+    },
+    /// The session has no ledger entries.
+    #[error("unknown session {session}: it has no ledger entries")]
+    UnknownSession {
+        /// The session id asked for.
+        session: String,
+    },
+    /// A session's entries could not be read or checked.
+    #[error("session {session}")]
+    Session {
+        /// The session id.
+        session: String,
+        /// Why.
+        source: Box<LedgerError>,
+    },
+    /// The sessions of the ledger could not be listed.
+    #[error("cannot list the ledger's sessions")]
+    ListSessions(#[source] Box<LedgerError>),
+    /// A public key given or found in the home could not be loaded.
+    #[error("cannot load the public key {}", path.display())]
+    PublicKey {
+        /// The key file.
+        path: PathBuf,
+        /// Why.
+        source: Box<LedgerError>,
+    },
+    /// The home's private key could not be loaded.
+    #[error("cannot load the key {}", path.display())]
+    PrivateKey {
+        /// The key file.
+        path: PathBuf,
+        /// Why.
+        source: Box<LedgerError>,
+    },
+    /// A changed file could not be hashed for an attestation.
+    #[error("cannot hash {}", path.display())]
+    Hash {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: Box<LedgerError>,
+    },
+    /// A report could not be turned into JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}

@@ -11,9 +11,14 @@
 //! wraps a session summary in an in-toto Statement v1 inside a DSSE
 //! envelope.
 //!
+//! For people and tools, [`audit`] opens a Tascer home's ledger to verify
+//! sessions and gather reports, and [`report_text`] turns them into the
+//! lines `tascer verify` and `tascer report` print.
+//!
 //! This is tamper evidence and provenance, not proof of intent. The format
 //! is specified in `docs/ledger.md`.
 
+pub mod audit;
 pub mod chain;
 pub mod context;
 pub mod digest;
@@ -28,6 +33,7 @@ pub mod ledger;
 pub mod payload;
 pub mod record;
 pub mod report;
+pub mod report_text;
 pub mod sign;
 pub mod store;
 pub mod summary;
@@ -36,6 +42,10 @@ pub mod tree;
 pub mod verify;
 mod worktree_watch;
 
+pub use audit::{
+    SessionReport, VerifyOutcome, changed_file_subjects, open_home_ledger, open_ledger,
+    report_session, session_error, trusted_key, verify_sessions,
+};
 pub use chain::{BreakReason, Broken};
 pub use context::{
     CaptureStats, ContextCapturer, ContextError, ContextSnapshot, Freshness, GitHead, GitState,
@@ -45,7 +55,7 @@ pub use digest::{GENESIS_PREV_HASH, sha256_hex, sha256_ref};
 pub use dsse::{Envelope, EnvelopeSignature, IN_TOTO_PAYLOAD_TYPE, pae};
 pub use ed25519_dalek::{SigningKey, VerifyingKey};
 pub use entry::{EntryKind, LedgerEntry};
-pub use error::{LedgerError, Result};
+pub use error::{AuditError, LedgerError, Result};
 pub use evidence::{Evidence, EvidenceStore, INLINE_EVIDENCE_LIMIT, SessionEvidence};
 pub use intoto::{SESSION_PREDICATE_TYPE, STATEMENT_V1, Statement, Subject};
 pub use keys::{
@@ -56,6 +66,7 @@ pub use ledger::{Ledger, export_attestation};
 pub use payload::{ModelResponse, ReviewerVerdict, SessionEnd, SessionStart};
 pub use record::{GateOutcome, ToolRecord, ToolStatus};
 pub use report::{ReportData, ReportReview, ReportTool};
+pub use report_text::{report_lines, verify_lines};
 pub use sign::{SignedHead, head_message};
 pub use store::LedgerStore;
 pub use summary::{SummaryMismatch, check_summary};

@@ -26,6 +26,18 @@ pub struct ReportTool {
     pub proof_valid: bool,
 }
 
+impl ReportTool {
+    /// The status a report shows: pending until the call is closed, then
+    /// the closing record's.
+    pub fn status(&self) -> ToolStatus {
+        if self.closed_seq.is_none() {
+            ToolStatus::Pending
+        } else {
+            self.record.status
+        }
+    }
+}
+
 /// One reviewer verdict as the ledger shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReportReview {
@@ -151,14 +163,9 @@ impl ReportData {
             }
         }
         for tool in &report.tools {
-            let status = if tool.closed_seq.is_none() {
-                ToolStatus::Pending
-            } else {
-                tool.record.status
-            };
             *report
                 .tool_status_counts
-                .entry(status.as_str().to_string())
+                .entry(tool.status().as_str().to_string())
                 .or_default() += 1;
         }
         report

@@ -1,42 +1,22 @@
 //! Control-protocol mode: `tascer --output-format stream-json --verbose
 //! --input-format stream-json [flags…]`, the way the official Agent SDKs
-//! run their CLI (`cli_path` / `pathToClaudeCodeExecutable`). Prompts and
-//! control requests arrive on standard input, frames and our own requests
-//! (`can_use_tool`, `hook_callback`, `mcp_message`) leave on standard
-//! output, one JSON object per line (claude-compat §0, §9; the status of
-//! every message and option is in docs/sdk-compat.md).
-//!
-//! The protocol lives in the binary: it is how this program talks to its
-//! parent, while the library already has everything a session needs
-//! ([`tascer::Client`], hooks, the `can_use_tool` callback, MCP tunnels).
-//! The SDK's callbacks enter the session as one more hook / callback
-//! source, so admission decides with them and the ledger records them.
-//!
-//! - [`argv`]: the SDKs' flags (unknown ones dropped with a warning);
-//! - [`wire`]: stdin lines and control frames;
-//! - [`channel`]: stdout, and requests to the SDK matched by id;
-//! - [`callbacks`]: hook callbacks, `can_use_tool`, the MCP tunnel;
-//! - [`init`]: the `initialize` request and its response;
-//! - [`input`]: standard input, read on its own thread;
-//! - [`requests`]: the SDK's control requests once the session runs;
-//! - [`driver`]: the session: prompts queued into turns, end of input.
+//! run their CLI (`cli_path` / `pathToClaudeCodeExecutable`). The protocol
+//! itself is the `tascer-control` crate; this module is what is about the
+//! command line: recognizing the invocation, reading the SDKs' flags
+//! ([`argv`]: unknown ones dropped with a warning), turning them into the
+//! session's options as `tascer run` does, and archiving the session once
+//! it ended (`archive.auto`).
 
 mod argv;
-mod callbacks;
-mod channel;
-mod driver;
-mod init;
-mod input;
-mod requests;
-mod wire;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-/// The Claude Code version whose protocol this mode speaks (the CLI the
-/// tested SDKs bundle): reported by `--version`, in `system/init` and in
-/// the `initialize` response, so the SDKs take Tascer for a current CLI.
-pub const CLAUDE_CODE_VERSION: &str = "2.1.332";
+use anyhow::Context;
+use tascer::SystemPrompt;
+use tascer_control::{CLAUDE_CODE_VERSION, ControlSession};
+
+use self::argv::SdkCli;
 
 /// What the command line asks of this mode, if anything.
 pub enum Invocation {
@@ -90,9 +70,49 @@ pub fn main(invocation: Invocation) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(driver::run(parsed.cli));
+    let code = runtime.block_on(run(parsed.cli));
     // Standard input is read on its own thread, which may still wait for a
     // line: do not wait for it.
     runtime.shutdown_background();
     code
+}
+
+/// Runs the control protocol over a session built from the command line.
+async fn run(cli: SdkCli) -> ExitCode {
+    let outcome = match session(&cli) {
+        Ok(session) => tascer_control::run(session)
+            .await
+            .map_err(anyhow::Error::from),
+        Err(err) => Err(err),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The session the SDK's command line asks for: `tascer run`'s options
+/// (plus `--system-prompt-file`), the SDK-only flags, and archival once it
+/// ended.
+fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
+    let mut options = crate::run::options_from_args(&cli.run)?;
+    options.provider = crate::run::provider_from_env(cli.run.request_timeout)?;
+    if let Some(file) = &cli.sdk.system_prompt_file {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("--system-prompt-file: cannot read {}", file.display()))?;
+        options.system_prompt = match &cli.run.append_system_prompt {
+            Some(more) => SystemPrompt::Replace(format!("{text}\n\n{more}")),
+            None => SystemPrompt::Replace(text),
+        };
+    }
+    Ok(ControlSession::new(options)
+        .include_hook_events(cli.sdk.include_hook_events)
+        .replay_user_messages(cli.sdk.replay_user_messages)
+        .permission_prompt_tool(cli.sdk.permission_prompt_tool.clone())
+        .on_session_end(|session_id| async move {
+            crate::archive_cmds::after_session(&session_id).await;
+        }))
 }

@@ -3,11 +3,20 @@
 //! (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`, …), model
 //! from `TASCER_REVIEW_MODEL`, else `TASCER_MODEL`, else the provider's
 //! default.
+//!
+//! The loop's LLM reviewers (`tascer`'s `reviewer` module) make the same
+//! kind of call (a system prompt, one user message, the answer's text) for
+//! the reviewers configured in settings; this one answers the gatekeeper's
+//! own three questions with prompts of its own.
 
-use anyhow::Context;
 use serde_json::Value;
 use tascer::{ChatMessage, ContentBlock, ModelClient, ModelRequest, ProviderConfig, ProviderKind};
 use tokio_util::sync::CancellationToken;
+
+use crate::error::{GatekeeperError, Result};
+
+/// How much diff a reviewer model gets.
+pub(crate) const REVIEW_DIFF_BYTES: usize = 120_000;
 
 /// The environment variables that configure a model, for messages.
 pub(crate) const MODEL_ENV_HINT: &str =
@@ -43,7 +52,7 @@ impl Reviewer {
     }
 
     /// One model call; returns the text of the answer.
-    pub async fn ask(&self, system: &str, user: String) -> anyhow::Result<String> {
+    pub async fn ask(&self, system: &str, user: String) -> Result<String> {
         let request = ModelRequest {
             model: self.model.clone(),
             system: Some(system.to_owned()),
@@ -55,7 +64,10 @@ impl Reviewer {
             .client
             .send(&request, None, &CancellationToken::new())
             .await
-            .with_context(|| format!("the reviewer model {} failed", self.name()))?;
+            .map_err(|source| GatekeeperError::Reviewer {
+                model: self.name(),
+                source: Box::new(source),
+            })?;
         Ok(response
             .content
             .iter()

@@ -4,6 +4,12 @@
 
 use serde_json::{Map, Value, json};
 
+/// The Claude Code version whose protocol this crate speaks (the CLI the
+/// tested SDKs bundle): reported in `system/init` and in the `initialize`
+/// response (and by `tascer --version`), so the SDKs take Tascer for a
+/// current CLI.
+pub const CLAUDE_CODE_VERSION: &str = "2.1.332";
+
 /// One line the SDK wrote.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
@@ -224,6 +230,29 @@ pub fn request(request_id: &str, request: Value) -> Value {
 /// Withdraws a request of ours that is no longer waited for.
 pub fn cancel(request_id: &str) -> Value {
     json!({"type": "control_cancel_request", "request_id": request_id})
+}
+
+/// The result frame of a session that could not start: zeroed, with the
+/// error (Claude Code's shape for startup failures). `tascer run` writes it
+/// too, in its JSON output formats.
+pub fn startup_failure_result(error: &str) -> Value {
+    json!({
+        "type": "result",
+        "subtype": "error_during_execution",
+        "is_error": true,
+        "duration_ms": 0,
+        "duration_api_ms": 0,
+        "num_turns": 0,
+        "session_id": "",
+        "total_cost_usd": 0.0,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "modelUsage": {},
+        "permission_denials": [],
+        "errors": [error],
+        "result": error,
+        "terminal_reason": "turn_setup_failed",
+        "uuid": tascer::new_id(),
+    })
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use tascer::guard::hooks::{Hook, HookError, HookInput, HookOutput};
 use tascer::guard::permissions::{CanUseTool, CanUseToolRequest, CanUseToolResult};
 use tascer::mcp::McpTunnel;
 
-use super::channel::Control;
+use crate::channel::Control;
 
 /// One SDK hook callback (`hookCallbackIds` entry of `initialize`).
 pub struct SdkHook {

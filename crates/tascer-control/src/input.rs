@@ -5,7 +5,7 @@ use std::io::BufRead;
 
 use tokio::sync::mpsc;
 
-use super::wire::{self, Incoming};
+use crate::wire::{self, Incoming};
 
 /// One event from standard input.
 pub enum Line {

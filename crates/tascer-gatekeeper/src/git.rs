@@ -1,11 +1,11 @@
-//! Git plumbing for `tascer mcp serve`: the working-tree digest that ties
+//! Git plumbing for the gatekeeper: the working-tree digest that ties
 //! `check` → `confirm` → `commit` to one state, the diff a reviewer reads,
 //! and `commit` / `push` through the `git` CLI.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use anyhow::{Context, bail};
+use crate::error::{GatekeeperError, Result};
 
 /// Output of one git command.
 #[derive(Debug)]
@@ -19,13 +19,14 @@ pub(crate) struct GitOutput {
 }
 
 impl GitOutput {
+    /// True when git exited 0.
     pub fn ok(&self) -> bool {
         self.code == 0
     }
 }
 
 /// Runs `git <args>` in `repo` (no prompts for credentials).
-pub(crate) async fn git(repo: &Path, args: &[&str]) -> anyhow::Result<GitOutput> {
+pub(crate) async fn git(repo: &Path, args: &[&str]) -> Result<GitOutput> {
     let out = tokio::process::Command::new("git")
         .args(args)
         .current_dir(repo)
@@ -34,7 +35,11 @@ pub(crate) async fn git(repo: &Path, args: &[&str]) -> anyhow::Result<GitOutput>
         .kill_on_drop(true)
         .output()
         .await
-        .with_context(|| format!("cannot run git {} in {}", args.join(" "), repo.display()))?;
+        .map_err(|source| GatekeeperError::GitSpawn {
+            args: args.join(" "),
+            repo: repo.to_path_buf(),
+            source,
+        })?;
     Ok(GitOutput {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -43,36 +48,38 @@ pub(crate) async fn git(repo: &Path, args: &[&str]) -> anyhow::Result<GitOutput>
 }
 
 /// Like [`git`], failing with git's stderr when it exits non-zero.
-async fn git_ok(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
+async fn git_ok(repo: &Path, args: &[&str]) -> Result<String> {
     let out = git(repo, args).await?;
     if !out.ok() {
-        bail!("git {} failed: {}", args.join(" "), out.stderr.trim());
+        return Err(GatekeeperError::GitFailed {
+            args: args.join(" "),
+            stderr: out.stderr.trim().to_owned(),
+        });
     }
     Ok(out.stdout)
 }
 
 /// The top level of the work tree containing `path`.
-pub(crate) async fn repo_root(path: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) async fn repo_root(path: &Path) -> Result<PathBuf> {
     let out = git(path, &["rev-parse", "--show-toplevel"]).await?;
     if !out.ok() {
-        bail!(
-            "{} is not inside a git work tree ({})",
-            path.display(),
-            out.stderr.trim()
-        );
+        return Err(GatekeeperError::NotARepository {
+            path: path.to_path_buf(),
+            stderr: out.stderr.trim().to_owned(),
+        });
     }
     Ok(PathBuf::from(out.stdout.trim()))
 }
 
 /// `HEAD`'s commit id, or `None` before the first commit.
-async fn head(repo: &Path) -> anyhow::Result<Option<String>> {
+async fn head(repo: &Path) -> Result<Option<String>> {
     let out = git(repo, &["rev-parse", "--verify", "--quiet", "HEAD"]).await?;
     Ok(out.ok().then(|| out.stdout.trim().to_owned()))
 }
 
 /// The tracked changes (staged and unstaged) against `HEAD` as a binary
 /// patch; against the empty tree before the first commit.
-pub(crate) async fn diff(repo: &Path) -> anyhow::Result<String> {
+pub(crate) async fn diff(repo: &Path) -> Result<String> {
     match head(repo).await? {
         Some(_) => {
             git_ok(
@@ -98,7 +105,7 @@ pub(crate) async fn diff(repo: &Path) -> anyhow::Result<String> {
 }
 
 /// Untracked, not ignored files (paths relative to the repo root).
-pub(crate) async fn untracked(repo: &Path) -> anyhow::Result<Vec<String>> {
+pub(crate) async fn untracked(repo: &Path) -> Result<Vec<String>> {
     let out = git_ok(repo, &["ls-files", "--others", "--exclude-standard", "-z"]).await?;
     Ok(out
         .split('\0')
@@ -110,7 +117,7 @@ pub(crate) async fn untracked(repo: &Path) -> anyhow::Result<Vec<String>> {
 /// A digest of the working-tree state: `HEAD`, the diff against it and
 /// every untracked file's path and content. Two states with the same
 /// digest have the same files.
-pub(crate) async fn tree_digest(repo: &Path) -> anyhow::Result<String> {
+pub(crate) async fn tree_digest(repo: &Path) -> Result<String> {
     let mut material = Vec::new();
     material.extend_from_slice(b"head\0");
     material.extend_from_slice(head(repo).await?.unwrap_or_default().as_bytes());
@@ -131,7 +138,7 @@ pub(crate) async fn tree_digest(repo: &Path) -> anyhow::Result<String> {
 
 /// The diff a reviewer reads: tracked changes plus the content of
 /// untracked text files, each cut at `max_bytes` in total.
-pub(crate) async fn review_diff(repo: &Path, max_bytes: usize) -> anyhow::Result<String> {
+pub(crate) async fn review_diff(repo: &Path, max_bytes: usize) -> Result<String> {
     let mut text = diff(repo).await?;
     for file in untracked(repo).await? {
         if text.len() >= max_bytes {
@@ -177,7 +184,7 @@ pub(crate) struct Change {
 }
 
 /// The changes `git add -A` would stage.
-pub(crate) async fn changes(repo: &Path) -> anyhow::Result<Vec<Change>> {
+pub(crate) async fn changes(repo: &Path) -> Result<Vec<Change>> {
     let out = git_ok(
         repo,
         &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
@@ -239,7 +246,7 @@ pub(crate) fn fallback_message(changes: &[Change]) -> String {
 }
 
 /// `git add -A` and `git commit -m message`; returns the new commit id.
-pub(crate) async fn commit_all(repo: &Path, message: &str) -> anyhow::Result<String> {
+pub(crate) async fn commit_all(repo: &Path, message: &str) -> Result<String> {
     git_ok(repo, &["add", "-A"]).await?;
     git_ok(repo, &["commit", "-q", "-m", message]).await?;
     Ok(git_ok(repo, &["rev-parse", "HEAD"])

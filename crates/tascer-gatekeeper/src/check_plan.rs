@@ -1,4 +1,4 @@
-//! What `check` runs and how: the lint and test commands of a repository
+//! What the `check` tool runs and how: the lint and test commands of a repository
 //! (configured in its settings, or detected from its build files), each in
 //! its own process group with a timeout.
 
@@ -6,11 +6,12 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
+
+use crate::error::{GatekeeperError, Result};
 
 /// Default per-command timeout.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -38,8 +39,16 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_secs())
 }
 
+/// A malformed `check` section of `file`: `problem` says what is wrong.
+fn bad_section(file: &Path, problem: String) -> GatekeeperError {
+    GatekeeperError::BadCheckSection {
+        path: file.to_path_buf(),
+        problem,
+    }
+}
+
 /// A string or an array of strings.
-fn commands(value: Option<&Value>, file: &Path, key: &str) -> anyhow::Result<Vec<String>> {
+fn commands(value: Option<&Value>, file: &Path, key: &str) -> Result<Vec<String>> {
     match value {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::String(s)) => Ok(vec![s.clone()]),
@@ -48,25 +57,33 @@ fn commands(value: Option<&Value>, file: &Path, key: &str) -> anyhow::Result<Vec
             .map(|v| {
                 v.as_str()
                     .map(str::to_owned)
-                    .with_context(|| format!("{}: check.{key} must hold strings", file.display()))
+                    .ok_or_else(|| bad_section(file, format!("check.{key} must hold strings")))
             })
             .collect(),
-        Some(_) => bail!(
-            "{}: check.{key} must be a command string or an array of them",
-            file.display()
-        ),
+        Some(_) => Err(bad_section(
+            file,
+            format!("check.{key} must be a command string or an array of them"),
+        )),
     }
 }
 
 /// The `check` section of a settings file (`check`, or `mcpServe.check`).
-fn configured(file: &Path) -> anyhow::Result<Option<CheckPlan>> {
+fn configured(file: &Path) -> Result<Option<CheckPlan>> {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        Err(source) => {
+            return Err(GatekeeperError::ReadSettings {
+                path: file.to_path_buf(),
+                source,
+            });
+        }
     };
     let value: Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", file.display()))?;
+        serde_json::from_str(&text).map_err(|source| GatekeeperError::SettingsNotJson {
+            path: file.to_path_buf(),
+            source,
+        })?;
     let Some(check) = value
         .get("check")
         .or_else(|| value.pointer("/mcpServe/check"))
@@ -75,11 +92,8 @@ fn configured(file: &Path) -> anyhow::Result<Option<CheckPlan>> {
     };
     let timeout = match check.get("timeoutSecs") {
         None => DEFAULT_TIMEOUT,
-        Some(v) => Duration::from_secs(v.as_u64().filter(|s| *s > 0).with_context(|| {
-            format!(
-                "{}: check.timeoutSecs must be a positive integer",
-                file.display()
-            )
+        Some(v) => Duration::from_secs(v.as_u64().filter(|s| *s > 0).ok_or_else(|| {
+            bad_section(file, "check.timeoutSecs must be a positive integer".into())
         })?),
     };
     let plan = CheckPlan {
@@ -89,10 +103,10 @@ fn configured(file: &Path) -> anyhow::Result<Option<CheckPlan>> {
         source: file.display().to_string(),
     };
     if plan.lint.is_empty() && plan.test.is_empty() {
-        bail!(
-            "{}: the check section names no command (set \"lint\" and/or \"test\")",
-            file.display()
-        );
+        return Err(bad_section(
+            file,
+            "the check section names no command (set \"lint\" and/or \"test\")".into(),
+        ));
     }
     Ok(Some(plan))
 }
@@ -139,19 +153,14 @@ fn detect(repo: &Path) -> Option<CheckPlan> {
 /// `.tascer/settings.local.json`, else of `.tascer/settings.json`, else
 /// detected from `Cargo.toml`, `package.json`, `go.mod`,
 /// `pyproject.toml`/`setup.py`.
-pub(crate) fn plan(repo: &Path) -> anyhow::Result<CheckPlan> {
+pub(crate) fn plan(repo: &Path) -> Result<CheckPlan> {
     for file in [".tascer/settings.local.json", ".tascer/settings.json"] {
         if let Some(plan) = configured(&repo.join(file))? {
             return Ok(plan);
         }
     }
-    detect(repo).with_context(|| {
-        format!(
-            "no check commands for {}: add {{\"check\": {{\"lint\": [\"…\"], \"test\": [\"…\"]}}}} \
-             to .tascer/settings.json (no Cargo.toml, package.json, go.mod or pyproject.toml to \
-             detect them from)",
-            repo.display()
-        )
+    detect(repo).ok_or_else(|| GatekeeperError::NoCheckCommands {
+        repo: repo.to_path_buf(),
     })
 }
 
@@ -174,6 +183,7 @@ pub(crate) struct CommandRun {
 }
 
 impl CommandRun {
+    /// True when the command exited 0.
     pub fn passed(&self) -> bool {
         self.exit_code == Some(0)
     }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
 
-use super::wire;
+use crate::wire;
 
 /// What pending requests fail with when standard input closes (Claude
 /// Code's words, claude-compat §9.4).

@@ -11,9 +11,10 @@ use serde_json::{Map, Value, json};
 use tascer::guard::hooks::{HookEvent, HookOptions, HookRegistry};
 use tascer::{AgentDefinition, Client, Options, SystemPrompt};
 
-use super::CLAUDE_CODE_VERSION;
-use super::callbacks::SdkHook;
-use super::channel::Control;
+use crate::callbacks::SdkHook;
+use crate::channel::Control;
+use crate::error::ControlError;
+use crate::wire::CLAUDE_CODE_VERSION;
 
 /// Fields of `initialize` that Tascer reads.
 const READ: &[&str] = &[
@@ -78,7 +79,7 @@ pub fn apply(
         }
         *options = std::mem::take(options).json_schema(schema.clone());
         options.max_structured_output_retries =
-            crate::run::structured_retries_from_env().map_err(|e| format!("{e:#}"))?;
+            structured_retries_from_env().map_err(|e| tascer::error_chain(&e))?;
     }
     apply_system_prompt(request, options)?;
     if let Some(names) = present(request, "sdkMcpServers") {
@@ -118,6 +119,24 @@ pub fn apply(
         }
     }
     Ok(applied)
+}
+
+/// `MAX_STRUCTURED_OUTPUT_RETRIES` (Claude Code's variable), if set: how
+/// often a session asks the model again for output that fits the JSON
+/// schema.
+pub fn structured_retries_from_env() -> Result<Option<u32>, ControlError> {
+    match std::env::var("MAX_STRUCTURED_OUTPUT_RETRIES") {
+        Ok(v) if !v.trim().is_empty() => {
+            v.trim()
+                .parse()
+                .map(Some)
+                .map_err(|source| ControlError::StructuredRetries {
+                    value: v.clone(),
+                    source,
+                })
+        }
+        _ => Ok(None),
+    }
 }
 
 /// The field's value unless it is absent or null.

@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 use tascer::Client;
 use tascer::guard::permissions::PermissionMode;
 
-use super::channel::Control;
-use super::wire;
+use crate::channel::Control;
+use crate::wire;
 
 /// The request's `subtype` (empty when missing).
 pub fn subtype(request: &Map<String, Value>) -> &str {

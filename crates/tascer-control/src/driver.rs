@@ -10,33 +10,31 @@ use std::future::Future;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tascer::{Client, Message, MessageStream, SystemPrompt, UserContent};
+use tascer::{Client, Message, MessageStream, UserContent};
 use tokio::sync::mpsc;
 
-use super::CLAUDE_CODE_VERSION;
-use super::argv::SdkCli;
-use super::callbacks::{SdkMcpTunnel, can_use_tool};
-use super::channel::Control;
-use super::init;
-use super::input::{Line, read_stdin};
-use super::requests;
-use super::wire::{self, Incoming, UserLine};
+use crate::callbacks::{SdkMcpTunnel, can_use_tool};
+use crate::channel::Control;
+use crate::error::ControlError;
+use crate::init;
+use crate::input::{Line, read_stdin};
+use crate::requests;
+use crate::session::{ControlSession, OnSessionEnd};
+use crate::wire::{self, CLAUDE_CODE_VERSION, Incoming, UserLine, startup_failure_result};
 
-/// Runs the session and returns the exit code.
-pub async fn run(cli: SdkCli) -> ExitCode {
+/// Runs a control-protocol session on standard input and output: waits
+/// for `initialize`, opens the Tascer session, answers prompts and control
+/// requests until standard input ends. Returns the process's exit code: 0,
+/// or 1 when the last result was an error or a line on standard input
+/// ended the session (the reason is on standard error). An `Err` is a
+/// failure of the session itself, to report on standard error (exit 1).
+pub async fn run(session: ControlSession) -> Result<ExitCode, ControlError> {
     let control = Control::start(tokio::io::stdout());
-    let code = match Driver::new(control.clone()).drive(cli).await {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
-    };
+    let result = Driver::new(control.clone()).drive(session).await;
     control.flush().await;
-    code
+    result
 }
 
 /// How frames are shaped on the way out.
@@ -89,23 +87,14 @@ impl Driver {
         }
     }
 
-    async fn drive(mut self, cli: SdkCli) -> anyhow::Result<ExitCode> {
+    async fn drive(mut self, session: ControlSession) -> Result<ExitCode, ControlError> {
         self.framing = Framing {
-            hook_events: cli.sdk.include_hook_events,
-            replay: cli.sdk.replay_user_messages,
+            hook_events: session.include_hook_events,
+            replay: session.replay_user_messages,
         };
-        let mut options = crate::run::options_from_args(&cli.run)?;
-        options.provider = crate::run::provider_from_env(cli.run.request_timeout)?;
-        if let Some(file) = &cli.sdk.system_prompt_file {
-            let text = std::fs::read_to_string(file)
-                .with_context(|| format!("--system-prompt-file: cannot read {}", file.display()))?;
-            options.system_prompt = match &cli.run.append_system_prompt {
-                Some(more) => SystemPrompt::Replace(format!("{text}\n\n{more}")),
-                None => SystemPrompt::Replace(text),
-            };
-        }
+        let mut options = session.options;
         options.mcp_tunnel = Some(Arc::new(SdkMcpTunnel::new(self.control.clone())));
-        match cli.sdk.permission_prompt_tool.as_deref() {
+        match session.permission_prompt_tool.as_deref() {
             Some("stdio") => options.can_use_tool = Some(can_use_tool(self.control.clone())),
             Some(other) => eprintln!(
                 "warning: ignoring --permission-prompt-tool {other}: Tascer asks only the SDK \
@@ -170,8 +159,7 @@ impl Driver {
             Err(err) => {
                 // Claude Code's startup failure: a zeroed error result, no
                 // answer to initialize, exit 1.
-                self.control
-                    .send(&crate::run::startup_failure_result(&err.to_string()));
+                self.control.send(&startup_failure_result(&err.to_string()));
                 return Ok(ExitCode::FAILURE);
             }
         };
@@ -179,7 +167,7 @@ impl Driver {
             let body = init::response(&client, applied).await;
             self.control.send(&wire::success(request_id, body));
         }
-        self.serve(client).await
+        self.serve(client, session.on_end).await
     }
 
     /// The next line: from the backlog, else from standard input. `None`
@@ -223,7 +211,11 @@ impl Driver {
 
     /// Runs the session: turns from queued prompts, control requests, the
     /// end of input.
-    async fn serve(mut self, mut client: Client) -> anyhow::Result<ExitCode> {
+    async fn serve(
+        mut self,
+        mut client: Client,
+        on_end: Option<OnSessionEnd>,
+    ) -> Result<ExitCode, ControlError> {
         let mut turn: Option<Turn> = None;
         loop {
             if turn.is_none() && !self.fatal {
@@ -259,7 +251,9 @@ impl Driver {
         }
         let session_id = client.session_id().to_string();
         client.disconnect().await;
-        crate::archive_cmds::after_session(&session_id).await;
+        if let Some(on_end) = on_end {
+            on_end(session_id).await;
+        }
         Ok(if self.fatal || self.last_result_error {
             ExitCode::FAILURE
         } else {
@@ -273,7 +267,7 @@ impl Driver {
         &mut self,
         client: &mut Client,
         prompt: UserLine,
-    ) -> anyhow::Result<Option<Turn>> {
+    ) -> Result<Option<Turn>, ControlError> {
         let (text, skipped) = wire::prompt_text(&prompt.content);
         if !skipped.is_empty() {
             eprintln!(
@@ -282,7 +276,7 @@ impl Driver {
             );
         }
         if text.trim().is_empty() {
-            let mut result = crate::run::startup_failure_result(
+            let mut result = startup_failure_result(
                 "The prompt has no text: Tascer takes text prompts (image and document blocks are not supported)",
             );
             result["session_id"] = json!(client.session_id());
@@ -301,7 +295,7 @@ impl Driver {
     /// A turn that ended without its result (it crashed) still owes the
     /// SDK one: `receive_response()` waits for it.
     fn lost_result(&mut self, client: &Client) {
-        let mut result = crate::run::startup_failure_result(
+        let mut result = startup_failure_result(
             "The turn ended without a result (an internal error; see the log on standard error)",
         );
         result["session_id"] = json!(client.session_id());

@@ -1,4 +1,4 @@
-//! What `tascer mcp serve` asks Tascer's admission before it acts.
+//! What the gatekeeper asks Tascer's admission before it acts.
 //!
 //! Every command `check` runs, and the git commands of `commit` and
 //! `push`, are admitted as `Bash` calls; the changes `confirm` approves are
@@ -16,8 +16,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use tascer::ToolCall;
-use tascer::guard::hooks::HookCommon;
-use tascer::host::{HostAnswer, HostGovernance, HostStep};
+use tascer::host::{HostGovernance, HostStep};
+use tascer_guard::hooks::HookCommon;
+use tascer_guard::host_answer::HostAnswer;
+
+use crate::error::Result;
 
 /// A call admission refused.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,12 +48,7 @@ pub(crate) struct Admitter {
 
 impl Admitter {
     /// Tascer's settings for `repo` (user settings from `home`).
-    pub fn load(
-        repo: &Path,
-        home: &Path,
-        session_id: &str,
-        tool: &'static str,
-    ) -> anyhow::Result<Self> {
+    pub fn load(repo: &Path, home: &Path, session_id: &str, tool: &'static str) -> Result<Self> {
         let governance = HostGovernance::load(repo, home, None, HostStep::Admit)?;
         Ok(Admitter {
             governance,

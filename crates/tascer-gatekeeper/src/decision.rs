@@ -1,0 +1,217 @@
+//! The gate decisions: whether `confirm` confirms a working-tree state
+//! (a passing check of that very state, changes to confirm, admission of
+//! the changed files, then the reviewer model's verdict when one is
+//! configured; every failure declines), and whether `commit` may commit it
+//! (a CONFIRMED confirm of that very state).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::text;
+use crate::git;
+use crate::review::{self, REVIEW_DIFF_BYTES, Reviewer};
+use crate::server::{ConfirmRecord, Server, lock, str_arg};
+
+/// `confirm`'s binary answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The state may be committed.
+    Confirmed,
+    /// It may not.
+    Declined,
+}
+
+impl Verdict {
+    /// `CONFIRMED` or `DECLINED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Confirmed => "CONFIRMED",
+            Verdict::Declined => "DECLINED",
+        }
+    }
+}
+
+/// A `confirm` decision and what it rests on.
+#[derive(Debug, Clone)]
+pub(crate) struct Decision {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, one reason per entry.
+    pub reasons: Vec<String>,
+    /// The reviewer model (`provider/model`), when one was asked.
+    pub reviewed_by: Option<String>,
+    /// The working-tree digest decided on (`None` when it could not be read).
+    pub digest: Option<String>,
+}
+
+impl Decision {
+    /// Declined for `reason`, without a reviewer.
+    fn declined(reason: String, digest: Option<String>) -> Decision {
+        Decision {
+            verdict: Verdict::Declined,
+            reasons: vec![reason],
+            reviewed_by: None,
+            digest,
+        }
+    }
+}
+
+/// The reason a passing check opens a confirmation with.
+const CHECK_PASSED: &str = "check passed for this working-tree state";
+
+impl Server {
+    /// The confirm decision for `repo` in its current state (`intent` of
+    /// `args` goes to the reviewer).
+    pub(crate) async fn decide(&self, repo: &Path, args: &Map<String, Value>) -> Decision {
+        let digest = match git::tree_digest(repo).await {
+            Ok(d) => d,
+            Err(e) => {
+                return Decision::declined(
+                    format!("cannot read the working tree: {}", text(&e)),
+                    None,
+                );
+            }
+        };
+        if let Err(reason) = self.ready_to_confirm(repo, &digest).await {
+            return Decision::declined(reason, Some(digest));
+        }
+        let Some(reviewer) = Reviewer::from_env() else {
+            return Decision {
+                verdict: Verdict::Confirmed,
+                reasons: vec![
+                    CHECK_PASSED.into(),
+                    format!(
+                        "no reviewer model is configured ({}), so the diff was not reviewed: \
+                         this confirmation rests on the check alone",
+                        review::MODEL_ENV_HINT
+                    ),
+                ],
+                reviewed_by: None,
+                digest: Some(digest),
+            };
+        };
+        let diff = match git::review_diff(repo, REVIEW_DIFF_BYTES).await {
+            Ok(d) => d,
+            Err(e) => {
+                return Decision::declined(
+                    format!("cannot read the diff: {}", text(&e)),
+                    Some(digest),
+                );
+            }
+        };
+        let intent = str_arg(args, "intent").unwrap_or("(not given)");
+        let prompt = format!("What the change is meant to do: {intent}\n\nDiff:\n{diff}");
+        let reviewed_by = Some(reviewer.name());
+        match reviewer.ask(review::CONFIRM_SYSTEM, prompt).await {
+            Ok(answer) => reviewed(&answer, reviewed_by, digest),
+            Err(e) => Decision {
+                verdict: Verdict::Declined,
+                reasons: vec![text(&e), "fails closed: no review, no confirmation".into()],
+                reviewed_by,
+                digest: Some(digest),
+            },
+        }
+    }
+
+    /// Whether `repo` at `digest` may be confirmed before any review: the
+    /// last check of this server ran on this very state and passed, there
+    /// are changes against `HEAD`, and admission would let every changed
+    /// file be written as it is. `Err` is the reason to decline.
+    async fn ready_to_confirm(&self, repo: &Path, digest: &str) -> Result<(), String> {
+        let check = lock(&self.repos).get(repo).and_then(|s| s.check.clone());
+        let Some(check) = check else {
+            return Err(format!(
+                "no check has run for {} in this server: call `check` first",
+                repo.display()
+            ));
+        };
+        if check.digest != digest {
+            return Err("the working tree changed since the last check: call `check` again".into());
+        }
+        if !check.passed {
+            return Err(format!(
+                "the last check failed ({})",
+                check.failed.join(", ")
+            ));
+        }
+        let changes = match git::changes(repo).await {
+            Ok(c) if c.is_empty() => {
+                return Err("nothing to confirm: no changes against HEAD".into());
+            }
+            Ok(c) => c,
+            Err(e) => return Err(format!("cannot list changes: {}", text(&e))),
+        };
+        let written: Vec<&str> = changes
+            .iter()
+            .filter(|c| c.kind != "deleted")
+            .map(|c| c.path.as_str())
+            .collect();
+        let refused = match self.admitter(repo, "confirm") {
+            Ok(admitter) => admitter.writes(&written).await,
+            Err(refused) => Some(refused),
+        };
+        match refused {
+            Some(refused) => Err(format!("refused by Tascer: {refused}")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The decision the reviewer's `answer` holds: its verdict and reasons
+/// (a passing check first when it confirms); an answer without a verdict
+/// declines.
+fn reviewed(answer: &str, reviewed_by: Option<String>, digest: String) -> Decision {
+    let parsed = review::extract_json(answer);
+    let verdict = parsed
+        .as_ref()
+        .and_then(|v| v.get("verdict"))
+        .and_then(Value::as_str)
+        .map(str::to_ascii_uppercase);
+    let mut reasons: Vec<String> = parsed
+        .as_ref()
+        .and_then(|v| v.get("reasons"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let verdict = match verdict.as_deref() {
+        Some("CONFIRMED") => {
+            reasons.insert(0, CHECK_PASSED.into());
+            Verdict::Confirmed
+        }
+        Some("DECLINED") => Verdict::Declined,
+        _ => {
+            reasons = vec![format!(
+                "the reviewer's answer has no verdict: {}",
+                answer.chars().take(500).collect::<String>()
+            )];
+            Verdict::Declined
+        }
+    };
+    Decision {
+        verdict,
+        reasons,
+        reviewed_by,
+        digest: Some(digest),
+    }
+}
+
+/// Why `commit` may not commit the state `digest` after `confirm`, if it
+/// may not.
+pub(crate) fn commit_refusal(
+    confirm: Option<&ConfirmRecord>,
+    digest: &str,
+) -> Option<&'static str> {
+    match confirm {
+        None => Some("no `confirm` has passed for this repository: run check, then confirm"),
+        Some(c) if c.digest != digest => {
+            Some("the working tree changed since `confirm`: run check and confirm again")
+        }
+        Some(c) if !c.confirmed => Some("the last `confirm` DECLINED this state"),
+        Some(_) => None,
+    }
+}

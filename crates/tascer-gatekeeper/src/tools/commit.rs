@@ -1,0 +1,113 @@
+//! `commit`: commits every change of a state `confirm` CONFIRMED, with the
+//! caller's message, else the reviewer model's, else a summary of the
+//! changed files; admission judges the git commands first.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use tascer_mcp::ServeToolResult;
+
+use crate::decision::commit_refusal;
+use crate::error::text;
+use crate::git;
+use crate::review::{self, REVIEW_DIFF_BYTES, Reviewer};
+use crate::server::{Server, lock, str_arg, tool_error};
+
+impl Server {
+    /// The `commit` tool.
+    pub(crate) async fn commit(&self, args: Map<String, Value>) -> ServeToolResult {
+        let repo = match self.repo(&args).await {
+            Ok(r) => r,
+            Err(e) => return tool_error(&e),
+        };
+        let digest = match git::tree_digest(&repo).await {
+            Ok(d) => d,
+            Err(e) => return tool_error(&e),
+        };
+        let confirm = lock(&self.repos).get(&repo).and_then(|s| s.confirm.clone());
+        if let Some(reason) = commit_refusal(confirm.as_ref(), &digest) {
+            // Already an error result; a recording failure is logged.
+            let _ = self.record(
+                "mcp.commit",
+                false,
+                reason,
+                0,
+                json!({"repo": repo.display().to_string()}),
+            );
+            return ServeToolResult::error(format!("commit refused: {reason}"));
+        }
+        let changes = match git::changes(&repo).await {
+            Ok(c) => c,
+            Err(e) => return tool_error(&e),
+        };
+        let (message, author) = match str_arg(&args, "message") {
+            Some(m) => (m.to_owned(), "caller"),
+            None => match self.model_message(&repo).await {
+                Some(m) => (m, "model"),
+                None => (git::fallback_message(&changes), "fallback"),
+            },
+        };
+        let git_commit = format!("git commit -q -m {}", tascer_core::shell_quote(&message));
+        let refused = match self.admitter(&repo, "commit") {
+            Ok(admitter) => {
+                admitter
+                    .commands(&["git add -A", git_commit.as_str()])
+                    .await
+            }
+            Err(refused) => Some(refused),
+        };
+        if let Some(refused) = refused {
+            return self.refused("commit", &repo, &refused);
+        }
+        let commit = match git::commit_all(&repo, &message).await {
+            Ok(c) => c,
+            Err(e) => {
+                // Already an error result; a recording failure is logged.
+                let _ = self.record(
+                    "mcp.commit",
+                    false,
+                    &text(&e),
+                    0,
+                    json!({"repo": repo.display().to_string()}),
+                );
+                return tool_error(&e);
+            }
+        };
+        if let Some(state) = lock(&self.repos).get_mut(&repo) {
+            state.confirm = None;
+        }
+        let data = json!({
+            "commit": commit,
+            "message": message,
+            "message_from": author,
+            "files": changes.iter().map(|c| json!({"path": c.path, "change": c.kind})).collect::<Vec<_>>(),
+            "repo": repo.display().to_string(),
+            "tree_digest": digest,
+        });
+        let on_record = self.record("mcp.commit", true, &message, 0, data.clone());
+        Self::recorded(
+            ServeToolResult::structured(format!("committed {commit}: {message}"), data, false),
+            on_record,
+        )
+    }
+
+    /// A commit message from the reviewer model (none without a model, or
+    /// when it fails).
+    async fn model_message(&self, repo: &Path) -> Option<String> {
+        let reviewer = Reviewer::from_env()?;
+        let diff = git::review_diff(repo, REVIEW_DIFF_BYTES).await.ok()?;
+        match reviewer.ask(review::COMMIT_SYSTEM, diff).await {
+            Ok(m) => {
+                let m = m.trim().trim_matches('`').trim().to_owned();
+                (!m.is_empty()).then_some(m)
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "commit message from the model failed, using the fallback: {}",
+                    text(&e)
+                );
+                None
+            }
+        }
+    }
+}

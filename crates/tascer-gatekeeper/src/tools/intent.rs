@@ -1,0 +1,147 @@
+//! `validate_intent`: asks the reviewer model where an agent's session
+//! drifted from the user's request, given a transcript or a stored
+//! session.
+
+use serde_json::{Map, Value, json};
+use tascer::{ContentBlock, Message, UserContent};
+use tascer_mcp::ServeToolResult;
+
+use crate::error::{GatekeeperError, Result};
+use crate::review::{self, Reviewer};
+use crate::server::{Server, str_arg, tool_error};
+
+/// How much transcript `validate_intent` sends.
+const TRANSCRIPT_BYTES: usize = 150_000;
+
+/// How much of a tool result a transcript keeps.
+const TOOL_RESULT_CHARS: usize = 1500;
+
+impl Server {
+    /// The `validate_intent` tool.
+    pub(crate) async fn validate_intent(&self, args: Map<String, Value>) -> ServeToolResult {
+        let Some(reviewer) = Reviewer::from_env() else {
+            return ServeToolResult::error(format!(
+                "validate_intent needs a model and none is configured: set {}",
+                review::MODEL_ENV_HINT
+            ));
+        };
+        let transcript = match (str_arg(&args, "transcript"), str_arg(&args, "session_id")) {
+            (Some(t), _) => t.to_owned(),
+            (None, Some(id)) => match self.session_transcript(id) {
+                Ok(t) => t,
+                Err(e) => return tool_error(&e),
+            },
+            (None, None) => {
+                return ServeToolResult::error(
+                    "validate_intent needs `transcript` (text) or `session_id`",
+                );
+            }
+        };
+        let transcript = cut_front(transcript);
+        let request = str_arg(&args, "request")
+            .unwrap_or("(not given separately: take it from the first user message)");
+        let prompt = format!("User's request: {request}\n\nTranscript:\n{transcript}");
+        match reviewer.ask(review::INTENT_SYSTEM, prompt).await {
+            Ok(answer) => match review::extract_json(&answer) {
+                Some(mut data) => {
+                    data["reviewed_by"] = json!(reviewer.name());
+                    ServeToolResult::structured(drift_text(&data), data, false)
+                }
+                None => ServeToolResult::text(answer),
+            },
+            Err(e) => tool_error(&e),
+        }
+    }
+
+    /// A stored session as text for a reviewer.
+    fn session_transcript(&self, id: &str) -> Result<String> {
+        let store = self.store()?.ok_or_else(|| GatekeeperError::NoStore {
+            home: self.home.clone(),
+        })?;
+        if store.session(id)?.is_none() {
+            return Err(GatekeeperError::NoSession { id: id.to_owned() });
+        }
+        let mut out = String::new();
+        for m in store.messages(id)? {
+            message_text(&m, &mut out);
+        }
+        Ok(out)
+    }
+}
+
+/// `transcript`, its start cut so that at most [`TRANSCRIPT_BYTES`] remain.
+fn cut_front(transcript: String) -> String {
+    if transcript.len() <= TRANSCRIPT_BYTES {
+        return transcript;
+    }
+    let mut cut = transcript.len() - TRANSCRIPT_BYTES;
+    while !transcript.is_char_boundary(cut) {
+        cut += 1;
+    }
+    format!("[… start cut]\n{}", &transcript[cut..])
+}
+
+/// `ALIGNED: summary` or `DRIFT: summary`, then one line per drift.
+fn drift_text(data: &Value) -> String {
+    let aligned = data["aligned"].as_bool().unwrap_or(false);
+    let summary = data["summary"].as_str().unwrap_or_default();
+    let mut text = format!("{}: {summary}", if aligned { "ALIGNED" } else { "DRIFT" });
+    for d in data["drift"].as_array().into_iter().flatten() {
+        text.push_str(&format!(
+            "\n- [{}] {} ({})",
+            d["severity"].as_str().unwrap_or("?"),
+            d["what"].as_str().unwrap_or_default(),
+            d["evidence"].as_str().unwrap_or_default()
+        ));
+    }
+    text
+}
+
+/// Appends the lines of one stored message to a transcript.
+fn message_text(message: &Message, out: &mut String) {
+    match message {
+        Message::User(u) => match &u.message.content {
+            UserContent::Text(t) => out.push_str(&format!("USER: {t}\n")),
+            UserContent::Blocks(blocks) => {
+                for b in blocks {
+                    match b {
+                        ContentBlock::Text { text } => {
+                            out.push_str(&format!("USER: {text}\n"));
+                        }
+                        ContentBlock::ToolResult {
+                            content, is_error, ..
+                        } => {
+                            let text: String =
+                                content.to_text().chars().take(TOOL_RESULT_CHARS).collect();
+                            let mark = if is_error.unwrap_or(false) {
+                                " (error)"
+                            } else {
+                                ""
+                            };
+                            out.push_str(&format!("TOOL RESULT{mark}: {text}\n"));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        },
+        Message::Assistant(a) => {
+            for b in &a.message.content {
+                match b {
+                    ContentBlock::Text { text } => {
+                        out.push_str(&format!("ASSISTANT: {text}\n"));
+                    }
+                    ContentBlock::ToolUse { name, input, .. } => {
+                        out.push_str(&format!("TOOL CALL {name}: {input}\n"));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Message::Result(r) => out.push_str(&format!(
+            "RESULT: {}\n",
+            serde_json::to_string(&r).unwrap_or_default()
+        )),
+        Message::System(_) | Message::StreamEvent(_) => {}
+    }
+}

@@ -1,0 +1,10 @@
+//! The tools' handlers, one module per tool (the audit tools share one):
+//! each is a method of the shared [`Server`](crate::server::Server) that
+//! takes the call's arguments and returns its result.
+
+mod audit;
+mod check;
+mod commit;
+mod confirm;
+mod intent;
+mod push;
