@@ -21,7 +21,7 @@ use super::{HookReply, HookSession, event_note, text};
 use crate::host::HostStep;
 use crate::reviewer::{ModelReviewer, intent_blocks, verdict_entries};
 use crate::transcript::ClaudeTranscript;
-use crate::webhook::{Source, Webhooks};
+use tascer_webhook::{Source, Webhooks};
 
 /// A reviewer model that cannot be reached (no provider configured): every
 /// review fails, and its fail mode decides.

@@ -50,7 +50,6 @@ mod system_prompt;
 mod task_tool;
 mod transcript;
 mod turn;
-pub mod webhook;
 mod write_failure;
 
 pub use client::{AgentInfo, Client, CommandInfo, Interrupter};
@@ -74,6 +73,7 @@ pub use tascer_model::{
 pub use tascer_store as store;
 pub use tascer_store::{COMPACTED_HISTORY_PREFIX, SessionInfo, SessionStore, StoreError};
 pub use tascer_tools as tools;
+pub use tascer_webhook as webhook;
 
 /// The Tascer version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

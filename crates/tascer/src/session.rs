@@ -271,10 +271,10 @@ impl Session {
             .as_ref()
             .and_then(|db| crate::reviewer::for_session(&parts.safety.reviewers, &env, &model, db));
         let webhooks = match &local_db {
-            Some(db) => crate::webhook::Webhooks::open(
+            Some(db) => tascer_webhook::Webhooks::open(
                 settings.webhooks(),
                 db,
-                crate::webhook::Source::Run,
+                tascer_webhook::Source::Run,
             )?,
             None => None,
         };
