@@ -543,7 +543,7 @@ fn close_record(
 ) -> Result<Evidence, String> {
     let text = output.content.to_text();
     let evidence = Evidence::new(text.clone().into_bytes());
-    crate::proof::finish_record(record, output, text, evidence.digest().to_string(), status);
+    record.finish(output, text, evidence.digest().to_string(), status);
     record.seal().map_err(encode)?;
     Ok(evidence)
 }
