@@ -1,22 +1,16 @@
 //! What the LLM reviewers see of a conversation: the loop's stored
 //! history ([`StoreTranscript`]) or Claude Code's transcript file
 //! ([`ClaudeTranscript`], `transcript_path` of a hook event), both written
-//! out as `[role] text` messages with tool calls and results in brackets.
+//! out as `[role] text` messages with tool calls and results in brackets
+//! ([`TranscriptExcerpt::from_messages`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tascer_core::Message;
-use tascer_guard::review::{Transcript, TranscriptExcerpt, TranscriptMessage};
+use tascer_guard::review::{Transcript, TranscriptExcerpt};
 use tascer_store::SessionStore;
-
-/// Prefix of the course corrections `intent-validate` sends back as user
-/// messages: they are not the user's request.
-pub(crate) const CORRECTION_PREFIX: &str = "Tascer intent-validate:";
-
-/// Longest tool input or result written out, in characters.
-const PART_CHARS: usize = 600;
 
 /// The session's messages in the store (it holds every message as it
 /// happens, so the assistant message making a call is there when the call
@@ -50,7 +44,7 @@ impl Transcript for StoreTranscript {
                 _ => None,
             })
             .collect();
-        excerpt_of(&messages, max_messages)
+        TranscriptExcerpt::from_messages(&messages, max_messages)
     }
 }
 
@@ -85,103 +79,7 @@ impl Transcript for ClaudeTranscript {
                 Some((role, message.get("content").cloned().unwrap_or(Value::Null)))
             })
             .collect();
-        excerpt_of(&messages, max_messages)
-    }
-}
-
-/// The latest request and the last `max` messages of (role, content)
-/// pairs in Anthropic's content shape.
-fn excerpt_of(messages: &[(String, Value)], max: usize) -> TranscriptExcerpt {
-    let request = messages
-        .iter()
-        .rev()
-        .filter(|(role, _)| role == "user")
-        .find_map(|(_, content)| prompt_text(content));
-    let start = messages.len().saturating_sub(max);
-    TranscriptExcerpt {
-        request,
-        messages: messages[start..]
-            .iter()
-            .map(|(role, content)| TranscriptMessage {
-                role: role.clone(),
-                text: written_out(content),
-            })
-            .collect(),
-    }
-}
-
-/// The text of a user message that is a prompt (text, no tool results),
-/// unless it is one of Tascer's own corrections.
-fn prompt_text(content: &Value) -> Option<String> {
-    let text = match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => {
-            if blocks.iter().any(|b| b["type"] == "tool_result") {
-                return None;
-            }
-            blocks
-                .iter()
-                .filter(|b| b["type"] == "text")
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        }
-        _ => return None,
-    };
-    let trimmed = text.trim();
-    (!trimmed.is_empty() && !trimmed.starts_with(CORRECTION_PREFIX)).then(|| trimmed.to_string())
-}
-
-/// A message's content as text: text blocks as they are, tool calls and
-/// results in brackets (cut short), thinking and images left out.
-fn written_out(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b["type"].as_str() {
-                Some("text") => b["text"].as_str().map(str::to_string),
-                Some("tool_use") => Some(format!(
-                    "[tool_use {} {}]",
-                    b["name"].as_str().unwrap_or("?"),
-                    cut(&b["input"].to_string())
-                )),
-                Some("tool_result") => {
-                    let error = if b["is_error"].as_bool().unwrap_or(false) {
-                        " (error)"
-                    } else {
-                        ""
-                    };
-                    Some(format!(
-                        "[tool_result{error} {}]",
-                        cut(&result_text(&b["content"]))
-                    ))
-                }
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
-fn result_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(PART_CHARS) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
+        TranscriptExcerpt::from_messages(&messages, max_messages)
     }
 }
 
