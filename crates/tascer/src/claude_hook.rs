@@ -40,9 +40,8 @@ use tascer_ledger::{
 };
 
 use crate::call_context::{decision_record, gate_outcomes};
-use crate::host::{HostAnswer, HostGovernance, HostStep, host_options};
+use crate::host::{HostAnswer, HostGovernance, HostStep};
 use crate::options::DEFAULT_CONTEXT_ENV;
-use crate::setup;
 
 /// What the hook process answers (exit code, standard output and error).
 pub use tascer_hook_client::Reply as HookReply;
@@ -239,7 +238,7 @@ impl HookSession {
     fn settings(&self) -> Result<&LoadedSettings, String> {
         self.settings
             .get_or_init(|| {
-                setup::load_settings(&host_options(None), &self.cwd, &self.home)
+                crate::host::load_settings(&self.cwd, &self.home)
                     .map_err(|e| format!("cannot read Tascer's settings: {e}"))
             })
             .as_ref()

@@ -40,7 +40,7 @@ mod options;
 mod pipeline;
 mod proof;
 mod query;
-mod reviewer;
+pub mod reviewer;
 mod session;
 mod setup;
 pub mod skills;
@@ -60,6 +60,7 @@ pub use options::{
 };
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::{MessageStream, query};
+pub use session::default_model;
 pub use system_prompt::default_system_prompt;
 
 pub use tascer_core::*;

@@ -39,7 +39,7 @@ const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 
 /// The model when none is given: `TASCER_MODEL`, else the provider's
 /// default.
-pub(crate) fn default_model(kind: ProviderKind) -> String {
+pub fn default_model(kind: ProviderKind) -> String {
     std::env::var("TASCER_MODEL")
         .ok()
         .filter(|m| !m.is_empty())
