@@ -23,7 +23,6 @@
 mod agent;
 pub mod agents;
 mod call_context;
-pub mod claude_hook;
 mod client;
 pub mod commands;
 mod compact;
@@ -32,8 +31,6 @@ pub mod contracts;
 mod error;
 mod frontmatter;
 mod governance;
-#[cfg(unix)]
-pub mod hook_server;
 pub mod host;
 pub mod memory;
 mod options;
