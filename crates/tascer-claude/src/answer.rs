@@ -31,9 +31,8 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
 }
 
 /// [`answer`] with the home's ledger already open
-/// ([`open_ledger`](crate::open_ledger)), as
-/// the hook server keeps it between events; `None` opens it for this
-/// event.
+/// ([`open_ledger`](crate::open_ledger)), as the hook server keeps it
+/// between events; `None` opens it for this event.
 pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) -> HookReply {
     let input: Value = match serde_json::from_str(stdin) {
         Ok(v) => v,

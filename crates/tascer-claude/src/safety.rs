@@ -55,6 +55,7 @@ impl HookSession {
         let reviewers = self.reviewers(governance.safety(), &self.hook_common.transcript_path);
         Ok(governance.with_reviewers(reviewers))
     }
+
     /// The reviewers the settings turn on, asking the provider of the
     /// environment Claude Code gives its hooks (`ANTHROPIC_API_KEY`, …).
     fn reviewers(&self, safety: &SafetyConfig, transcript: &str) -> Option<Arc<Reviewers>> {
