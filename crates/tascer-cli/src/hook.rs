@@ -1,20 +1,15 @@
 //! `tascer hook`: Claude Code's command-hook protocol, answered by
-//! [`tascer::claude_hook::answer`] (docs/claude-code.md) — through the hook
-//! server for this environment when one runs, else in this process, which
-//! then starts one for the next event. `tascer hook --serve SOCKET` is that
-//! server ([`tascer::hook_server`]).
+//! [`tascer_claude`] (docs/claude-code.md) — through the hook server for
+//! this environment when one runs, else in this process, which then
+//! starts one for the next event. `tascer hook --serve SOCKET` is that
+//! server ([`tascer_claude::server`]). Here: the command line, standard
+//! input, and what is printed.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use tascer::hook_server;
 use tascer_hook_client::SERVE_FLAG;
-
-/// The file name of the hook-only executable (the thin client of
-/// `src/bin/tascer-hook.rs`), installed next to `tascer`.
-pub const HOOK_EXECUTABLE: &str = "tascer-hook";
 
 /// True when the command line is exactly `tascer hook` (what `tascer
 /// install` writes), or `tascer hook --serve SOCKET` (the hook server):
@@ -48,75 +43,17 @@ pub fn main() -> ExitCode {
         eprintln!("tascer hook: cannot read the hook input from standard input: {err}");
         return ExitCode::from(1);
     }
-    let home = tascer::tascer_home();
-    let exe = std::env::current_exe().ok();
-    let socket = exe
-        .as_deref()
-        .and_then(|exe| tascer_hook_client::socket_path(&home, exe));
-    if let Some(reply) = socket
-        .as_deref()
-        .and_then(|socket| tascer_hook_client::reply_from(socket, &stdin))
-    {
-        return ExitCode::from(reply.give());
-    }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("tascer hook: cannot start the async runtime: {err}");
-            return ExitCode::from(1);
-        }
-    };
-    let reply = runtime.block_on(tascer::claude_hook::answer(&stdin, &home));
-    let code = reply.give();
-    if reply.webhooks_queued
-        && let Err(err) = start_flusher(&home)
-    {
-        eprintln!(
-            "tascer hook: webhook events wait in the outbox ({err}); `tascer webhook flush` delivers them"
-        );
-    }
-    if let (Some(exe), Some(socket)) = (exe, socket)
-        && tascer_hook_client::starts_server(&stdin)
-    {
-        // For the next event: this one is answered already.
-        if let Err(err) = tascer_hook_client::spawn_server(&exe, &socket) {
-            tracing::debug!("no hook server: {err}");
-        }
+    let answered = tascer_claude::process::answer_event(&stdin, &tascer::tascer_home());
+    let code = answered.reply.give();
+    if let Some(warning) = answered.warning {
+        eprintln!("{warning}");
     }
     ExitCode::from(code)
 }
 
-/// Starts the webhook flusher (`tascer webhook flush`, this executable)
-/// for `home`.
-fn start_flusher(home: &Path) -> Result<(), String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the tascer binary: {e}"))?;
-    tascer::webhook::spawn_flusher(home, &exe).map(|_| ())
-}
-
 /// Runs the hook server on `socket` until it is idle.
 fn serve(socket: PathBuf) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("tascer hook server: cannot start the async runtime: {err}");
-            return ExitCode::from(1);
-        }
-    };
-    let home = tascer::tascer_home();
-    let flusher: hook_server::FlusherStart = Arc::new(start_flusher);
-    match runtime.block_on(hook_server::serve(
-        home,
-        socket,
-        hook_server::idle_from_env(),
-        flusher,
-    )) {
+    match tascer_claude::process::serve(tascer::tascer_home(), socket) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("tascer hook server: {err}");

@@ -3,7 +3,7 @@
 //!
 //! Claude Code starts a command hook as a new process for every event, so
 //! Tascer answers hook events in a warm server (`tascer hook --serve
-//! SOCKET`, in the `tascer` crate's `hook_server` module) and the hook
+//! SOCKET`, in the `tascer-claude` crate's `server` module) and the hook
 //! process only forwards the event. This crate is that forwarding, kept
 //! small so that the `tascer-hook` executable built on it starts about as
 //! fast as any program can (docs/claude-code.md, "The hook server").

@@ -2,9 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tascer_core::ToolOutput;
 
 use crate::digest::sha256_hex;
 use crate::jcs::{self, JcsError};
+
+/// Outputs up to this size are kept inline in the tool record (besides
+/// their evidence).
+const INLINE_OUTPUT_LIMIT: usize = 4096;
 
 /// Where a tool call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -121,6 +126,30 @@ impl ToolRecord {
             status: ToolStatus::Pending,
             proof_hash: None,
         }
+    }
+
+    /// Fills in how the call ended: `digest` of the output's evidence
+    /// (`text`, the output as text), the output inline when small (its
+    /// raw value, else `text`), the end time and `status`.
+    pub fn finish(
+        &mut self,
+        output: &ToolOutput,
+        text: String,
+        digest: String,
+        status: ToolStatus,
+    ) {
+        self.output_digest = Some(digest.clone());
+        self.evidence.push(digest);
+        if let Some(raw) = &output.raw
+            && raw.to_string().len() <= INLINE_OUTPUT_LIMIT
+        {
+            self.output = Some(raw.clone());
+        } else if text.len() <= INLINE_OUTPUT_LIMIT {
+            self.output = Some(Value::String(text));
+        }
+        self.finished_at =
+            Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+        self.status = status;
     }
 
     /// The record's own digest: hex SHA-256 of its canonical JSON without

@@ -84,7 +84,7 @@ impl ContextCapture {
 }
 
 /// Gate results as the ledger records them.
-pub(crate) fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
+pub fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
     results
         .iter()
         .map(|r| GateOutcome {
@@ -97,7 +97,7 @@ pub(crate) fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
 }
 
 /// The permission decision as recorded in the ledger.
-pub(crate) fn decision_record(
+pub fn decision_record(
     decision: &PermissionDecision,
     tool_name: &str,
     tool_use_id: &str,

@@ -16,10 +16,10 @@ use tascer_guard::hooks::{
     PostCompactInput, PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput,
     SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
+use tascer_webhook::Webhooks;
 
 use crate::agent::{LoopEnv, lock};
 use crate::call_context::ContextCapture;
-use crate::webhook::Webhooks;
 
 /// Why a run stops before the model is done (a hook's `continue: false`,
 /// or a permission decision with `interrupt`).

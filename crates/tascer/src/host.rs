@@ -3,7 +3,9 @@
 //!
 //! Both build the same [`Admission`] from Tascer's settings for the call's
 //! directory ([`HostGovernance::load`]) and read its answer the same way
-//! ([`HostAnswer`], in `tascer-guard`).
+//! ([`HostAnswer`], in `tascer-guard`). What they write of that answer in
+//! the ledger is what a loop session writes ([`decision_record`],
+//! [`gate_outcomes`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +18,7 @@ use tascer_guard::permissions::{PermissionEngine, PermissionMode};
 use tascer_guard::review::Reviewers;
 use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsSource};
 
+pub use crate::call_context::{decision_record, gate_outcomes};
 use crate::error::Error;
 use crate::options::Options;
 use crate::setup;
@@ -52,6 +55,13 @@ pub fn host_options(mode: Option<PermissionMode>) -> Options {
         SettingsSource::Local,
     ];
     options
+}
+
+/// Reads Tascer's settings for a host's calls in `cwd` (user settings
+/// from `home`): the three files of [`host_options`], read once and then
+/// given to [`HostGovernance::from_settings`] for each step.
+pub fn load_settings(cwd: &Path, home: &Path) -> Result<LoadedSettings, Error> {
+    setup::load_settings(&host_options(None), cwd, home)
 }
 
 impl HostGovernance {

@@ -23,7 +23,6 @@
 mod agent;
 pub mod agents;
 mod call_context;
-pub mod claude_hook;
 mod client;
 pub mod commands;
 mod compact;
@@ -32,15 +31,13 @@ pub mod contracts;
 mod error;
 mod frontmatter;
 mod governance;
-#[cfg(unix)]
-pub mod hook_server;
 pub mod host;
 pub mod memory;
 mod options;
 mod pipeline;
 mod proof;
 mod query;
-mod reviewer;
+pub mod reviewer;
 mod session;
 mod setup;
 pub mod skills;
@@ -50,7 +47,6 @@ mod system_prompt;
 mod task_tool;
 mod transcript;
 mod turn;
-pub mod webhook;
 mod write_failure;
 
 pub use client::{AgentInfo, Client, CommandInfo, Interrupter};
@@ -61,6 +57,7 @@ pub use options::{
 };
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::{MessageStream, query};
+pub use session::default_model;
 pub use system_prompt::default_system_prompt;
 
 pub use tascer_core::*;
@@ -74,6 +71,7 @@ pub use tascer_model::{
 pub use tascer_store as store;
 pub use tascer_store::{COMPACTED_HISTORY_PREFIX, SessionInfo, SessionStore, StoreError};
 pub use tascer_tools as tools;
+pub use tascer_webhook as webhook;
 
 /// The Tascer version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

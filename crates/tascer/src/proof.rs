@@ -19,10 +19,6 @@ use tascer_ledger::{
 
 use crate::write_failure::WriteFailure;
 
-/// Outputs up to this size are kept inline in the tool record (besides
-/// their evidence).
-const INLINE_OUTPUT_LIMIT: usize = 4096;
-
 /// The ledger of one session.
 ///
 /// Writes are grouped to keep a governed call cheap (one SQLite
@@ -94,28 +90,6 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let _ = self.commit(None);
     }
-}
-
-/// Fills in how a call ended: the output's evidence digest, the output
-/// inline when small, the end time and the status.
-pub(crate) fn finish_record(
-    record: &mut ToolRecord,
-    output: &ToolOutput,
-    text: String,
-    digest: String,
-    status: ToolStatus,
-) {
-    record.output_digest = Some(digest.clone());
-    record.evidence.push(digest);
-    if let Some(raw) = &output.raw
-        && raw.to_string().len() <= INLINE_OUTPUT_LIMIT
-    {
-        record.output = Some(raw.clone());
-    } else if text.len() <= INLINE_OUTPUT_LIMIT {
-        record.output = Some(Value::String(text));
-    }
-    record.finished_at = Some(now());
-    record.status = status;
 }
 
 fn now() -> String {
@@ -295,7 +269,7 @@ impl Proof {
     pub fn close_tool(&self, mut record: ToolRecord, output: &ToolOutput, status: ToolStatus) {
         let text = output.content.to_text();
         let digest = self.evidence(text.as_bytes());
-        finish_record(&mut record, output, text, digest, status);
+        record.finish(output, text, digest, status);
         let payload = record.seal().and_then(|()| record.to_payload());
         match payload {
             Ok(payload) => self.append(EntryKind::ToolRecord, payload),

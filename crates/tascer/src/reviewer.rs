@@ -1,7 +1,12 @@
 //! The LLM reviewers' model calls, cache and records (docs/reviewers.md):
-//! [`ModelReviewer`] asks the session's provider, [`StoreReviewCache`]
+//! [`ModelReviewer`] asks the session's provider, `StoreReviewCache`
 //! keeps verdicts in the store, [`verdict_payload`] is what the ledger
 //! records of each verdict.
+//!
+//! Public for the hosts that run tools themselves (the Claude Code hook in
+//! `tascer-claude`): they connect the same reviewers over the provider of
+//! their environment ([`reviewers`]) and record their verdicts as a loop
+//! session does ([`verdict_entries`], [`intent_blocks`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,10 +28,10 @@ const MAX_REVIEW_TOKENS: u32 = 1024;
 
 /// Called with each reviewer model call's model and usage (the loop adds
 /// it to the session's cost).
-pub(crate) type UsageSink = Arc<dyn Fn(&str, &Usage) + Send + Sync>;
+pub type UsageSink = Arc<dyn Fn(&str, &Usage) + Send + Sync>;
 
 /// Asks the reviewer's question over a provider client.
-pub(crate) struct ModelReviewer {
+pub struct ModelReviewer {
     client: ModelClient,
     default_model: String,
     on_usage: Option<UsageSink>,
@@ -146,7 +151,7 @@ impl ReviewCache for StoreReviewCache {
 
 /// The reviewers `config` turns on (`None` when none is), asking `model`,
 /// with the store's cache and `transcript`.
-pub(crate) fn reviewers(
+pub fn reviewers(
     config: &ReviewersConfig,
     model: Arc<dyn ReviewModel>,
     db: &Arc<Db>,
@@ -190,7 +195,7 @@ pub(crate) fn for_session(
 }
 
 /// The ledger payload of one verdict.
-pub(crate) fn verdict_payload(record: &ReviewRecord) -> Value {
+pub fn verdict_payload(record: &ReviewRecord) -> Value {
     let verdict = ReviewerVerdict {
         reviewer: record.reviewer.name().to_string(),
         model: record.model.clone(),
@@ -208,7 +213,7 @@ pub(crate) fn verdict_payload(record: &ReviewRecord) -> Value {
 }
 
 /// The ledger entries of some verdicts.
-pub(crate) fn verdict_entries(records: &[ReviewRecord]) -> Vec<(EntryKind, Value)> {
+pub fn verdict_entries(records: &[ReviewRecord]) -> Vec<(EntryKind, Value)> {
     records
         .iter()
         .map(|r| (EntryKind::ReviewerVerdict, verdict_payload(r)))
@@ -216,7 +221,7 @@ pub(crate) fn verdict_entries(records: &[ReviewRecord]) -> Vec<(EntryKind, Value
 }
 
 /// How many stops `intent-validate` blocked in a session, from its ledger.
-pub(crate) fn intent_blocks(entries: &[LedgerEntry]) -> u32 {
+pub fn intent_blocks(entries: &[LedgerEntry]) -> u32 {
     let blocked = entries
         .iter()
         .filter(|e| e.kind == EntryKind::ReviewerVerdict)

@@ -39,7 +39,7 @@ const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 
 /// The model when none is given: `TASCER_MODEL`, else the provider's
 /// default.
-pub(crate) fn default_model(kind: ProviderKind) -> String {
+pub fn default_model(kind: ProviderKind) -> String {
     std::env::var("TASCER_MODEL")
         .ok()
         .filter(|m| !m.is_empty())
@@ -271,10 +271,10 @@ impl Session {
             .as_ref()
             .and_then(|db| crate::reviewer::for_session(&parts.safety.reviewers, &env, &model, db));
         let webhooks = match &local_db {
-            Some(db) => crate::webhook::Webhooks::open(
+            Some(db) => tascer_webhook::Webhooks::open(
                 settings.webhooks(),
                 db,
-                crate::webhook::Source::Run,
+                tascer_webhook::Source::Run,
             )?,
             None => None,
         };

@@ -10,8 +10,8 @@ use tascer_core::ToolCall;
 
 use super::prompt::{input_text, parse_verdict, shown, system_prompt, transcript_text};
 use super::{
-    CachedVerdict, FailMode, ModelCall, ReviewCache, ReviewModel, ReviewOutcome, ReviewRecord,
-    ReviewerConfig, ReviewerKind, ReviewersConfig, Transcript, TranscriptExcerpt,
+    CORRECTION_PREFIX, CachedVerdict, FailMode, ModelCall, ReviewCache, ReviewModel, ReviewOutcome,
+    ReviewRecord, ReviewerConfig, ReviewerKind, ReviewersConfig, Transcript, TranscriptExcerpt,
 };
 
 /// A tool call that ran and failed, waiting for the agent to acknowledge it.
@@ -336,7 +336,7 @@ impl Reviewers {
             .await;
         let block = (!record.passed).then(|| {
             format!(
-                "Tascer intent-validate: the work does not yet match the request. {}",
+                "{CORRECTION_PREFIX} the work does not yet match the request. {}",
                 record.reason
             )
         });

@@ -20,6 +20,7 @@
 //! crate). Every verdict is returned as a [`ReviewRecord`] for the ledger.
 
 mod chain;
+mod excerpt;
 mod prompt;
 
 use std::time::Duration;
@@ -30,6 +31,7 @@ use serde_json::Value;
 use tascer_core::Usage;
 
 pub use chain::{CallReview, FailedCall, Reviewers, StopReview};
+pub use excerpt::CORRECTION_PREFIX;
 pub use prompt::{parse_verdict, system_prompt};
 
 use crate::safety::settings::{ReviewerSettings, ReviewersSettings};

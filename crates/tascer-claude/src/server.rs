@@ -28,7 +28,8 @@ use tascer_hook_client::make_private_dir;
 use tascer_ledger::Ledger;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::claude_hook::{answer_with, open_ledger};
+use crate::answer::answer_with;
+use crate::session::open_ledger;
 
 /// Environment variable: seconds a hook server waits for an event before
 /// it exits (default 600).

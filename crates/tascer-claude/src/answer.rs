@@ -1,51 +1,24 @@
-//! Tascer as a Claude Code command hook (`tascer hook`).
+//! The answer to one hook event: parsed, its session opened, each event
+//! answered by a function of its own, the event queued for the webhooks.
 //!
-//! Claude Code runs a command hook as a new process per event, with the
-//! event's JSON on standard input (claude-compat §5.3, §6.2). For tool calls
-//! the answer comes from the same [`Admission`](tascer_guard::admission::Admission)
-//! a Tascer session uses — Tascer's settings, rules, policies, workaround
-//! detection and gates, built by [`HostGovernance`] — and every event lands
-//! in one ledger session per Claude Code `session_id`: the call is opened at
-//! `PreToolUse` and closed with its result at `PostToolUse`, so `tascer
-//! verify`, `report` and `export` work on a Claude Code session as on a
-//! Tascer one.
-//!
-//! Tascer adds refusals to Claude Code's own permission system and widens
-//! it only where its settings say so: a call Tascer denies is denied
-//! (`permissionDecision: deny` with Tascer's reason); one a Tascer ask rule
-//! or policy asks about is asked; one its safety chain approves — low-risk
-//! auto-approve, or an LLM reviewer answering in place of the user — is
-//! allowed (docs/reviewers.md); everything else is left to Claude Code's
-//! own rules and mode. `Stop` may be blocked by `intent-validate`, and
-//! every event goes to the configured webhooks (`claude_hook_safety.rs`
-//! has those parts).
-//!
-//! Each event has its own function below and builds only what it needs,
-//! because the process runs on every tool call: `PreToolUse` builds the
-//! permission engine and pre-gates, `PostToolUse` only the post-gates,
-//! the other events only open the ledger (and read the settings only when
-//! they need the reviewers or the webhooks).
+//! Each event builds only what it needs, because the process runs on every
+//! tool call: `PreToolUse` builds the permission engine and pre-gates,
+//! `PostToolUse` only the post-gates, the other events only open the
+//! ledger (and read the settings only when they need the reviewers or the
+//! webhooks). `Stop` and the reviewers are in `safety.rs`.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tascer::DEFAULT_CONTEXT_ENV;
+use tascer::host::{HostAnswer, HostStep, decision_record, gate_outcomes};
 use tascer_core::{ToolCall, ToolOutput};
 use tascer_guard::admission::CallRequest;
-use tascer_guard::hooks::HookCommon;
-use tascer_guard::permissions::PermissionMode;
-use tascer_guard::settings::LoadedSettings;
-use tascer_ledger::{
-    EntryKind, Evidence, Ledger, SessionStart, ToolRecord, ToolStatus, sha256_hex,
-};
+use tascer_hook_client::Reply as HookReply;
+use tascer_ledger::{EntryKind, Evidence, Ledger, ToolRecord, ToolStatus};
 
-use crate::call_context::{decision_record, gate_outcomes};
-use crate::host::{HostAnswer, HostGovernance, HostStep, host_options};
-use crate::options::DEFAULT_CONTEXT_ENV;
-use crate::setup;
-
-/// What the hook process answers (exit code, standard output and error).
-pub use tascer_hook_client::Reply as HookReply;
+use crate::session::{HookSession, encode, event_note, now, text};
 
 /// Answers one Claude Code hook event. `stdin` is the event's JSON,
 /// `home` Tascer's home (`$TASCER_HOME`: the ledger and user settings).
@@ -57,9 +30,9 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
     answer_with(stdin, home, None).await
 }
 
-/// [`answer`] with the home's ledger already open ([`open_ledger`]), as
-/// the hook server keeps it between events; `None` opens it for this
-/// event.
+/// [`answer`] with the home's ledger already open
+/// ([`open_ledger`](crate::open_ledger)), as the hook server keeps it
+/// between events; `None` opens it for this event.
 pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) -> HookReply {
     let input: Value = match serde_json::from_str(stdin) {
         Ok(v) => v,
@@ -94,58 +67,7 @@ pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) 
     reply
 }
 
-#[path = "claude_hook_safety.rs"]
-mod claude_hook_safety;
-
-/// One event's view of its Claude Code session: where it runs, its ledger
-/// session, and what it read once (the settings, the local database).
-struct HookSession {
-    session_id: String,
-    cwd: PathBuf,
-    home: PathBuf,
-    ledger: Arc<Ledger>,
-    hook_common: HookCommon,
-    settings: OnceLock<Result<LoadedSettings, String>>,
-    local_db: OnceLock<Result<Arc<tascer_store::Db>, String>>,
-}
-
 impl HookSession {
-    /// Opens the ledger (starting the session's ledger session on its
-    /// first event).
-    fn open(
-        input: &Value,
-        session_id: &str,
-        home: &Path,
-        ledger: Option<Arc<Ledger>>,
-    ) -> Result<Self, String> {
-        let cwd = input
-            .get("cwd")
-            .and_then(Value::as_str)
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok())
-            .ok_or("no cwd in the hook input and no current directory")?;
-        let ledger = match ledger {
-            Some(ledger) => ledger,
-            None => Arc::new(open_ledger(home)?),
-        };
-        let session = HookSession {
-            session_id: session_id.to_string(),
-            hook_common: HookCommon {
-                session_id: session_id.to_string(),
-                transcript_path: text(input, "transcript_path"),
-                cwd: cwd.display().to_string(),
-                permission_mode: None,
-            },
-            cwd,
-            home: home.to_path_buf(),
-            ledger,
-            settings: OnceLock::new(),
-            local_db: OnceLock::new(),
-        };
-        session.start_if_new(input)?;
-        Ok(session)
-    }
-
     /// Answers `event`: each event has its own function.
     async fn answer(&self, input: &Value, event: &str) -> Result<HookReply, String> {
         match event {
@@ -162,101 +84,6 @@ impl HookSession {
                 format!("tascer hook: the {other} event is not handled; nothing recorded"),
             )),
         }
-    }
-
-    /// Ends this process's use of the database. The connection closes
-    /// without a checkpoint (see [`leave_wal_on_close`]); once the WAL has
-    /// grown past [`WAL_TRUNCATE_BYTES`], this process first checkpoints it
-    /// into the database and truncates it. That keeps the WAL bounded: a
-    /// process that opens the database alone recovers the WAL and no longer
-    /// knows which frames were checkpointed, so without a truncation every
-    /// process would append to it. If other processes hold the database,
-    /// the truncation is left to a later hook (or to their own close).
-    fn close(self) {
-        let Some(db) = self.ledger.store().sqlite_db() else {
-            return; // A PostgreSQL store: nothing to truncate here.
-        };
-        let mut wal = db.path().as_os_str().to_owned();
-        wal.push("-wal");
-        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-        if size <= WAL_TRUNCATE_BYTES {
-            return;
-        }
-        let truncated = db.read(|conn| {
-            conn.busy_timeout(WAL_TRUNCATE_WAIT)?;
-            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
-                row.get::<_, i64>(0)
-            })
-        });
-        match truncated {
-            Ok(0) => {}
-            Ok(_) => tracing::debug!("the WAL is in use; a later process truncates it"),
-            Err(e) => tracing::debug!("cannot truncate the WAL: {e}"),
-        }
-    }
-
-    /// The session's first event opens its ledger session.
-    fn start_if_new(&self, input: &Value) -> Result<(), String> {
-        let head = self
-            .ledger
-            .head(&self.session_id)
-            .map_err(|e| format!("cannot read the ledger: {e}"))?;
-        if head.is_some() {
-            return Ok(());
-        }
-        let start = SessionStart {
-            model: input
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or("claude-code")
-                .to_string(),
-            options_digest: format!("sha256:{}", sha256_hex(b"{}")),
-            system_prompt_digest: format!("sha256:{}", sha256_hex(b"")),
-            signing_key_id: None,
-            context: json!({
-                "cwd": self.cwd.display().to_string(),
-                "host": "claude-code",
-                "transcript_path": text(input, "transcript_path"),
-                "tascer_version": crate::VERSION,
-            }),
-        };
-        self.ledger
-            .start_session(&self.session_id, &start)
-            .map(|_| ())
-            .map_err(|e| format!("cannot write the ledger: {e}"))
-    }
-
-    /// Appends `entries` with the evidence they refer to, in one
-    /// transaction.
-    fn write(&self, entries: Vec<(EntryKind, Value)>, evidence: &[Evidence]) -> Result<(), String> {
-        self.ledger
-            .append_batch(&self.session_id, entries, evidence)
-            .map(|_| ())
-            .map_err(|e| format!("cannot write the ledger: {e}"))
-    }
-
-    /// Tascer's settings for `cwd` (read once per event).
-    fn settings(&self) -> Result<&LoadedSettings, String> {
-        self.settings
-            .get_or_init(|| {
-                setup::load_settings(&host_options(None), &self.cwd, &self.home)
-                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))
-            })
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-
-    /// Tascer's governance for this event's step, in the event's
-    /// permission mode, with the reviewers the settings turn on.
-    fn governance(&self, input: &Value, step: HostStep) -> Result<HostGovernance, String> {
-        let mode = input
-            .get("permission_mode")
-            .and_then(Value::as_str)
-            .and_then(|m| m.parse::<PermissionMode>().ok());
-        let governance = HostGovernance::from_settings(self.settings()?, &self.cwd, mode, step)
-            .map_err(|e| format!("cannot build Tascer's governance from its settings: {e}"))?;
-        let reviewers = self.reviewers(governance.safety(), &self.hook_common.transcript_path);
-        Ok(governance.with_reviewers(reviewers))
     }
 
     /// `PreToolUse`: admission; the call's record is opened (and closed
@@ -301,7 +128,7 @@ impl HookSession {
             .to_payload()
             .map_err(|e| format!("cannot encode the record: {e}"))?;
         let mut entries = vec![(EntryKind::ToolCallOpened, opened)];
-        entries.extend(crate::reviewer::verdict_entries(&admitted.reviews));
+        entries.extend(tascer::reviewer::verdict_entries(&admitted.reviews));
         if admitted.decision.is_some() {
             entries.push((EntryKind::PermissionDecision, record.permission.clone()));
         }
@@ -466,17 +293,6 @@ impl HookSession {
         Ok(HookReply::nothing())
     }
 
-    /// Where an admitted call's record waits for its `PostToolUse` (ids
-    /// made safe as file names: `[A-Za-z0-9_-]` kept, anything else `_`).
-    fn pending_path(&self, tool_use_id: &str) -> PathBuf {
-        let safe = tascer_mcp::sanitize_name;
-        self.home
-            .join("claude-code")
-            .join("pending")
-            .join(safe(&self.session_id))
-            .join(format!("{}.json", safe(tool_use_id)))
-    }
-
     fn keep_pending(&self, record: &ToolRecord) -> Result<(), String> {
         let path = self.pending_path(&record.tool_use_id);
         if let Some(dir) = path.parent() {
@@ -485,52 +301,6 @@ impl HookSession {
         }
         let text = serde_json::to_string(record).map_err(encode)?;
         std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-    }
-}
-
-/// Opens the home's ledger the way a hook event uses it: signed with the
-/// home's key, its connection leaving the WAL on close
-/// ([`leave_wal_on_close`]).
-pub fn open_ledger(home: &Path) -> Result<Ledger, String> {
-    let key = tascer_ledger::load_home_signing_key(home)
-        .map_err(|e| format!("cannot load the signing key from {}: {e}", home.display()))?;
-    let ledger = Ledger::open_in_home(home, key)
-        .map_err(|e| format!("cannot open the ledger in {}: {e}", home.display()))?;
-    leave_wal_on_close(&ledger);
-    Ok(ledger)
-}
-
-/// The WAL size past which a hook process checkpoints and truncates it
-/// before it exits (see [`HookSession::close`]): it bounds what the next
-/// process reads to recover the WAL, and how often a hook pays for the
-/// checkpoint's `fsync`s (every 15 to 20 events).
-const WAL_TRUNCATE_BYTES: u64 = 512 * 1024;
-
-/// How long that checkpoint waits for other connections before leaving the
-/// truncation to a later process.
-const WAL_TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// A hook process writes a few entries and exits. Closing the last
-/// connection to a WAL database checkpoints it (four `fsync`s) and deletes
-/// the WAL and its index, which the next hook process creates again: on a
-/// busy disk that costs more than everything else the hook does. So the
-/// hook's connection does not checkpoint on close and the WAL stays for the
-/// next process (what it committed is in the WAL, as durable as any commit
-/// with `synchronous = NORMAL`); [`HookSession::close`] truncates it once
-/// it grows. If the connection cannot be tuned, closing just costs the
-/// usual.
-fn leave_wal_on_close(ledger: &Ledger) {
-    let Some(db) = ledger.store().sqlite_db() else {
-        return;
-    };
-    let tuned = db.read(|conn| {
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )
-    });
-    if let Err(e) = tuned {
-        tracing::debug!("cannot keep the WAL on close: {e}");
     }
 }
 
@@ -543,13 +313,9 @@ fn close_record(
 ) -> Result<Evidence, String> {
     let text = output.content.to_text();
     let evidence = Evidence::new(text.clone().into_bytes());
-    crate::proof::finish_record(record, output, text, evidence.digest().to_string(), status);
+    record.finish(output, text, evidence.digest().to_string(), status);
     record.seal().map_err(encode)?;
     Ok(evidence)
-}
-
-fn encode(e: impl std::fmt::Display) -> String {
-    format!("cannot encode the record: {e}")
 }
 
 /// The context of a call as one hook process can afford to capture it:
@@ -564,7 +330,7 @@ fn head_context(cwd: &Path) -> Value {
         .collect();
     let mut context = json!({
         "cwd": cwd.display().to_string(),
-        "tascer_version": crate::VERSION,
+        "tascer_version": tascer::VERSION,
         "env": env,
         "captured_at": now(),
         "git_status": "not captured: tascer hook records HEAD only",
@@ -597,38 +363,4 @@ fn tool_call(input: &Value, session_id: &str, cwd: &Path) -> ToolCall {
         cwd: cwd.to_path_buf(),
         session_id: session_id.to_string(),
     }
-}
-
-/// A checkpoint entry for an event that decides nothing here.
-fn event_note(input: &Value, event: &str) -> Value {
-    let mut note = json!({"event": event, "source": "claude-code"});
-    for key in [
-        "reason",
-        "trigger",
-        "message",
-        "notification_type",
-        "stop_hook_active",
-    ] {
-        if let (Some(v), Some(obj)) = (input.get(key), note.as_object_mut()) {
-            obj.insert(key.into(), v.clone());
-        }
-    }
-    if event == "SessionStart"
-        && let (Some(v), Some(obj)) = (input.get("source"), note.as_object_mut())
-    {
-        obj.insert("start_source".into(), v.clone());
-    }
-    note
-}
-
-fn text(input: &Value, key: &str) -> String {
-    input
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

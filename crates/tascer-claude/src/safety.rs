@@ -1,27 +1,26 @@
-//! The safety chain under `tascer hook` (docs/reviewers.md): the reviewers
-//! over the provider of Claude Code's environment, a failed call kept
-//! between two hook processes for `error-acknowledge`, `intent-validate`
-//! on Stop, and every event queued for the webhooks.
+//! The safety chain under `tascer hook` (docs/reviewers.md): the
+//! governance of an event's step with the reviewers the settings turn on
+//! (asking the provider of Claude Code's environment), a failed call kept
+//! between two hook processes for `error-acknowledge`, the denials kept for
+//! workaround detection, and `intent-validate` on Stop.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use tascer::host::{HostGovernance, HostStep};
+use tascer::reviewer::{ModelReviewer, intent_blocks, verdict_entries};
 use tascer_guard::admission::Admission;
-use tascer_guard::hooks::HookEvent;
-use tascer_guard::permissions::DenialHistory;
+use tascer_guard::permissions::{DenialHistory, PermissionMode};
 use tascer_guard::review::{FailedCall, ModelCall, ModelReply, ReviewModel, Reviewers};
 use tascer_guard::settings::SafetyConfig;
+use tascer_hook_client::Reply as HookReply;
 use tascer_ledger::EntryKind;
 use tascer_model::{ModelClient, ProviderConfig};
-use tascer_store::Db;
 
-use super::{HookReply, HookSession, event_note, text};
-use crate::host::HostStep;
-use crate::reviewer::{ModelReviewer, intent_blocks, verdict_entries};
+use crate::session::{HookSession, event_note};
 use crate::transcript::ClaudeTranscript;
-use crate::webhook::{Source, Webhooks};
 
 /// A reviewer model that cannot be reached (no provider configured): every
 /// review fails, and its fail mode decides.
@@ -40,33 +39,33 @@ impl ReviewModel for Unavailable {
 }
 
 impl HookSession {
-    /// The home's local SQLite database, for the reviewers' cache and the
-    /// webhook outbox (see [`crate::setup::local_db`]).
-    fn local_db(&self) -> Result<Arc<Db>, String> {
-        self.local_db
-            .get_or_init(|| match self.ledger.store().sqlite_db() {
-                Some(db) => Ok(Arc::clone(db)),
-                None => Db::open(self.home.join("tascer.db"))
-                    .map(Arc::new)
-                    .map_err(|e| format!("cannot open the local store: {e}")),
-            })
-            .clone()
+    /// Tascer's governance for this event's step, in the event's
+    /// permission mode, with the reviewers the settings turn on.
+    pub(crate) fn governance(
+        &self,
+        input: &Value,
+        step: HostStep,
+    ) -> Result<HostGovernance, String> {
+        let mode = input
+            .get("permission_mode")
+            .and_then(Value::as_str)
+            .and_then(|m| m.parse::<PermissionMode>().ok());
+        let governance = HostGovernance::from_settings(self.settings()?, &self.cwd, mode, step)
+            .map_err(|e| format!("cannot build Tascer's governance from its settings: {e}"))?;
+        let reviewers = self.reviewers(governance.safety(), &self.hook_common.transcript_path);
+        Ok(governance.with_reviewers(reviewers))
     }
 
     /// The reviewers the settings turn on, asking the provider of the
     /// environment Claude Code gives its hooks (`ANTHROPIC_API_KEY`, …).
-    pub(super) fn reviewers(
-        &self,
-        safety: &SafetyConfig,
-        transcript: &str,
-    ) -> Option<Arc<Reviewers>> {
+    fn reviewers(&self, safety: &SafetyConfig, transcript: &str) -> Option<Arc<Reviewers>> {
         if safety.reviewers.is_empty() {
             return None;
         }
         let model: Arc<dyn ReviewModel> =
             match ProviderConfig::from_env().and_then(ModelClient::new) {
                 Ok(client) => {
-                    let default = crate::session::default_model(client.config().kind);
+                    let default = tascer::default_model(client.config().kind);
                     Arc::new(ModelReviewer::new(client, default, None))
                 }
                 Err(err) => Arc::new(Unavailable {
@@ -77,7 +76,7 @@ impl HookSession {
             path: PathBuf::from(transcript),
         });
         match self.local_db() {
-            Ok(db) => crate::reviewer::reviewers(&safety.reviewers, model, &db, transcript),
+            Ok(db) => tascer::reviewer::reviewers(&safety.reviewers, model, &db, transcript),
             Err(err) => {
                 // The reviewers still answer, without a cache.
                 tracing::warn!("reviewers run without a cache: {err}");
@@ -94,7 +93,7 @@ impl HookSession {
     }
 
     /// Keeps a failed call for the next `PreToolUse` (error-acknowledge).
-    pub(super) fn store_failure(&self, failure: Option<FailedCall>) -> Result<(), String> {
+    pub(crate) fn store_failure(&self, failure: Option<FailedCall>) -> Result<(), String> {
         let Some(failure) = failure else {
             return Ok(());
         };
@@ -111,7 +110,7 @@ impl HookSession {
     /// Takes the failed call kept by an earlier `PostToolUseFailure`. Of
     /// calls admitted at once (Claude Code runs them in parallel), one
     /// takes it: the file is renamed before it is read.
-    pub(super) fn take_failure(&self) -> Option<FailedCall> {
+    pub(crate) fn take_failure(&self) -> Option<FailedCall> {
         let path = self.failure_path();
         let taken = path.with_extension(format!("taken-{}", std::process::id()));
         std::fs::rename(&path, &taken).ok()?;
@@ -120,23 +119,9 @@ impl HookSession {
         serde_json::from_str(&text?).ok()
     }
 
-    /// The session's file under `<home>/claude-code/<what>/`.
-    fn session_file(&self, what: &str) -> PathBuf {
-        let pending = self.pending_path("_");
-        let session = pending
-            .parent()
-            .and_then(|d| d.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        self.home
-            .join("claude-code")
-            .join(what)
-            .join(format!("{session}.json"))
-    }
-
     /// Gives workaround detection the denials of the session's earlier
     /// calls (each call is a new process); returns them as restored.
-    pub(super) fn restore_denials(&self, admission: &Admission) -> DenialHistory {
+    pub(crate) fn restore_denials(&self, admission: &Admission) -> DenialHistory {
         let history = std::fs::read_to_string(self.session_file("denials"))
             .ok()
             .and_then(|text| serde_json::from_str::<DenialHistory>(&text).ok())
@@ -149,7 +134,7 @@ impl HookSession {
 
     /// Keeps the denials for the session's next call when this one added
     /// any. A failure to keep them is logged: the call's decision stands.
-    pub(super) fn keep_denials(&self, admission: &Admission, before: &DenialHistory) {
+    pub(crate) fn keep_denials(&self, admission: &Admission, before: &DenialHistory) {
         let now = admission.permissions().denial_history();
         if now == *before {
             return;
@@ -176,7 +161,7 @@ impl HookSession {
 
     /// `Stop`: a checkpoint, then `intent-validate` when it is on; a "no"
     /// answers `{"decision": "block", "reason": …}` so Claude goes on.
-    pub(super) async fn stop(&self, input: &Value) -> Result<HookReply, String> {
+    pub(crate) async fn stop(&self, input: &Value) -> Result<HookReply, String> {
         self.write(
             vec![(EntryKind::Checkpoint, event_note(input, "Stop"))],
             &[],
@@ -228,46 +213,5 @@ impl HookSession {
             .find(|m| m.role == "assistant" && !m.text.is_empty())
             .map(|m| m.text)
             .unwrap_or_default()
-    }
-
-    /// Queues the event (as Claude Code sent it) and Tascer's answer for
-    /// the webhooks; true when anything was queued.
-    pub(super) fn webhook(&self, input: &Value, event: &str, reply: &HookReply) -> bool {
-        let Ok(event) = event.parse::<HookEvent>() else {
-            return false;
-        };
-        let hooks = match self.settings() {
-            Ok(settings) => settings.webhooks(),
-            Err(err) => {
-                tracing::warn!("webhooks: {err}");
-                return false;
-            }
-        };
-        if hooks.is_empty() {
-            return false;
-        }
-        let db = match self.local_db() {
-            Ok(db) => db,
-            Err(err) => {
-                tracing::warn!("webhooks: {err}; the {} event is not sent", event.as_str());
-                return false;
-            }
-        };
-        let sink = match Webhooks::open(hooks, &db, Source::ClaudeCode) {
-            Ok(Some(sink)) => sink,
-            Ok(None) => return false,
-            Err(err) => {
-                tracing::warn!("webhooks: cannot open the outbox: {err}");
-                return false;
-            }
-        };
-        let answer = serde_json::from_str::<Value>(&reply.stdout).unwrap_or(Value::Null);
-        let tascer = json!({
-            "exit_code": reply.exit_code,
-            "answer": answer,
-            "message": Some(&reply.stderr).filter(|m| !m.is_empty()),
-            "transcript_path": text(input, "transcript_path"),
-        });
-        sink.send(event, input.clone(), tascer)
     }
 }

@@ -12,6 +12,12 @@
 //! is retried with backoff; an event whose attempts run out, or that finds
 //! its URL's queue full, is counted in the store's drop records and logged
 //! — never silently lost.
+//!
+//! A crate of its own, below the agent loop: the loop sends its sessions'
+//! hook events here (`tascer run`), and so does the Claude Code host
+//! (`tascer-claude`, which builds on the loop). It needs the store (the
+//! outbox and the flusher's lease), the guard's [`HookEvent`] and an HTTP
+//! client, and nothing of the loop.
 
 mod deliver;
 mod flush;
@@ -31,6 +37,9 @@ pub use flush::{
 };
 pub use tascer_store::DropRecord;
 pub use tascer_store::outbox::{DROP_FULL, DROP_GAVE_UP};
+
+/// The version of Tascer sending (the body's `tascer.version`).
+const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Default longest wait for a webhook's answer, per attempt.
 pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
@@ -69,6 +78,11 @@ pub struct Webhooks {
     delivery: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
+/// The delivery task's slot, even if a thread panicked holding it.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// How long a session's end waits for a delivery under way.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -86,7 +100,7 @@ impl std::fmt::Debug for Webhooks {
 impl Drop for Webhooks {
     fn drop(&mut self) {
         self.stop.cancel();
-        if let Some(task) = crate::agent::lock(&self.delivery).take() {
+        if let Some(task) = lock(&self.delivery).take() {
             task.abort();
         }
     }
@@ -95,7 +109,7 @@ impl Drop for Webhooks {
 impl Webhooks {
     /// The sink for `hooks` over the outbox in `db`; `None` when no
     /// webhook is configured.
-    pub(crate) fn open(
+    pub fn open(
         hooks: Vec<WebhookSettings>,
         db: &Arc<Db>,
         source: Source,
@@ -118,7 +132,7 @@ impl Webhooks {
     /// `tascer` what Tascer decided about it. Returns true when anything
     /// was queued. A full queue or a store that cannot be written is
     /// logged (and the drop recorded); it never fails the caller.
-    pub(crate) fn send(&self, event: HookEvent, input: Value, tascer: Value) -> bool {
+    pub fn send(&self, event: HookEvent, input: Value, tascer: Value) -> bool {
         let mut body = match input {
             Value::Object(map) => map,
             _ => Map::new(),
@@ -129,13 +143,13 @@ impl Webhooks {
             Value::Null => Map::new(),
             other => Map::from_iter([("data".to_string(), other)]),
         };
-        meta.insert("event_id".into(), json!(crate::new_id()));
+        meta.insert("event_id".into(), json!(tascer_core::new_id()));
         meta.insert("source".into(), json!(self.source.as_str()));
         meta.insert(
             "ts".into(),
             json!(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
         );
-        meta.insert("version".into(), json!(crate::VERSION));
+        meta.insert("version".into(), json!(VERSION));
         body.insert("tascer".into(), Value::Object(meta));
         let body = Value::Object(body).to_string();
         let mut queued = false;
@@ -178,7 +192,7 @@ impl Webhooks {
     /// Starts delivering in the background on the current runtime, until
     /// this sink is dropped (what is left waits in the outbox for the
     /// next deliverer).
-    pub(crate) fn start_delivery(&self) {
+    pub fn start_delivery(&self) {
         // Its own connection: the session's writes never queue behind a
         // delivery's bookkeeping in this process (SQLite's WAL keeps the
         // two consistent).
@@ -202,15 +216,15 @@ impl Webhooks {
         let wake = Arc::clone(&self.wake);
         let stop = self.stop.clone();
         let task = tokio::spawn(async move { deliverer.run(wake, stop).await });
-        *crate::agent::lock(&self.delivery) = Some(task);
+        *lock(&self.delivery) = Some(task);
     }
 
     /// Stops the background delivery, letting a POST under way finish
     /// (for up to two seconds) so it is not sent again by the next
     /// deliverer. What is left waits in the outbox.
-    pub(crate) async fn stop_delivery(&self) {
+    pub async fn stop_delivery(&self) {
         self.stop.cancel();
-        let task = crate::agent::lock(&self.delivery).take();
+        let task = lock(&self.delivery).take();
         if let Some(mut task) = task
             && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
                 .await

@@ -56,7 +56,7 @@ pub async fn flush(home: &Path) -> Result<FlushReport, String> {
     let (outbox, leases) = open(home)?;
     let host = host_name();
     let holder = Holder {
-        owner: crate::new_id(),
+        owner: tascer_core::new_id(),
         pid: std::process::id(),
         host: host.clone(),
     };

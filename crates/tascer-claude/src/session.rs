@@ -1,0 +1,276 @@
+//! One hook event's view of its Claude Code session (shared by every
+//! part of the answer): where it runs, its ledger session, the settings and
+//! the local database it reads once, the files it keeps between two hook
+//! processes, and the small helpers every event uses.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Value, json};
+use tascer_guard::hooks::HookCommon;
+use tascer_guard::settings::LoadedSettings;
+use tascer_ledger::{EntryKind, Evidence, Ledger, SessionStart, sha256_hex};
+use tascer_store::Db;
+
+/// One event's view of its Claude Code session: where it runs, its ledger
+/// session, and what it read once (the settings, the local database).
+pub(crate) struct HookSession {
+    pub(crate) session_id: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) ledger: Arc<Ledger>,
+    pub(crate) hook_common: HookCommon,
+    settings: OnceLock<Result<LoadedSettings, String>>,
+    local_db: OnceLock<Result<Arc<Db>, String>>,
+}
+
+impl HookSession {
+    /// Opens the ledger (starting the session's ledger session on its
+    /// first event).
+    pub(crate) fn open(
+        input: &Value,
+        session_id: &str,
+        home: &Path,
+        ledger: Option<Arc<Ledger>>,
+    ) -> Result<Self, String> {
+        let cwd = input
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .ok_or("no cwd in the hook input and no current directory")?;
+        let ledger = match ledger {
+            Some(ledger) => ledger,
+            None => Arc::new(open_ledger(home)?),
+        };
+        let session = HookSession {
+            session_id: session_id.to_string(),
+            hook_common: HookCommon {
+                session_id: session_id.to_string(),
+                transcript_path: text(input, "transcript_path"),
+                cwd: cwd.display().to_string(),
+                permission_mode: None,
+            },
+            cwd,
+            home: home.to_path_buf(),
+            ledger,
+            settings: OnceLock::new(),
+            local_db: OnceLock::new(),
+        };
+        session.start_if_new(input)?;
+        Ok(session)
+    }
+
+    /// Ends this process's use of the database. The connection closes
+    /// without a checkpoint (see [`leave_wal_on_close`]); once the WAL has
+    /// grown past [`WAL_TRUNCATE_BYTES`], this process first checkpoints it
+    /// into the database and truncates it. That keeps the WAL bounded: a
+    /// process that opens the database alone recovers the WAL and no longer
+    /// knows which frames were checkpointed, so without a truncation every
+    /// process would append to it. If other processes hold the database,
+    /// the truncation is left to a later hook (or to their own close).
+    pub(crate) fn close(self) {
+        let Some(db) = self.ledger.store().sqlite_db() else {
+            return; // A PostgreSQL store: nothing to truncate here.
+        };
+        let mut wal = db.path().as_os_str().to_owned();
+        wal.push("-wal");
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size <= WAL_TRUNCATE_BYTES {
+            return;
+        }
+        let truncated = db.read(|conn| {
+            conn.busy_timeout(WAL_TRUNCATE_WAIT)?;
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+                row.get::<_, i64>(0)
+            })
+        });
+        match truncated {
+            Ok(0) => {}
+            Ok(_) => tracing::debug!("the WAL is in use; a later process truncates it"),
+            Err(e) => tracing::debug!("cannot truncate the WAL: {e}"),
+        }
+    }
+
+    /// The session's first event opens its ledger session.
+    fn start_if_new(&self, input: &Value) -> Result<(), String> {
+        let head = self
+            .ledger
+            .head(&self.session_id)
+            .map_err(|e| format!("cannot read the ledger: {e}"))?;
+        if head.is_some() {
+            return Ok(());
+        }
+        let start = SessionStart {
+            model: input
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("claude-code")
+                .to_string(),
+            options_digest: format!("sha256:{}", sha256_hex(b"{}")),
+            system_prompt_digest: format!("sha256:{}", sha256_hex(b"")),
+            signing_key_id: None,
+            context: json!({
+                "cwd": self.cwd.display().to_string(),
+                "host": "claude-code",
+                "transcript_path": text(input, "transcript_path"),
+                "tascer_version": tascer::VERSION,
+            }),
+        };
+        self.ledger
+            .start_session(&self.session_id, &start)
+            .map(|_| ())
+            .map_err(|e| format!("cannot write the ledger: {e}"))
+    }
+
+    /// Appends `entries` with the evidence they refer to, in one
+    /// transaction.
+    pub(crate) fn write(
+        &self,
+        entries: Vec<(EntryKind, Value)>,
+        evidence: &[Evidence],
+    ) -> Result<(), String> {
+        self.ledger
+            .append_batch(&self.session_id, entries, evidence)
+            .map(|_| ())
+            .map_err(|e| format!("cannot write the ledger: {e}"))
+    }
+
+    /// Tascer's settings for `cwd` (read once per event).
+    pub(crate) fn settings(&self) -> Result<&LoadedSettings, String> {
+        self.settings
+            .get_or_init(|| {
+                tascer::host::load_settings(&self.cwd, &self.home)
+                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The home's local SQLite database, for the reviewers' cache and the
+    /// webhook outbox: the ledger's own when it is SQLite, else
+    /// `tascer.db` in the home (as the loop's sessions find theirs).
+    pub(crate) fn local_db(&self) -> Result<Arc<Db>, String> {
+        self.local_db
+            .get_or_init(|| match self.ledger.store().sqlite_db() {
+                Some(db) => Ok(Arc::clone(db)),
+                None => Db::open(self.home.join("tascer.db"))
+                    .map(Arc::new)
+                    .map_err(|e| format!("cannot open the local store: {e}")),
+            })
+            .clone()
+    }
+
+    /// Where an admitted call's record waits for its `PostToolUse` (ids
+    /// made safe as file names: `[A-Za-z0-9_-]` kept, anything else `_`).
+    pub(crate) fn pending_path(&self, tool_use_id: &str) -> PathBuf {
+        let safe = tascer_mcp::sanitize_name;
+        self.home
+            .join("claude-code")
+            .join("pending")
+            .join(safe(&self.session_id))
+            .join(format!("{}.json", safe(tool_use_id)))
+    }
+
+    /// The session's file under `<home>/claude-code/<what>/`.
+    pub(crate) fn session_file(&self, what: &str) -> PathBuf {
+        let pending = self.pending_path("_");
+        let session = pending
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.home
+            .join("claude-code")
+            .join(what)
+            .join(format!("{session}.json"))
+    }
+}
+
+/// Opens the home's ledger the way a hook event uses it: signed with the
+/// home's key, its connection leaving the WAL on close (a hook process
+/// writes a few entries and exits; the next one would only create the WAL
+/// again).
+pub fn open_ledger(home: &Path) -> Result<Ledger, String> {
+    let key = tascer_ledger::load_home_signing_key(home)
+        .map_err(|e| format!("cannot load the signing key from {}: {e}", home.display()))?;
+    let ledger = Ledger::open_in_home(home, key)
+        .map_err(|e| format!("cannot open the ledger in {}: {e}", home.display()))?;
+    leave_wal_on_close(&ledger);
+    Ok(ledger)
+}
+
+/// The WAL size past which a hook process checkpoints and truncates it
+/// before it exits (see [`HookSession::close`]): it bounds what the next
+/// process reads to recover the WAL, and how often a hook pays for the
+/// checkpoint's `fsync`s (every 15 to 20 events).
+const WAL_TRUNCATE_BYTES: u64 = 512 * 1024;
+
+/// How long that checkpoint waits for other connections before leaving the
+/// truncation to a later process.
+const WAL_TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A hook process writes a few entries and exits. Closing the last
+/// connection to a WAL database checkpoints it (four `fsync`s) and deletes
+/// the WAL and its index, which the next hook process creates again: on a
+/// busy disk that costs more than everything else the hook does. So the
+/// hook's connection does not checkpoint on close and the WAL stays for the
+/// next process (what it committed is in the WAL, as durable as any commit
+/// with `synchronous = NORMAL`); [`HookSession::close`] truncates it once
+/// it grows. If the connection cannot be tuned, closing just costs the
+/// usual.
+fn leave_wal_on_close(ledger: &Ledger) {
+    let Some(db) = ledger.store().sqlite_db() else {
+        return;
+    };
+    let tuned = db.read(|conn| {
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+    });
+    if let Err(e) = tuned {
+        tracing::debug!("cannot keep the WAL on close: {e}");
+    }
+}
+
+/// A checkpoint entry for an event that decides nothing here.
+pub(crate) fn event_note(input: &Value, event: &str) -> Value {
+    let mut note = json!({"event": event, "source": "claude-code"});
+    for key in [
+        "reason",
+        "trigger",
+        "message",
+        "notification_type",
+        "stop_hook_active",
+    ] {
+        if let (Some(v), Some(obj)) = (input.get(key), note.as_object_mut()) {
+            obj.insert(key.into(), v.clone());
+        }
+    }
+    if event == "SessionStart"
+        && let (Some(v), Some(obj)) = (input.get("source"), note.as_object_mut())
+    {
+        obj.insert("start_source".into(), v.clone());
+    }
+    note
+}
+
+/// The string field `key` of the event, or empty.
+pub(crate) fn text(input: &Value, key: &str) -> String {
+    input
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// What a record that cannot be encoded says.
+pub(crate) fn encode(e: impl std::fmt::Display) -> String {
+    format!("cannot encode the record: {e}")
+}
+
+/// Now, as the ledger writes times (RFC 3339, milliseconds, UTC).
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
