@@ -7,8 +7,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use tascer_claude::install::{SERVER, Target};
 
-/// `s` quoted for a POSIX shell when it needs it.
-
 /// `tascer install claude-code [--project|--user]`.
 pub fn install(user: bool) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
