@@ -11,7 +11,7 @@ use super::command::CommandHook;
 use super::error::{HookConfigError, json_type};
 use super::event::{HookEvent, UNSUPPORTED_CLAUDE_EVENTS};
 use super::matcher::Matcher;
-use super::registry::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
+use super::registered::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
 
 /// Hook types Claude Code knows but Tascer does not run (skipped with a
 /// warning).

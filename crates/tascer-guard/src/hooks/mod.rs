@@ -23,6 +23,7 @@ mod matcher;
 mod outcome;
 mod output;
 mod record;
+mod registered;
 mod registry;
 mod runner;
 
@@ -48,7 +49,6 @@ pub use output::{
     HookOutput, HookSpecificOutput, PermissionDecision, PermissionRequestDecision, TopDecision,
 };
 pub use record::{HookKind, HookRun, HookRunOutcome};
-pub use registry::{
-    DEFAULT_TIMEOUT, HookHandler, HookOptions, HookRegistry, HookRegistryBuilder, RegisteredHook,
-};
+pub use registered::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
+pub use registry::{HookRegistry, HookRegistryBuilder};
 pub use runner::{HookRunResults, HookRunner};

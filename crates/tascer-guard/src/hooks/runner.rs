@@ -26,7 +26,8 @@ use super::outcome::{
 };
 use super::output::{HookOutput, PermissionDecision, PermissionRequestDecision, TopDecision};
 use super::record::{HookKind, HookRun, HookRunOutcome};
-use super::registry::{HookHandler, HookRegistry, RegisteredHook};
+use super::registered::{HookHandler, RegisteredHook};
+use super::registry::HookRegistry;
 
 /// Runs hooks. Cheap to clone; share one per session.
 #[derive(Debug, Clone, Default)]
