@@ -348,16 +348,6 @@ impl PermissionEngine {
         &self.sensitive
     }
 
-    /// The per-file check the loop hands to tools that open files they
-    /// found themselves (Grep over a directory, Glob results): see
-    /// [`SearchAccess`](super::search_access::SearchAccess).
-    pub fn file_access(self: &Arc<Self>, cwd: &Path) -> Arc<dyn tascer_core::FileAccess> {
-        Arc::new(super::search_access::SearchAccess::new(
-            Arc::clone(self),
-            cwd.to_path_buf(),
-        ))
-    }
-
     /// Rules, policies and mode only — no cache, callback or workaround
     /// detection. Useful for dry runs ("what would happen?").
     pub fn evaluate(&self, call: &ToolCall) -> PermissionDecision {

@@ -52,6 +52,15 @@ impl SearchAccess {
     }
 }
 
+impl PermissionEngine {
+    /// The per-file check the loop hands to tools that open files they
+    /// found themselves (Grep over a directory, Glob results): see
+    /// [`SearchAccess`].
+    pub fn file_access(self: &Arc<Self>, cwd: &Path) -> Arc<dyn tascer_core::FileAccess> {
+        Arc::new(SearchAccess::new(Arc::clone(self), cwd.to_path_buf()))
+    }
+}
+
 impl tascer_core::FileAccess for SearchAccess {
     fn may_read(&self, path: &Path) -> Result<(), String> {
         if !self.needs_decision(path) {
