@@ -25,13 +25,13 @@ mod prompt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tascer_core::Usage;
 
 pub use chain::{CallReview, FailedCall, Reviewers, StopReview};
 pub use prompt::{parse_verdict, system_prompt};
 
+pub use crate::safety::settings::FailMode;
 use crate::safety::settings::{ReviewerSettings, ReviewersSettings};
 
 /// Which reviewer.
@@ -79,17 +79,6 @@ impl std::fmt::Display for ReviewerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// What a failed review (timeout, provider error, malformed answer) counts
-/// as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum FailMode {
-    /// As a pass: the call runs, the stop goes through.
-    Open,
-    /// As a fail: the call is refused, the stop blocked.
-    Closed,
 }
 
 /// One reviewer's configuration.

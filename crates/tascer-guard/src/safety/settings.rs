@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::hooks::HookEvent;
-use crate::review::FailMode;
 
 /// The `safety` object: low-risk auto-approve, path classes and the LLM
 /// reviewers. Each part is off unless present.
@@ -122,6 +121,17 @@ pub struct ReviewerSettings {
     /// (default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_blocks: Option<u32>,
+}
+
+/// What a failed review (timeout, provider error, malformed answer) counts
+/// as (a reviewer's `failMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FailMode {
+    /// As a pass: the call runs, the stop goes through.
+    Open,
+    /// As a fail: the call is refused, the stop blocked.
+    Closed,
 }
 
 /// One entry of `webhooks`.
