@@ -25,8 +25,9 @@
 //! and write nothing: the caller (the agent loop, `tascer hook`, `tascer
 //! mcp serve`) records what they return and runs the tool.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tascer_core::{ToolCall, ToolOutput};
 
@@ -225,14 +226,14 @@ impl Admission {
     /// per event (`tascer hook`) hands over a failure it stored.
     pub fn note_failure(&self, failure: FailedCall) {
         if self.reviewers.as_ref().is_some_and(|r| r.checks_failures()) {
-            *lock(&self.pending_failure) = Some(failure);
+            *self.pending_failure.lock() = Some(failure);
         }
     }
 
     /// Takes the failure waiting to be acknowledged, if any (for a host
     /// that must store it until the next event).
     pub fn take_failure(&self) -> Option<FailedCall> {
-        lock(&self.pending_failure).take()
+        self.pending_failure.lock().take()
     }
 
     /// `intent-validate` on a stop (see [`Reviewers::validate_stop`]):
@@ -781,13 +782,6 @@ impl Admission {
 fn reviewable(call: &ToolCall, decision: &PermissionDecision) -> bool {
     decision.decided_by != DecisionSource::Workaround
         && !matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode")
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
 }
 
 /// `value` with secrets redacted from every string in it.

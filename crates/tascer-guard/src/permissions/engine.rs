@@ -1,8 +1,10 @@
 //! [`PermissionEngine`]: the one place a tool call's permission is decided.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
 
 use super::cache::{DecisionCache, cache_key};
 use super::call::ToolCall;
@@ -238,10 +240,7 @@ impl PermissionEngine {
 
     /// The current mode.
     pub fn mode(&self) -> PermissionMode {
-        match self.mode.read() {
-            Ok(m) => *m,
-            Err(p) => *p.into_inner(),
-        }
+        *self.mode.read()
     }
 
     /// Switches the mode (clears the decision cache).
@@ -249,10 +248,7 @@ impl PermissionEngine {
         if mode == PermissionMode::BypassPermissions && self.bypass_disabled {
             return Err(PermissionError::BypassDisabled);
         }
-        match self.mode.write() {
-            Ok(mut m) => *m = mode,
-            Err(p) => *p.into_inner() = mode,
-        }
+        *self.mode.write() = mode;
         self.clear_cache();
         Ok(())
     }
@@ -260,10 +256,7 @@ impl PermissionEngine {
     /// Adds a rule for the rest of the session (clears the decision cache).
     pub fn add_session_rule(&self, behavior: Behavior, rule: &str) -> Result<(), PermissionError> {
         let parsed = PermissionRule::parse_with(rule, &RuleOrigin::session())?;
-        match self.session_rules.write() {
-            Ok(mut r) => r.push(behavior, parsed),
-            Err(p) => p.into_inner().push(behavior, parsed),
-        }
+        self.session_rules.write().push(behavior, parsed);
         self.clear_cache();
         Ok(())
     }
@@ -278,20 +271,14 @@ impl PermissionEngine {
         origin: &RuleOrigin,
     ) -> Result<(), PermissionError> {
         let parsed = PermissionRule::parse_with(rule, origin)?;
-        match self.session_rules.write() {
-            Ok(mut r) => r.push(behavior, parsed),
-            Err(p) => p.into_inner().push(behavior, parsed),
-        }
+        self.session_rules.write().push(behavior, parsed);
         self.clear_cache();
         Ok(())
     }
 
     /// Removes every session rule whose origin names `source_file`.
     pub fn remove_session_rules_from(&self, source_file: &str) {
-        let mut guard = match self.session_rules.write() {
-            Ok(r) => r,
-            Err(p) => p.into_inner(),
-        };
+        let mut guard = self.session_rules.write();
         let rules = &mut *guard;
         for list in [&mut rules.allow, &mut rules.ask, &mut rules.deny] {
             list.retain(|r| r.origin.source_file.as_deref() != Some(source_file));
@@ -302,10 +289,7 @@ impl PermissionEngine {
 
     /// The session rules added so far.
     pub fn session_rules(&self) -> PermissionRules {
-        match self.session_rules.read() {
-            Ok(r) => r.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        self.session_rules.read().clone()
     }
 
     fn clear_cache(&self) {
@@ -476,10 +460,10 @@ impl PermissionEngine {
         if !self.workaround.enabled {
             return false;
         }
-        let hit = match self.tracker.lock() {
-            Ok(t) => t.check(&d.alike, self.workaround.threshold),
-            Err(p) => p.into_inner().check(&d.alike, self.workaround.threshold),
-        };
+        let hit = self
+            .tracker
+            .lock()
+            .check(&d.alike, self.workaround.threshold);
         let Some((key, earlier)) = hit else {
             return false;
         };
@@ -537,28 +521,19 @@ impl PermissionEngine {
 
     fn record(&self, d: &PermissionDecision, call: &ToolCall) {
         let what = describe(call, &d.reason);
-        match self.tracker.lock() {
-            Ok(mut t) => t.record(&d.alike, &what),
-            Err(p) => p.into_inner().record(&d.alike, &what),
-        }
+        self.tracker.lock().record(&d.alike, &what);
     }
 
     /// The denials workaround detection has seen (bounded: see
     /// [`DenialHistory`](super::workaround::DenialHistory)).
     pub fn denial_history(&self) -> super::workaround::DenialHistory {
-        match self.tracker.lock() {
-            Ok(t) => t.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        self.tracker.lock().clone()
     }
 
     /// Replaces the denials seen with `history` (kept by a host between
     /// processes).
     pub fn restore_denials(&self, history: super::workaround::DenialHistory) {
-        match self.tracker.lock() {
-            Ok(mut t) => *t = history,
-            Err(p) => *p.into_inner() = history,
-        }
+        *self.tracker.lock() = history;
     }
 
     /// Records a denial made outside the engine (e.g. by a hook) for
@@ -567,10 +542,7 @@ impl PermissionEngine {
         let facts = CallFacts::of(call, self.home.as_deref());
         let keys = self.alike(call, &facts);
         let what = describe(call, reason);
-        match self.tracker.lock() {
-            Ok(mut t) => t.record(&keys, &what),
-            Err(p) => p.into_inner().record(&keys, &what),
-        }
+        self.tracker.lock().record(&keys, &what);
     }
 
     fn request(
@@ -669,10 +641,7 @@ impl PermissionEngine {
         d.behavior = Behavior::Deny;
         d.updated_input = None;
         let what = format!("{} ({short})", d.tool);
-        match self.tracker.lock() {
-            Ok(mut t) => t.record(&d.alike, &what),
-            Err(p) => p.into_inner().record(&d.alike, &what),
-        }
+        self.tracker.lock().record(&d.alike, &what);
         d
     }
 
