@@ -2,9 +2,11 @@
 //!
 //! This crate does no I/O. It holds the message and content-block types whose
 //! JSON form is exactly Claude Code's `stream-json` frames, the neutral
-//! conversation types the model providers speak, usage and cost figures, and
-//! the [`Tool`] trait that built-in, custom and MCP tools implement.
+//! conversation types the model providers speak, usage and cost figures,
+//! the [`Tool`] trait that built-in, custom and MCP tools implement, and
+//! the one allow/ask/deny type, [`Behavior`].
 
+pub mod behavior;
 pub mod call;
 pub mod content;
 pub mod conversation;
@@ -12,6 +14,7 @@ pub mod message;
 pub mod tool;
 pub mod usage;
 
+pub use behavior::Behavior;
 pub use call::ToolCall;
 pub use content::{ContentBlock, ImageSource, ToolResultContent};
 pub use conversation::{ChatMessage, Role, StopReason, ToolSpec};

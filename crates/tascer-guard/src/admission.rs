@@ -322,7 +322,7 @@ impl Admission {
 
         // 1. PreToolUse hooks.
         let (input, hook_permission) = match &self.hooks {
-            None => (call.input.clone(), HookPermission::None),
+            None => (call.input.clone(), None),
             Some(runner) => {
                 let (outcome, runs) = runner
                     .pre_tool_use(PreToolUseInput {
@@ -361,9 +361,11 @@ impl Admission {
                             reviews: Vec::new(),
                         };
                     }
-                    Some(PreToolDecision::Allow { reason }) => HookPermission::Allow { reason },
-                    Some(PreToolDecision::Ask { reason }) => HookPermission::Ask { reason },
-                    None => HookPermission::None,
+                    Some(allow_or_ask) => Some(HookPermission {
+                        behavior: allow_or_ask.behavior(),
+                        reason: allow_or_ask.reason().map(String::from),
+                    }),
+                    None => None,
                 };
                 (
                     outcome.updated_input.unwrap_or_else(|| call.input.clone()),
@@ -379,7 +381,7 @@ impl Admission {
         };
         let mut decision = self
             .permissions
-            .decide_after_hook(&call_now, &hook_permission)
+            .decide_after_hook(&call_now, hook_permission.as_ref())
             .await;
 
         // 3. Still at ask: PermissionRequest hooks, then the reviewers or
@@ -620,7 +622,7 @@ impl Admission {
             .iter()
             .map(|rule| {
                 let r = PermissionRuleValue::from_rule(rule);
-                json!({"type": "addRules", "rules": [r], "behavior": "allow", "destination": "session"})
+                json!({"type": "addRules", "rules": [r], "behavior": Behavior::Allow, "destination": "session"})
             })
             .collect();
         let (outcome, runs) = runner

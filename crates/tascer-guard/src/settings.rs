@@ -284,11 +284,8 @@ impl LoadedSettings {
                 if !any_trusted {
                     trusted = DEFAULT_TRUSTED.iter().map(|t| (*t).to_string()).collect();
                 }
-                let action = match top.sensitive_action.unwrap_or(SensitiveAction::Deny) {
-                    SensitiveAction::Deny => Behavior::Deny,
-                    SensitiveAction::Ask => Behavior::Ask,
-                };
-                PathClasses::new(trusted, sensitive, action)
+                let action = top.sensitive_action.unwrap_or(SensitiveAction::Deny);
+                PathClasses::new(trusted, sensitive, action.behavior())
             });
         let reviewers = safety().filter_map(|(_, s)| s.reviewers.as_ref());
         let mut merged = crate::safety::settings::ReviewersSettings::default();

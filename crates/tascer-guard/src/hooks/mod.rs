@@ -45,10 +45,12 @@ pub use outcome::{
     PreToolDecision, PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome,
     SubagentStopOutcome, UserPromptSubmitOutcome, join_context,
 };
-pub use output::{
-    HookOutput, HookSpecificOutput, PermissionDecision, PermissionRequestDecision, TopDecision,
-};
+pub use output::{HookOutput, HookSpecificOutput, PermissionRequestDecision, TopDecision};
 pub use record::{HookKind, HookRun, HookRunOutcome};
 pub use registered::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
 pub use registry::{HookRegistry, HookRegistryBuilder};
 pub use runner::{HookRunResults, HookRunner};
+/// A `PreToolUse` hook's `permissionDecision` (`"allow"`, `"deny"`,
+/// `"ask"`) is the one allow/ask/deny type, [`Behavior`](tascer_core::Behavior);
+/// this name is kept for existing callers.
+pub use tascer_core::Behavior as PermissionDecision;

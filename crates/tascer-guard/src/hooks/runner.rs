@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
+use tascer_core::Behavior;
 
 use super::command::CommandResult;
 use super::effect::HookEffect;
@@ -24,7 +25,7 @@ use super::outcome::{
     SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
     UserPromptSubmitOutcome,
 };
-use super::output::{HookOutput, PermissionDecision, PermissionRequestDecision, TopDecision};
+use super::output::{HookOutput, PermissionRequestDecision, TopDecision};
 use super::record::{HookKind, HookRun, HookRunOutcome};
 use super::registered::{HookHandler, RegisteredHook};
 use super::registry::HookRegistry;
@@ -183,7 +184,7 @@ fn output_blocks(out: &HookOutput, event: HookEvent) -> bool {
         return false;
     };
     match event {
-        HookEvent::PreToolUse => spec.permission_decision == Some(PermissionDecision::Deny),
+        HookEvent::PreToolUse => spec.permission_decision == Some(Behavior::Deny),
         HookEvent::PermissionRequest => {
             matches!(spec.decision, Some(PermissionRequestDecision::Deny { .. }))
         }

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::{Mutex, RwLock};
+use tascer_core::Behavior;
 
 use super::cache::{DecisionCache, cache_key};
 use super::call::ToolCall;
 use super::callback::{
     AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue,
 };
-use super::decision::{Behavior, DecisionSource, HookPermission, PermissionDecision};
+use super::decision::{DecisionSource, HookPermission, PermissionDecision};
 use super::error::PermissionError;
 use super::evaluate::{Inputs, evaluate};
 use super::facts::CallFacts;
@@ -383,18 +384,18 @@ impl PermissionEngine {
     /// to resolve ([`resolve_non_interactive`](Self::resolve_non_interactive)
     /// or [`resolve_with_asker`](Self::resolve_with_asker)).
     pub async fn decide(&self, call: &ToolCall) -> PermissionDecision {
-        self.decide_after_hook(call, &HookPermission::None).await
+        self.decide_after_hook(call, None).await
     }
 
     /// [`decide`](Self::decide), taking into account what the PreToolUse
     /// hooks said (claude-compat §4.2): a hook's allow settles a call the
     /// mode or the default would ask about, but not one an ask rule, a deny
     /// rule or a policy stops; a hook's ask turns an allowed call into
-    /// an ask.
+    /// an ask; a hook's deny denies it. `None`: no hook had an opinion.
     pub async fn decide_after_hook(
         &self,
         call: &ToolCall,
-        hook: &HookPermission,
+        hook: Option<&HookPermission>,
     ) -> PermissionDecision {
         let start = Instant::now();
         // Parsing the call (a shell command in particular) is the costly
@@ -695,30 +696,34 @@ impl PermissionEngine {
 }
 
 /// Folds a PreToolUse hook's permission decision into the engine's.
-fn apply_hook(d: &mut PermissionDecision, hook: &HookPermission) {
+fn apply_hook(d: &mut PermissionDecision, hook: Option<&HookPermission>) {
+    let Some(hook) = hook else {
+        return;
+    };
     let by_rule_or_policy = matches!(
         d.decided_by,
         DecisionSource::Rule { .. } | DecisionSource::Policy { .. }
     );
-    match hook {
-        HookPermission::None => {}
-        HookPermission::Allow { reason } => {
+    let reason = |default: &str| hook.reason.clone().unwrap_or_else(|| default.into());
+    match hook.behavior {
+        Behavior::Allow => {
             if d.behavior == Behavior::Ask && !by_rule_or_policy {
                 d.behavior = Behavior::Allow;
                 d.decided_by = DecisionSource::Hook;
-                d.reason = reason
-                    .clone()
-                    .unwrap_or_else(|| "allowed by a PreToolUse hook".into());
+                d.reason = reason("allowed by a PreToolUse hook");
             }
         }
-        HookPermission::Ask { reason } => {
+        Behavior::Ask => {
             if d.behavior == Behavior::Allow {
                 d.behavior = Behavior::Ask;
                 d.decided_by = DecisionSource::Hook;
-                d.reason = reason
-                    .clone()
-                    .unwrap_or_else(|| "a PreToolUse hook asked for confirmation".into());
+                d.reason = reason("a PreToolUse hook asked for confirmation");
             }
+        }
+        Behavior::Deny => {
+            d.behavior = Behavior::Deny;
+            d.decided_by = DecisionSource::Hook;
+            d.reason = reason("denied by a PreToolUse hook");
         }
     }
 }

@@ -16,9 +16,11 @@
 
 use std::path::{Path, PathBuf};
 
+use tascer_core::Behavior;
+
 use super::call::ToolCall;
 use super::command_pattern::{CommandMatch, CommandPattern};
-use super::decision::{Behavior, DecisionSource, PermissionDecision};
+use super::decision::{DecisionSource, PermissionDecision};
 use super::facts::CallFacts;
 use super::matching::{AllowCheck, allowed_by, first_hit};
 use super::mode::{PermissionMode, ToolClass};

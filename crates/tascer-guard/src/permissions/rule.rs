@@ -3,8 +3,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use tascer_core::Behavior;
+
 use super::command_pattern::CommandPattern;
-use super::decision::Behavior;
 use super::error::RuleError;
 use super::mode::{EDIT_TOOLS, READ_TOOLS};
 use super::path_pattern::PathPattern;

@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
+use tascer_core::Behavior;
 
 use super::call::ToolCall;
-use super::decision::{Behavior, DecisionSource};
+use super::decision::DecisionSource;
 use super::engine::PermissionEngine;
 use super::sensitive::SensitivePatterns;
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use tascer_core::Behavior;
 
 use crate::hooks::HookEvent;
 
@@ -37,7 +38,8 @@ pub struct AutoApproveSettings {
     pub tools: Option<Vec<String>>,
 }
 
-/// What a call touching a sensitive file gets.
+/// What a call touching a sensitive file gets. Its own type, not a
+/// [`Behavior`]: the setting may only say `deny` or `ask`, never `allow`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SensitiveAction {
@@ -45,6 +47,16 @@ pub enum SensitiveAction {
     Deny,
     /// Asked about (the default without path classes).
     Ask,
+}
+
+impl SensitiveAction {
+    /// The behavior it stands for.
+    pub fn behavior(self) -> Behavior {
+        match self {
+            SensitiveAction::Deny => Behavior::Deny,
+            SensitiveAction::Ask => Behavior::Ask,
+        }
+    }
 }
 
 /// `safety.pathClasses`.
