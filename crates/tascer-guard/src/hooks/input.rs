@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-use super::event::HookEvent;
+use tascer_core::HookEvent;
 
 /// Fields every hook input carries (besides `hook_event_name`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

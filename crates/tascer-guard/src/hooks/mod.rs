@@ -16,7 +16,6 @@ mod command;
 mod config;
 mod effect;
 mod error;
-mod event;
 mod handler;
 mod input;
 mod matcher;
@@ -30,7 +29,6 @@ mod runner;
 pub use command::CommandHook;
 pub use effect::HookEffect;
 pub use error::{HookConfigError, HookError};
-pub use event::{HookEvent, UnknownHookEvent};
 pub use handler::{FnHook, Hook};
 pub use input::{
     CompactTrigger, HookCommon, HookInput, NotificationInput, PermissionRequestInput,
@@ -54,3 +52,5 @@ pub use runner::{HookRunResults, HookRunner};
 /// `"ask"`) is the one allow/ask/deny type, [`Behavior`](tascer_core::Behavior);
 /// this name is kept for existing callers.
 pub use tascer_core::Behavior as PermissionDecision;
+/// The hook events, from `tascer-core`: the one enum every crate uses.
+pub use tascer_core::{HookEvent, UnknownHookEvent};

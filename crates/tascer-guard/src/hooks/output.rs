@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tascer_core::Behavior;
+use tascer_core::{Behavior, HookEvent};
 
 /// Top-level `decision`. Its own type, not a [`Behavior`]: it mirrors the
 /// wire, whose words are `block` and `approve`, and `block` means more
@@ -252,11 +252,13 @@ impl HookOutput {
     }
 
     /// The `hookSpecificOutput` when it is meant for `event` (its
-    /// `hookEventName` is absent or equal to `event`).
-    pub fn specific_for(&self, event: &str) -> Option<&HookSpecificOutput> {
-        self.hook_specific_output
-            .as_ref()
-            .filter(|s| s.hook_event_name.as_deref().is_none_or(|n| n == event))
+    /// `hookEventName` is absent or names `event`).
+    pub fn specific_for(&self, event: HookEvent) -> Option<&HookSpecificOutput> {
+        self.hook_specific_output.as_ref().filter(|s| {
+            s.hook_event_name
+                .as_deref()
+                .is_none_or(|n| n == event.as_str())
+        })
     }
 }
 

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
+use tascer_core::HookEvent;
 
-use super::event::HookEvent;
 use super::output::HookOutput;
 
 /// How a hook is implemented.

@@ -6,8 +6,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tascer_core::HookEvent;
+
 use super::command::CommandHook;
-use super::event::HookEvent;
 use super::handler::Hook;
 use super::matcher::Matcher;
 

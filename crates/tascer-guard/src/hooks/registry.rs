@@ -6,11 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
+use tascer_core::HookEvent;
 
 use super::command::CommandHook;
 use super::config;
 use super::error::{HookConfigError, HookError};
-use super::event::HookEvent;
 use super::handler::{FnHook, Hook};
 use super::input::HookInput;
 use super::matcher::Matcher;

@@ -8,12 +8,11 @@ use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
-use tascer_core::Behavior;
+use tascer_core::{Behavior, HookEvent};
 
 use super::command::CommandResult;
 use super::effect::HookEffect;
 use super::error::HookError;
-use super::event::HookEvent;
 use super::input::{
     HookInput, NotificationInput, PermissionRequestInput, PostCompactInput,
     PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput,
@@ -180,7 +179,7 @@ fn output_blocks(out: &HookOutput, event: HookEvent) -> bool {
     if out.stops() || out.decision == Some(TopDecision::Block) {
         return true;
     }
-    let Some(spec) = out.specific_for(event.as_str()) else {
+    let Some(spec) = out.specific_for(event) else {
         return false;
     };
     match event {

@@ -2,11 +2,10 @@
 //! `PostToolUse`, `PostToolUseFailure`.
 
 use serde_json::Value;
-use tascer_core::Behavior;
+use tascer_core::{Behavior, HookEvent};
 
 use super::{DEFAULT_BLOCK, EventOutcome, HookCommonOutcome, push_reason, specific};
 use crate::hooks::effect::HookEffect;
-use crate::hooks::event::HookEvent;
 use crate::hooks::output::{PermissionRequestDecision, TopDecision};
 
 /// A `PreToolUse` permission decision: a [`Behavior`] with the hooks'
