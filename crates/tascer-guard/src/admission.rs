@@ -99,6 +99,7 @@ impl HookActivity {
 
 /// Who refused a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RefusedBy {
     /// A `PreToolUse` hook denied it, or stopped the run.
     Hook,

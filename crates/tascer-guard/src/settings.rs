@@ -99,6 +99,7 @@ pub struct SafetyConfig {
 /// Where a settings layer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum SettingsSource {
     /// `--settings`.
     Flag,
@@ -118,6 +119,7 @@ pub enum SettingsSource {
 
 /// A settings-loading failure.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum SettingsError {
     /// The file exists but cannot be read (or a `--settings` file is missing).
     #[error("cannot read settings file {path}: {source}")]

@@ -165,6 +165,7 @@ pub struct PreCompactInput {
 /// Why a session started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionStartSource {
     /// A fresh session.
     #[default]
@@ -207,6 +208,7 @@ pub struct PostCompactInput {
 /// Why a session ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionEndReason {
     /// `/clear`.
     Clear,
@@ -269,6 +271,7 @@ pub struct PermissionRequestInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "hook_event_name")]
 #[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
 pub enum HookInput {
     /// `PreToolUse`.
     PreToolUse(PreToolUseInput),

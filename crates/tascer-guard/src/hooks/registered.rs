@@ -68,6 +68,7 @@ impl HookOptions {
 
 /// How a registered hook runs.
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum HookHandler {
     /// A shell command.
     Command(CommandHook),

@@ -9,6 +9,7 @@ use tascer_core::Behavior;
 /// Who made a decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum DecisionSource {
     /// The permission mode.
     Mode {

@@ -9,6 +9,7 @@ use super::facts::CallFacts;
 /// [`Behavior`](tascer_core::Behavior): a policy may also abstain, and an
 /// allow needs no reason (the decision names the policy).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PolicyVerdict {
     /// The policy approves the call (like an allow rule).
     Allow,

@@ -40,6 +40,7 @@ impl RuleOrigin {
 
 /// What a rule's parentheses hold.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum RuleSpecifier {
     /// Nothing (`Tool`, `Tool()`, `Tool(*)`): every call of the tool.
     Any,

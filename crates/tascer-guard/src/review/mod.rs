@@ -36,6 +36,7 @@ use crate::safety::settings::{ReviewerSettings, ReviewersSettings};
 
 /// Which reviewer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReviewerKind {
     /// Answers a call the rules would ask about.
     ToolApprove,
@@ -203,6 +204,7 @@ impl ReviewersConfig {
 
 /// How a review ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReviewOutcome {
     /// The reviewer answered (or its cached answer was used).
     Decided,
