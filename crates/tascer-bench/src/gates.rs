@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -56,7 +56,7 @@ fn tool_context(cwd: &Path) -> ToolContext {
     ToolContext {
         session_id: "bench".into(),
         tool_use_id: "toolu_bench".into(),
-        cwd: Arc::new(Mutex::new(cwd.to_path_buf())),
+        cwd: ToolContext::shared_cwd(cwd),
         env: Arc::new(HashMap::new()),
         cancel: CancellationToken::new(),
         file_access: None,

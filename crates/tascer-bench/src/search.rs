@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -132,7 +132,7 @@ fn context(root: &Path) -> ToolContext {
     ToolContext {
         session_id: "bench".into(),
         tool_use_id: "toolu_bench".into(),
-        cwd: Arc::new(Mutex::new(root.to_path_buf())),
+        cwd: ToolContext::shared_cwd(root),
         env: Arc::new(HashMap::new()),
         cancel: CancellationToken::new(),
         file_access: None,

@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use parking_lot::Mutex;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -20,6 +21,11 @@ pub trait FileAccess: Send + Sync + std::fmt::Debug {
     fn may_read(&self, path: &Path) -> Result<(), String>;
 }
 
+/// The session's working directory, shared by the loop and the tools of
+/// a session so that `cd` in Bash sticks between calls. Its lock cannot be
+/// poisoned. Make one with [`ToolContext::shared_cwd`].
+pub type SharedCwd = Arc<Mutex<PathBuf>>;
+
 /// What a tool gets besides its input.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -29,7 +35,7 @@ pub struct ToolContext {
     pub tool_use_id: String,
     /// The session's working directory. Shared and mutable so that `cd` in
     /// Bash sticks between calls.
-    pub cwd: Arc<Mutex<PathBuf>>,
+    pub cwd: SharedCwd,
     /// Extra environment variables for subprocesses.
     pub env: Arc<HashMap<String, String>>,
     /// Cancelled on interrupt; long-running tools must stop when it fires.
@@ -40,20 +46,19 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// A working directory to share between the calls of a session.
+    pub fn shared_cwd(dir: impl Into<PathBuf>) -> SharedCwd {
+        Arc::new(Mutex::new(dir.into()))
+    }
+
     /// The current working directory.
     pub fn cwd(&self) -> PathBuf {
-        match self.cwd.lock() {
-            Ok(guard) => guard.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.cwd.lock().clone()
     }
 
     /// Changes the working directory for later calls.
     pub fn set_cwd(&self, dir: PathBuf) {
-        match self.cwd.lock() {
-            Ok(mut guard) => *guard = dir,
-            Err(poisoned) => *poisoned.into_inner() = dir,
-        }
+        *self.cwd.lock() = dir;
     }
 
     /// Whether a file the tool found itself may be opened (see

@@ -25,8 +25,9 @@
 //! and write nothing: the caller (the agent loop, `tascer hook`, `tascer
 //! mcp serve`) records what they return and runs the tool.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tascer_core::{ToolCall, ToolOutput};
 
@@ -98,6 +99,7 @@ impl HookActivity {
 
 /// Who refused a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RefusedBy {
     /// A `PreToolUse` hook denied it, or stopped the run.
     Hook,
@@ -165,6 +167,24 @@ pub struct Admitted {
     pub reviews: Vec<ReviewRecord>,
 }
 
+impl Admitted {
+    /// A call refused before the pre-gates ran.
+    fn refused(
+        refusal: Refusal,
+        decision: Option<PermissionDecision>,
+        hooks: HookActivity,
+        reviews: Vec<ReviewRecord>,
+    ) -> Self {
+        Admitted {
+            verdict: Err(refusal),
+            decision,
+            pre_gates: Vec::new(),
+            hooks,
+            reviews,
+        }
+    }
+}
+
 /// What review found after the tool ran.
 #[derive(Debug, Clone)]
 pub struct Reviewed {
@@ -225,14 +245,14 @@ impl Admission {
     /// per event (`tascer hook`) hands over a failure it stored.
     pub fn note_failure(&self, failure: FailedCall) {
         if self.reviewers.as_ref().is_some_and(|r| r.checks_failures()) {
-            *lock(&self.pending_failure) = Some(failure);
+            *self.pending_failure.lock() = Some(failure);
         }
     }
 
     /// Takes the failure waiting to be acknowledged, if any (for a host
     /// that must store it until the next event).
     pub fn take_failure(&self) -> Option<FailedCall> {
-        lock(&self.pending_failure).take()
+        self.pending_failure.lock().take()
     }
 
     /// `intent-validate` on a stop (see [`Reviewers::validate_stop`]):
@@ -311,64 +331,18 @@ impl Admission {
         self.permissions.mode()
     }
 
-    /// Decides whether `request.call` runs, and with which input.
+    /// Decides whether `request.call` runs, and with which input: the
+    /// steps of the module docs, in order.
     pub async fn admit(&self, request: CallRequest<'_>) -> Admitted {
         let call = request.call;
         let common = self.common(request.hook_common.clone());
         let mut hooks = HookActivity::default();
-        let refused =
-            |message: String, by: RefusedBy, stop: Option<StopRun>| Refusal { message, by, stop };
 
         // 1. PreToolUse hooks.
-        let (input, hook_permission) = match &self.hooks {
-            None => (call.input.clone(), HookPermission::None),
-            Some(runner) => {
-                let (outcome, runs) = runner
-                    .pre_tool_use(PreToolUseInput {
-                        common: common.clone(),
-                        tool_name: call.tool_name.clone(),
-                        tool_input: call.input.clone(),
-                        tool_use_id: call.tool_use_id.clone(),
-                        agent_id: request.agent_id.map(String::from),
-                        agent_type: None,
-                    })
-                    .await;
-                hooks.add(runs, &outcome.common);
-                hooks.additional_context.extend(outcome.additional_context);
-                if let Some(reason) = outcome.common.stop {
-                    let stop = StopRun::Hook(reason);
-                    return Admitted {
-                        verdict: Err(refused(stop.to_string(), RefusedBy::Hook, Some(stop))),
-                        decision: None,
-                        pre_gates: Vec::new(),
-                        hooks,
-                        reviews: Vec::new(),
-                    };
-                }
-                let permission = match outcome.decision {
-                    Some(PreToolDecision::Deny { reason }) => {
-                        self.permissions.record_denial(call, &reason);
-                        let message = format!(
-                            "PreToolUse hook denied this {} call: {reason}",
-                            call.tool_name
-                        );
-                        return Admitted {
-                            verdict: Err(refused(message, RefusedBy::Hook, None)),
-                            decision: None,
-                            pre_gates: Vec::new(),
-                            hooks,
-                            reviews: Vec::new(),
-                        };
-                    }
-                    Some(PreToolDecision::Allow { reason }) => HookPermission::Allow { reason },
-                    Some(PreToolDecision::Ask { reason }) => HookPermission::Ask { reason },
-                    None => HookPermission::None,
-                };
-                (
-                    outcome.updated_input.unwrap_or_else(|| call.input.clone()),
-                    permission,
-                )
-            }
+        let (input, hook_permission) = match self.pre_tool_use(&request, &common, &mut hooks).await
+        {
+            Ok(step) => step,
+            Err(refusal) => return Admitted::refused(refusal, None, hooks, Vec::new()),
         };
 
         // 2. The permission decision on the (possibly rewritten) input.
@@ -376,71 +350,174 @@ impl Admission {
             input: input.clone(),
             ..call.clone()
         };
-        let mut decision = self
+        let decision = self
             .permissions
-            .decide_after_hook(&call_now, &hook_permission)
+            .decide_after_hook(&call_now, hook_permission.as_ref())
             .await;
 
         // 3. Still at ask: PermissionRequest hooks, then the reviewers or
         // the asker.
         let mut reviews = Vec::new();
-        if decision.behavior == Behavior::Ask {
-            decision = self
-                .on_permission_request(&common, &call_now, decision, &mut hooks)
-                .await;
-        }
-        if decision.behavior == Behavior::Ask
-            && reviewable(&call_now, &decision)
-            && let Some(reviewers) = &self.reviewers
-            && let Some(review) = reviewers.approve(&call_now, &decision.reason).await
-        {
-            decision = self.apply_review(&call_now, decision, &review);
-            reviews.extend(review.records);
-        }
-        if decision.behavior == Behavior::Ask && !self.defer_asks {
-            if self.asker.is_some() {
-                self.notify(
-                    &common,
-                    &format!("Tascer needs your permission to use {}", call.tool_name),
-                    &mut hooks,
-                )
-                .await;
-            }
-            decision = self.resolve_ask(&call_now, decision).await;
-        }
-        let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
+        let decision = self
+            .settle_ask(&common, &call_now, decision, &mut hooks, &mut reviews)
+            .await;
 
         // 4. After a failure: does this call acknowledge it?
-        if (decision.behavior == Behavior::Allow || deferred)
-            && let Some(reviewers) = &self.reviewers
-            && let Some(failure) = self.take_failure()
-            && let Some(review) = reviewers.acknowledge(&failure, &call_now).await
-        {
-            if !review.allowed {
-                decision = self.apply_review(&call_now, decision, &review);
-            }
-            reviews.extend(review.records);
-        }
+        let decision = self
+            .check_acknowledged(&call_now, decision, &mut reviews)
+            .await;
         let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
         if decision.behavior != Behavior::Allow && !deferred {
             let stop = decision
                 .interrupt
                 .then(|| StopRun::Permission(decision.reason.clone()));
-            return Admitted {
-                verdict: Err(refused(
-                    decision.reason.clone(),
-                    RefusedBy::Permission,
-                    stop,
-                )),
-                decision: Some(decision),
-                pre_gates: Vec::new(),
-                hooks,
-                reviews,
+            let refusal = Refusal {
+                message: decision.reason.clone(),
+                by: RefusedBy::Permission,
+                stop,
             };
+            return Admitted::refused(refusal, Some(decision), hooks, reviews);
         }
         let input = decision.updated_input.clone().unwrap_or(input);
 
         // 5. Pre-gates.
+        let (pre_gates, verdict) = self.pre_gates(call, input, &decision, deferred).await;
+        Admitted {
+            verdict,
+            decision: Some(decision),
+            pre_gates,
+            hooks,
+            reviews,
+        }
+    }
+
+    /// Step 1, the `PreToolUse` hooks: `Ok` with the input to decide on (a
+    /// hook may have rewritten it) and what the hooks said about
+    /// permission; `Err` when a hook denied the call or stopped the run.
+    async fn pre_tool_use(
+        &self,
+        request: &CallRequest<'_>,
+        common: &HookCommon,
+        hooks: &mut HookActivity,
+    ) -> Result<(Value, Option<HookPermission>), Refusal> {
+        let call = request.call;
+        let Some(runner) = &self.hooks else {
+            return Ok((call.input.clone(), None));
+        };
+        let (outcome, runs) = runner
+            .pre_tool_use(PreToolUseInput {
+                common: common.clone(),
+                tool_name: call.tool_name.clone(),
+                tool_input: call.input.clone(),
+                tool_use_id: call.tool_use_id.clone(),
+                agent_id: request.agent_id.map(String::from),
+                agent_type: None,
+            })
+            .await;
+        hooks.add(runs, &outcome.common);
+        hooks.additional_context.extend(outcome.additional_context);
+        if let Some(reason) = outcome.common.stop {
+            let stop = StopRun::Hook(reason);
+            return Err(Refusal {
+                message: stop.to_string(),
+                by: RefusedBy::Hook,
+                stop: Some(stop),
+            });
+        }
+        let permission = match outcome.decision {
+            Some(PreToolDecision::Deny { reason }) => {
+                self.permissions.record_denial(call, &reason);
+                return Err(Refusal {
+                    message: format!(
+                        "PreToolUse hook denied this {} call: {reason}",
+                        call.tool_name
+                    ),
+                    by: RefusedBy::Hook,
+                    stop: None,
+                });
+            }
+            Some(allow_or_ask) => Some(HookPermission {
+                behavior: allow_or_ask.behavior(),
+                reason: allow_or_ask.reason().map(String::from),
+            }),
+            None => None,
+        };
+        let input = outcome.updated_input.unwrap_or_else(|| call.input.clone());
+        Ok((input, permission))
+    }
+
+    /// Step 3, a call still at "ask": the `PermissionRequest` hooks, then
+    /// `tool-approve` (and `tool-appeal`) when the reviewers are on, then —
+    /// unless asks are deferred to the host — a `Notification` and the
+    /// asker, or a denial that says what would allow the call.
+    async fn settle_ask(
+        &self,
+        common: &HookCommon,
+        call: &ToolCall,
+        mut decision: PermissionDecision,
+        hooks: &mut HookActivity,
+        reviews: &mut Vec<ReviewRecord>,
+    ) -> PermissionDecision {
+        if decision.behavior == Behavior::Ask {
+            decision = self
+                .on_permission_request(common, call, decision, hooks)
+                .await;
+        }
+        if decision.behavior == Behavior::Ask
+            && reviewable(call, &decision)
+            && let Some(reviewers) = &self.reviewers
+            && let Some(review) = reviewers.approve(call, &decision.reason).await
+        {
+            decision = self.apply_review(call, decision, &review);
+            reviews.extend(review.records);
+        }
+        if decision.behavior == Behavior::Ask && !self.defer_asks {
+            if self.asker.is_some() {
+                self.notify(
+                    common,
+                    &format!("Tascer needs your permission to use {}", call.tool_name),
+                    hooks,
+                )
+                .await;
+            }
+            decision = self.resolve_ask(call, decision).await;
+        }
+        decision
+    }
+
+    /// Step 4: after a failed call, `error-acknowledge` on the next call
+    /// that would run (or is left to the host); a call that ignores the
+    /// failure is denied.
+    async fn check_acknowledged(
+        &self,
+        call: &ToolCall,
+        mut decision: PermissionDecision,
+        reviews: &mut Vec<ReviewRecord>,
+    ) -> PermissionDecision {
+        let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
+        if (decision.behavior == Behavior::Allow || deferred)
+            && let Some(reviewers) = &self.reviewers
+            && let Some(failure) = self.take_failure()
+            && let Some(review) = reviewers.acknowledge(&failure, call).await
+        {
+            if !review.allowed {
+                decision = self.apply_review(call, decision, &review);
+            }
+            reviews.extend(review.records);
+        }
+        decision
+    }
+
+    /// Step 5, the pre-gates on the input that would run: a failing one
+    /// refuses the call; a deferred ask is refused after them, for the host
+    /// to ask.
+    async fn pre_gates(
+        &self,
+        call: &ToolCall,
+        input: Value,
+        decision: &PermissionDecision,
+        deferred: bool,
+    ) -> (Vec<GateResult>, Result<Value, Refusal>) {
         let ctx = GateContext::new(
             Phase::Pre,
             call.tool_name.as_str(),
@@ -450,30 +527,24 @@ impl Admission {
         .with_session_secrets(self.secrets.clone());
         let (pre_gates, verdict) = self.run_gates(Phase::Pre, &ctx).await;
         let verdict = if verdict.block {
-            Err(refused(
-                verdict
+            Err(Refusal {
+                message: verdict
                     .message
                     .unwrap_or_else(|| "Blocked by a validation gate".into()),
-                RefusedBy::Gate,
-                None,
-            ))
+                by: RefusedBy::Gate,
+                stop: None,
+            })
         } else if deferred {
             // The host asks its user; the gates have had their say.
-            Err(refused(
-                decision.reason.clone(),
-                RefusedBy::Permission,
-                None,
-            ))
+            Err(Refusal {
+                message: decision.reason.clone(),
+                by: RefusedBy::Permission,
+                stop: None,
+            })
         } else {
             Ok(input)
         };
-        Admitted {
-            verdict,
-            decision: Some(decision),
-            pre_gates,
-            hooks,
-            reviews,
-        }
+        (pre_gates, verdict)
     }
 
     /// The decision after a reviewer's verdict: allowed or denied by it
@@ -619,7 +690,7 @@ impl Admission {
             .iter()
             .map(|rule| {
                 let r = PermissionRuleValue::from_rule(rule);
-                json!({"type": "addRules", "rules": [r], "behavior": "allow", "destination": "session"})
+                json!({"type": "addRules", "rules": [r], "behavior": Behavior::Allow, "destination": "session"})
             })
             .collect();
         let (outcome, runs) = runner
@@ -781,13 +852,6 @@ impl Admission {
 fn reviewable(call: &ToolCall, decision: &PermissionDecision) -> bool {
     decision.decided_by != DecisionSource::Workaround
         && !matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode")
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
 }
 
 /// `value` with secrets redacted from every string in it.

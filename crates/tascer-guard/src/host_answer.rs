@@ -10,13 +10,17 @@
 //! ask about is left to the host.
 
 use serde_json::Value;
+use tascer_core::Behavior;
 
 use crate::admission::{Admitted, RefusedBy};
-use crate::permissions::{Behavior, DecisionSource};
+use crate::permissions::DecisionSource;
 use crate::safety::AutoApprovePolicy;
 
 /// What Tascer's admission means for a host that has its own permission
-/// system.
+/// system. Its own type, not a [`Behavior`]: besides allow, ask and deny a
+/// host needs to know whether Tascer's safety chain approved in place of
+/// the user, and when only Tascer's mode or default would ask (the host's
+/// own rules then decide).
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostAnswer {
     /// Tascer lets the call run; `updated_input` when a Tascer hook or

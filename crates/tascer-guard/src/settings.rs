@@ -99,6 +99,7 @@ pub struct SafetyConfig {
 /// Where a settings layer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum SettingsSource {
     /// `--settings`.
     Flag,
@@ -118,6 +119,7 @@ pub enum SettingsSource {
 
 /// A settings-loading failure.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum SettingsError {
     /// The file exists but cannot be read (or a `--settings` file is missing).
     #[error("cannot read settings file {path}: {source}")]
@@ -284,11 +286,8 @@ impl LoadedSettings {
                 if !any_trusted {
                     trusted = DEFAULT_TRUSTED.iter().map(|t| (*t).to_string()).collect();
                 }
-                let action = match top.sensitive_action.unwrap_or(SensitiveAction::Deny) {
-                    SensitiveAction::Deny => Behavior::Deny,
-                    SensitiveAction::Ask => Behavior::Ask,
-                };
-                PathClasses::new(trusted, sensitive, action)
+                let action = top.sensitive_action.unwrap_or(SensitiveAction::Deny);
+                PathClasses::new(trusted, sensitive, action.behavior())
             });
         let reviewers = safety().filter_map(|(_, s)| s.reviewers.as_ref());
         let mut merged = crate::safety::settings::ReviewersSettings::default();
@@ -404,35 +403,51 @@ impl SettingsLoader {
         self
     }
 
-    /// Loads every layer that exists.
+    /// Loads every layer that exists, highest precedence first, and
+    /// parses their rules.
     pub fn load(&self) -> Result<LoadedSettings, SettingsError> {
-        let mut layers = Vec::new();
-        if let Some(flag) = &self.flag {
-            let trimmed = flag.trim_start();
-            if trimmed.starts_with('{') {
-                let settings = parse(trimmed, "--settings")?;
-                layers.push(SettingsLayer {
-                    source: SettingsSource::Flag,
-                    path: None,
-                    project_root: self.cwd.clone(),
-                    settings,
-                });
-            } else {
-                let path = self.cwd.join(flag);
-                let text = std::fs::read_to_string(&path).map_err(|source| SettingsError::Io {
-                    path: path.display().to_string(),
-                    source,
-                })?;
-                let settings = parse(&text, &path.display().to_string())?;
-                layers.push(SettingsLayer {
-                    source: SettingsSource::Flag,
-                    project_root: self.cwd.clone(),
-                    path: Some(path),
-                    settings,
-                });
+        let mut layers: Vec<SettingsLayer> = self.flag_layer()?.into_iter().collect();
+        for (source, path, root) in self.files() {
+            if let Some(layer) = read_layer(source, path, root)? {
+                layers.push(layer);
             }
         }
-        let mut files: Vec<(SettingsSource, PathBuf, PathBuf)> = Vec::new();
+        let rules = merged_rules(&layers)?;
+        Ok(LoadedSettings { layers, rules })
+    }
+
+    /// The `--settings` layer: inline JSON, or a file that must exist.
+    fn flag_layer(&self) -> Result<Option<SettingsLayer>, SettingsError> {
+        let Some(flag) = &self.flag else {
+            return Ok(None);
+        };
+        let trimmed = flag.trim_start();
+        if trimmed.starts_with('{') {
+            return Ok(Some(SettingsLayer {
+                source: SettingsSource::Flag,
+                path: None,
+                project_root: self.cwd.clone(),
+                settings: parse(trimmed, "--settings")?,
+            }));
+        }
+        let path = self.cwd.join(flag);
+        let text = std::fs::read_to_string(&path).map_err(|source| SettingsError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let settings = parse(&text, &path.display().to_string())?;
+        Ok(Some(SettingsLayer {
+            source: SettingsSource::Flag,
+            project_root: self.cwd.clone(),
+            path: Some(path),
+            settings,
+        }))
+    }
+
+    /// The settings files to read, highest precedence first: each with
+    /// its source and the directory its rules are anchored at.
+    fn files(&self) -> Vec<(SettingsSource, PathBuf, PathBuf)> {
+        let mut files = Vec::new();
         let cwd = &self.cwd;
         if self.local {
             files.push((
@@ -482,54 +497,65 @@ impl SettingsLoader {
                 home.clone(),
             ));
         }
-        for (source, path, root) in files {
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(source) => {
-                    return Err(SettingsError::Io {
-                        path: path.display().to_string(),
-                        source,
-                    });
-                }
-            };
-            let settings = parse(&text, &path.display().to_string())?;
-            layers.push(SettingsLayer {
+        files
+    }
+}
+
+/// One settings file as a layer; `None` when it does not exist.
+fn read_layer(
+    source: SettingsSource,
+    path: PathBuf,
+    root: PathBuf,
+) -> Result<Option<SettingsLayer>, SettingsError> {
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(SettingsError::Io {
+                path: path.display().to_string(),
                 source,
-                path: Some(path),
-                project_root: root,
-                settings,
             });
         }
-        let mut rules = PermissionRules::new();
-        for l in &layers {
-            let name = l
-                .path
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "--settings".into());
-            let origin = RuleOrigin {
-                source_file: Some(name.clone()),
-                project_root: Some(l.project_root.clone()),
-            };
-            let p = &l.settings.permissions;
-            for (behavior, list) in [
-                (Behavior::Allow, &p.allow),
-                (Behavior::Ask, &p.ask),
-                (Behavior::Deny, &p.deny),
-            ] {
-                for raw in list {
-                    rules
-                        .add(behavior, raw, &origin)
-                        .map_err(|source| SettingsError::Rule {
-                            path: name.clone(),
-                            source,
-                        })?;
-                }
+    };
+    let settings = parse(&text, &path.display().to_string())?;
+    Ok(Some(SettingsLayer {
+        source,
+        path: Some(path),
+        project_root: root,
+        settings,
+    }))
+}
+
+/// Every layer's permission rules, parsed with the file they came from.
+fn merged_rules(layers: &[SettingsLayer]) -> Result<PermissionRules, SettingsError> {
+    let mut rules = PermissionRules::new();
+    for l in layers {
+        let name = l
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "--settings".into());
+        let origin = RuleOrigin {
+            source_file: Some(name.clone()),
+            project_root: Some(l.project_root.clone()),
+        };
+        let p = &l.settings.permissions;
+        for (behavior, list) in [
+            (Behavior::Allow, &p.allow),
+            (Behavior::Ask, &p.ask),
+            (Behavior::Deny, &p.deny),
+        ] {
+            for raw in list {
+                rules
+                    .add(behavior, raw, &origin)
+                    .map_err(|source| SettingsError::Rule {
+                        path: name.clone(),
+                        source,
+                    })?;
             }
         }
-        Ok(LoadedSettings { layers, rules })
     }
+    Ok(rules)
 }
 
 fn parse(text: &str, path: &str) -> Result<Settings, SettingsError> {

@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -74,7 +74,7 @@ async fn main() -> ExitCode {
     let ctx = ToolContext {
         session_id: "conformance".into(),
         tool_use_id: "call-1".into(),
-        cwd: Arc::new(Mutex::new(std::env::temp_dir())),
+        cwd: ToolContext::shared_cwd(std::env::temp_dir()),
         env: Arc::new(HashMap::new()),
         cancel: CancellationToken::new(),
         file_access: None,

@@ -200,7 +200,7 @@ mod tests {
         let ctx = tascer_core::ToolContext {
             session_id: "s".into(),
             tool_use_id: "t".into(),
-            cwd: Arc::new(Mutex::new(std::env::temp_dir())),
+            cwd: tascer_core::ToolContext::shared_cwd(std::env::temp_dir()),
             env: Arc::default(),
             cancel: tokio_util::sync::CancellationToken::new(),
             file_access: None,

@@ -2,7 +2,6 @@
 //! run tools: shared handles, and the steps both loops are made of.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
@@ -36,7 +35,7 @@ pub(crate) struct LoopEnv {
     pub session_id: String,
     pub client: ModelClient,
     pub store: Arc<SessionStore>,
-    pub shared_cwd: Arc<Mutex<PathBuf>>,
+    pub shared_cwd: tascer_core::SharedCwd,
     pub env: Arc<HashMap<String, String>>,
     pub include_partial_messages: bool,
     pub max_tokens: Option<u32>,

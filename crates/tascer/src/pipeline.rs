@@ -17,7 +17,7 @@ use tascer_guard::admission::CallRequest;
 use tascer_guard::hooks::{HookEvent, PostToolUseFailureInput, PostToolUseInput, PreToolUseInput};
 use tascer_ledger::ToolStatus;
 
-use crate::agent::{Agent, Call, INTERRUPTED, lock};
+use crate::agent::{Agent, Call, INTERRUPTED};
 use crate::call_context::{changed_files, decision_record, gate_outcomes};
 use crate::governance::{Halt, record_activity};
 
@@ -62,7 +62,7 @@ impl Agent {
     ) -> (ToolOutput, Option<Halt>) {
         let governance = &self.governance;
         let admission = &governance.admission;
-        let cwd = lock(&self.env.shared_cwd).clone();
+        let cwd = self.env.shared_cwd.lock().clone();
         let tool_call = ToolCall {
             tool_name: call.name.clone(),
             input: call.input.clone(),

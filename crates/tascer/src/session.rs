@@ -242,7 +242,7 @@ impl Session {
                 "memory_files": memory,
             }),
         )?;
-        let shared_cwd = Arc::new(Mutex::new(cwd.clone()));
+        let shared_cwd = tascer_core::ToolContext::shared_cwd(cwd.clone());
         let env = LoopEnv {
             session_id: id.clone(),
             client,

@@ -12,6 +12,7 @@ use super::error::GateError;
 /// Evidence to capture for a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum EvidenceKind {
     /// The tool's standard output.
     Stdout,

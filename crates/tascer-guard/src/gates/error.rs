@@ -4,6 +4,7 @@ use thiserror::Error;
 
 /// What can go wrong while configuring or building gates.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum GateError {
     /// The configuration names a gate the registry does not know.
     #[error("unknown gate `{name}` (configured for {location})")]

@@ -4,11 +4,12 @@
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::task::JoinHandle;
@@ -46,10 +47,7 @@ pub(crate) struct CommandResult {
 type Capture = Arc<Mutex<Vec<u8>>>;
 
 fn take(capture: &Capture) -> String {
-    let bytes = match capture.lock() {
-        Ok(mut g) => std::mem::take(&mut *g),
-        Err(p) => std::mem::take(&mut *p.into_inner()),
-    };
+    let bytes = std::mem::take(&mut *capture.lock());
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -63,10 +61,7 @@ where
             match reader.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let mut c = match capture.lock() {
-                        Ok(g) => g,
-                        Err(p) => p.into_inner(),
-                    };
+                    let mut c = capture.lock();
                     let room = MAX_CAPTURE_BYTES.saturating_sub(c.len());
                     c.extend_from_slice(&buf[..room.min(n)]);
                 }

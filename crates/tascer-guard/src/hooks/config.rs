@@ -6,12 +6,12 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use tascer_core::HookEvent;
 
 use super::command::CommandHook;
 use super::error::{HookConfigError, json_type};
-use super::event::{HookEvent, UNSUPPORTED_CLAUDE_EVENTS};
 use super::matcher::Matcher;
-use super::registry::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
+use super::registered::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
 
 /// Hook types Claude Code knows but Tascer does not run (skipped with a
 /// warning).
@@ -23,7 +23,7 @@ pub(crate) struct Parsed {
     pub warnings: Vec<String>,
 }
 
-fn shape(event: &str, path: String, message: impl Into<String>) -> HookConfigError {
+fn shape(event: HookEvent, path: String, message: impl Into<String>) -> HookConfigError {
     HookConfigError::Shape {
         event: event.to_string(),
         path,
@@ -49,7 +49,7 @@ pub(crate) fn parse(value: &Value, project_dir: &Path) -> Result<Parsed, HookCon
     for (name, groups) in map {
         let event = match HookEvent::from_str(name) {
             Ok(e) => e,
-            Err(_) if UNSUPPORTED_CLAUDE_EVENTS.contains(&name.as_str()) => {
+            Err(_) if HookEvent::NOT_FIRED.contains(&name.as_str()) => {
                 parsed.warnings.push(format!(
                     "hooks.{name}: event not supported by Tascer; skipped"
                 ));
@@ -59,7 +59,7 @@ pub(crate) fn parse(value: &Value, project_dir: &Path) -> Result<Parsed, HookCon
         };
         let groups = groups.as_array().ok_or_else(|| {
             shape(
-                name,
+                event,
                 String::new(),
                 format!("expected an array, found {}", json_type(groups)),
             )
@@ -78,10 +78,9 @@ fn parse_group(
     project_dir: &Path,
     parsed: &mut Parsed,
 ) -> Result<(), HookConfigError> {
-    let name = event.as_str();
     let group = group.as_object().ok_or_else(|| {
         shape(
-            name,
+            event,
             format!("[{gi}]"),
             format!("expected an object, found {}", json_type(group)),
         )
@@ -91,14 +90,14 @@ fn parse_group(
         Some(Value::String(s)) => Some(s.as_str()),
         Some(other) => {
             return Err(shape(
-                name,
+                event,
                 format!("[{gi}].matcher"),
                 format!("expected a string, found {}", json_type(other)),
             ));
         }
     };
     let matcher = Matcher::new(pattern).map_err(|source| HookConfigError::BadMatcher {
-        event: name.to_string(),
+        event: event.to_string(),
         matcher: pattern.unwrap_or_default().to_string(),
         source,
     })?;
@@ -107,7 +106,7 @@ fn parse_group(
         None | Some(Value::Null) => return Ok(()),
         Some(other) => {
             return Err(shape(
-                name,
+                event,
                 format!("[{gi}].hooks"),
                 format!("expected an array, found {}", json_type(other)),
             ));
@@ -117,7 +116,7 @@ fn parse_group(
         let path = format!("[{gi}].hooks[{hi}]");
         let hook = hook.as_object().ok_or_else(|| {
             shape(
-                name,
+                event,
                 path.clone(),
                 format!("expected an object, found {}", json_type(hook)),
             )
@@ -129,12 +128,12 @@ fn parse_group(
         if kind != "command" {
             if UNSUPPORTED_TYPES.contains(&kind) {
                 parsed.warnings.push(format!(
-                    "hooks.{name}{path}: `{kind}` hooks are not supported by Tascer; skipped"
+                    "hooks.{event}{path}: `{kind}` hooks are not supported by Tascer; skipped"
                 ));
                 continue;
             }
             return Err(HookConfigError::UnknownHookType {
-                event: name.to_string(),
+                event: event.to_string(),
                 path,
                 kind: kind.to_string(),
             });
@@ -145,12 +144,12 @@ fn parse_group(
             .filter(|c| !c.trim().is_empty())
             .ok_or_else(|| {
                 shape(
-                    name,
+                    event,
                     path.clone(),
                     "command hook needs a non-empty `command` string",
                 )
             })?;
-        let options = parse_options(name, &path, hook)?;
+        let options = parse_options(event, &path, hook)?;
         parsed.hooks.push(RegisteredHook {
             event,
             matcher: matcher.clone(),
@@ -165,7 +164,7 @@ fn parse_group(
 }
 
 fn parse_options(
-    event: &str,
+    event: HookEvent,
     path: &str,
     hook: &Map<String, Value>,
 ) -> Result<HookOptions, HookConfigError> {

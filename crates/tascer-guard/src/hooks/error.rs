@@ -5,6 +5,7 @@
 /// the [`HookRun`](super::HookRun) and the session goes on, unless the hook
 /// is fail-closed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HookError {
     /// The hook failed with a message.
     #[error("{0}")]
@@ -30,6 +31,7 @@ impl HookError {
 /// A malformed `hooks` configuration. Every variant names where the
 /// problem is.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HookConfigError {
     /// The `hooks` value is not an object.
     #[error("`hooks` must be an object of event names, found {found}")]

@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-use super::event::HookEvent;
+use tascer_core::HookEvent;
 
 /// Fields every hook input carries (besides `hook_event_name`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -166,6 +165,7 @@ pub struct PreCompactInput {
 /// Why a session started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionStartSource {
     /// A fresh session.
     #[default]
@@ -208,6 +208,7 @@ pub struct PostCompactInput {
 /// Why a session ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionEndReason {
     /// `/clear`.
     Clear,
@@ -270,6 +271,7 @@ pub struct PermissionRequestInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "hook_event_name")]
 #[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
 pub enum HookInput {
     /// `PreToolUse`.
     PreToolUse(PreToolUseInput),

@@ -16,20 +16,19 @@ mod command;
 mod config;
 mod effect;
 mod error;
-mod event;
 mod handler;
 mod input;
 mod matcher;
 mod outcome;
 mod output;
 mod record;
+mod registered;
 mod registry;
 mod runner;
 
 pub use command::CommandHook;
 pub use effect::HookEffect;
 pub use error::{HookConfigError, HookError};
-pub use event::{HookEvent, UnknownHookEvent};
 pub use handler::{FnHook, Hook};
 pub use input::{
     CompactTrigger, HookCommon, HookInput, NotificationInput, PermissionRequestInput,
@@ -44,11 +43,14 @@ pub use outcome::{
     PreToolDecision, PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome,
     SubagentStopOutcome, UserPromptSubmitOutcome, join_context,
 };
-pub use output::{
-    HookOutput, HookSpecificOutput, PermissionDecision, PermissionRequestDecision, TopDecision,
-};
+pub use output::{HookOutput, HookSpecificOutput, PermissionRequestDecision, TopDecision};
 pub use record::{HookKind, HookRun, HookRunOutcome};
-pub use registry::{
-    DEFAULT_TIMEOUT, HookHandler, HookOptions, HookRegistry, HookRegistryBuilder, RegisteredHook,
-};
+pub use registered::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
+pub use registry::{HookRegistry, HookRegistryBuilder};
 pub use runner::{HookRunResults, HookRunner};
+/// A `PreToolUse` hook's `permissionDecision` (`"allow"`, `"deny"`,
+/// `"ask"`) is the one allow/ask/deny type, [`Behavior`](tascer_core::Behavior);
+/// this name is kept for existing callers.
+pub use tascer_core::Behavior as PermissionDecision;
+/// The hook events, from `tascer-core`: the one enum every crate uses.
+pub use tascer_core::{HookEvent, UnknownHookEvent};

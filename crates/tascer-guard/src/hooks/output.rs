@@ -4,8 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use tascer_core::{Behavior, HookEvent};
 
-/// Top-level `decision`.
+/// Top-level `decision`. Its own type, not a [`Behavior`]: it mirrors the
+/// wire, whose words are `block` and `approve`, and `block` means more
+/// than deny (it blocks a prompt, a stop or a compaction, or gives tool
+/// feedback).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TopDecision {
@@ -16,19 +20,21 @@ pub enum TopDecision {
     Approve,
 }
 
-/// `hookSpecificOutput.permissionDecision` of `PreToolUse`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PermissionDecision {
-    /// Let the call through (rules still apply).
-    Allow,
-    /// Refuse the call; the reason goes to the model.
-    Deny,
-    /// Ask the user (or the permission callback).
-    Ask,
+impl TopDecision {
+    /// What it means as a `PreToolUse` permission decision: `block` is
+    /// deny, `approve` is allow.
+    pub fn behavior(self) -> Behavior {
+        match self {
+            TopDecision::Block => Behavior::Deny,
+            TopDecision::Approve => Behavior::Allow,
+        }
+    }
 }
 
-/// `hookSpecificOutput.decision` of `PermissionRequest`.
+/// `hookSpecificOutput.decision` of `PermissionRequest`. Its own type, not
+/// a [`Behavior`]: it mirrors the wire (`behavior` tag), has no "ask", and
+/// each answer carries its own data (a rewritten input and permission
+/// updates, or a message and an interrupt flag).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "behavior", rename_all = "lowercase")]
 pub enum PermissionRequestDecision {
@@ -69,9 +75,10 @@ pub struct HookSpecificOutput {
     /// event that ran, the whole `hookSpecificOutput` is ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook_event_name: Option<String>,
-    /// `PreToolUse`: allow / deny / ask.
+    /// `PreToolUse`: allow (rules still apply), deny (the reason goes to
+    /// the model) or ask (the user or the permission callback decides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permission_decision: Option<PermissionDecision>,
+    pub permission_decision: Option<Behavior>,
     /// `PreToolUse`: why (to the model for deny, to the user otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_decision_reason: Option<String>,
@@ -175,21 +182,21 @@ impl HookOutput {
 
     /// `PreToolUse` output denying the call.
     pub fn deny(reason: impl Into<String>) -> HookOutput {
-        HookOutput::permission(PermissionDecision::Deny, Some(reason.into()))
+        HookOutput::permission(Behavior::Deny, Some(reason.into()))
     }
 
     /// `PreToolUse` output allowing the call.
     pub fn allow() -> HookOutput {
-        HookOutput::permission(PermissionDecision::Allow, None)
+        HookOutput::permission(Behavior::Allow, None)
     }
 
     /// `PreToolUse` output asking the user.
     pub fn ask(reason: impl Into<String>) -> HookOutput {
-        HookOutput::permission(PermissionDecision::Ask, Some(reason.into()))
+        HookOutput::permission(Behavior::Ask, Some(reason.into()))
     }
 
     /// `PreToolUse` output with a permission decision.
-    pub fn permission(decision: PermissionDecision, reason: Option<String>) -> HookOutput {
+    pub fn permission(decision: Behavior, reason: Option<String>) -> HookOutput {
         HookOutput {
             hook_specific_output: Some(HookSpecificOutput {
                 permission_decision: Some(decision),
@@ -245,20 +252,22 @@ impl HookOutput {
     }
 
     /// The `hookSpecificOutput` when it is meant for `event` (its
-    /// `hookEventName` is absent or equal to `event`).
-    pub fn specific_for(&self, event: &str) -> Option<&HookSpecificOutput> {
-        self.hook_specific_output
-            .as_ref()
-            .filter(|s| s.hook_event_name.as_deref().is_none_or(|n| n == event))
+    /// `hookEventName` is absent or names `event`).
+    pub fn specific_for(&self, event: HookEvent) -> Option<&HookSpecificOutput> {
+        self.hook_specific_output.as_ref().filter(|s| {
+            s.hook_event_name
+                .as_deref()
+                .is_none_or(|n| n == event.as_str())
+        })
     }
 }
 
 impl HookSpecificOutput {
     fn from_map(map: &Map<String, Value>) -> HookSpecificOutput {
         let permission_decision = match map.get("permissionDecision").and_then(Value::as_str) {
-            Some("allow") | Some("approve") => Some(PermissionDecision::Allow),
-            Some("deny") | Some("block") => Some(PermissionDecision::Deny),
-            Some("ask") => Some(PermissionDecision::Ask),
+            Some("allow") | Some("approve") => Some(Behavior::Allow),
+            Some("deny") | Some("block") => Some(Behavior::Deny),
+            Some("ask") => Some(Behavior::Ask),
             _ => None,
         };
         HookSpecificOutput {

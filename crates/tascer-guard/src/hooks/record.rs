@@ -5,13 +5,14 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
+use tascer_core::HookEvent;
 
-use super::event::HookEvent;
 use super::output::HookOutput;
 
 /// How a hook is implemented.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HookKind {
     /// A shell command from the settings.
     Command,
@@ -22,6 +23,7 @@ pub enum HookKind {
 /// How a hook run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HookRunOutcome {
     /// Ran fine and did not block.
     Success,

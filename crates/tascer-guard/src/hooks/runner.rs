@@ -8,11 +8,11 @@ use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
+use tascer_core::{Behavior, HookEvent};
 
 use super::command::CommandResult;
 use super::effect::HookEffect;
 use super::error::HookError;
-use super::event::HookEvent;
 use super::input::{
     HookInput, NotificationInput, PermissionRequestInput, PostCompactInput,
     PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput,
@@ -24,9 +24,10 @@ use super::outcome::{
     SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
     UserPromptSubmitOutcome,
 };
-use super::output::{HookOutput, PermissionDecision, PermissionRequestDecision, TopDecision};
+use super::output::{HookOutput, PermissionRequestDecision, TopDecision};
 use super::record::{HookKind, HookRun, HookRunOutcome};
-use super::registry::{HookHandler, HookRegistry, RegisteredHook};
+use super::registered::{HookHandler, RegisteredHook};
+use super::registry::HookRegistry;
 
 /// Runs hooks. Cheap to clone; share one per session.
 #[derive(Debug, Clone, Default)]
@@ -178,11 +179,11 @@ fn output_blocks(out: &HookOutput, event: HookEvent) -> bool {
     if out.stops() || out.decision == Some(TopDecision::Block) {
         return true;
     }
-    let Some(spec) = out.specific_for(event.as_str()) else {
+    let Some(spec) = out.specific_for(event) else {
         return false;
     };
     match event {
-        HookEvent::PreToolUse => spec.permission_decision == Some(PermissionDecision::Deny),
+        HookEvent::PreToolUse => spec.permission_decision == Some(Behavior::Deny),
         HookEvent::PermissionRequest => {
             matches!(spec.decision, Some(PermissionRequestDecision::Deny { .. }))
         }

@@ -5,8 +5,8 @@
 //! stored. The cache is cleared when the mode or the session rules change.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
+use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::decision::PermissionDecision;
@@ -21,25 +21,22 @@ pub(crate) struct DecisionCache {
 
 impl DecisionCache {
     pub(crate) fn get(&self, key: &str) -> Option<PermissionDecision> {
-        self.map.lock().ok()?.get(key).cloned()
+        self.map.lock().get(key).cloned()
     }
 
     pub(crate) fn put(&self, key: String, decision: &PermissionDecision) {
         if decision.updated_input.is_some() {
             return;
         }
-        if let Ok(mut map) = self.map.lock() {
-            if map.len() >= CAPACITY {
-                map.clear();
-            }
-            map.insert(key, decision.clone());
+        let mut map = self.map.lock();
+        if map.len() >= CAPACITY {
+            map.clear();
         }
+        map.insert(key, decision.clone());
     }
 
     pub(crate) fn clear(&self) {
-        if let Ok(mut map) = self.map.lock() {
-            map.clear();
-        }
+        self.map.lock().clear();
     }
 }
 

@@ -67,7 +67,9 @@ pub struct CanUseToolRequest {
     pub matched_ask_rule: Option<String>,
 }
 
-/// The callback's answer.
+/// The callback's answer. Its own type, not a [`Behavior`](tascer_core::Behavior):
+/// it mirrors the SDK's `PermissionResult` (allow with a rewritten input,
+/// deny with a message and an interrupt flag); the callback has no "ask".
 #[derive(Debug, Clone, PartialEq)]
 pub enum CanUseToolResult {
     /// Run the tool, optionally with a rewritten input.
@@ -88,7 +90,9 @@ pub enum CanUseToolResult {
 pub type CanUseTool =
     Arc<dyn Fn(CanUseToolRequest) -> BoxFuture<'static, CanUseToolResult> + Send + Sync>;
 
-/// A human's answer to a permission prompt.
+/// A human's answer to a permission prompt. Its own type, not a
+/// [`Behavior`](tascer_core::Behavior): a person can allow once or allow
+/// always (which adds session rules), and cannot answer "ask".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AskAnswer {
     /// Allow this call only.

@@ -2,35 +2,14 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
-
-/// Allow, deny or ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Behavior {
-    /// Run the tool.
-    Allow,
-    /// Do not run it.
-    Deny,
-    /// A human (or the `can_use_tool` callback) must decide.
-    Ask,
-}
-
-impl Behavior {
-    /// `"allow"`, `"deny"` or `"ask"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Behavior::Allow => "allow",
-            Behavior::Deny => "deny",
-            Behavior::Ask => "ask",
-        }
-    }
-}
+use tascer_core::Behavior;
 
 /// Who made a decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum DecisionSource {
     /// The permission mode.
     Mode {
@@ -59,7 +38,8 @@ pub enum DecisionSource {
     Cache,
     /// Workaround detection escalated the call.
     Workaround,
-    /// A PreToolUse hook's `permissionDecision` (allow or ask).
+    /// A hook: a PreToolUse hook's `permissionDecision`, or a
+    /// PermissionRequest hook's answer.
     Hook,
     /// An LLM reviewer (`tool-approve`, `tool-appeal`,
     /// `error-acknowledge`) answered in place of a human.
@@ -105,25 +85,18 @@ pub struct PermissionDecision {
     pub(crate) tool: String,
 }
 
-/// What a PreToolUse hook said about permission, as input to
-/// [`PermissionEngine::decide_after_hook`](super::PermissionEngine::decide_after_hook).
-/// (A hook's deny never reaches the engine: the call is refused before.)
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum HookPermission {
-    /// No hook expressed a permission decision.
-    #[default]
-    None,
-    /// A hook allowed the call: it skips the mode's and the default's
-    /// "ask", but deny and ask rules and policies still apply.
-    Allow {
-        /// The hook's reason, if given.
-        reason: Option<String>,
-    },
-    /// A hook asked for confirmation: an allowed call becomes "ask".
-    Ask {
-        /// The hook's reason, if given.
-        reason: Option<String>,
-    },
+/// What the PreToolUse hooks said about permission, as input to
+/// [`PermissionEngine::decide_after_hook`](super::PermissionEngine::decide_after_hook):
+/// a behavior with the hook's reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookPermission {
+    /// `Allow`: the call skips the mode's and the default's "ask", but
+    /// deny and ask rules and policies still apply. `Ask`: an allowed call
+    /// becomes "ask". `Deny`: the call is denied (admission refuses a call
+    /// a hook denied before it reaches the engine).
+    pub behavior: Behavior,
+    /// The hook's reason, if given.
+    pub reason: Option<String>,
 }
 
 impl PermissionDecision {

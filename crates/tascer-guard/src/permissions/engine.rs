@@ -1,15 +1,18 @@
 //! [`PermissionEngine`]: the one place a tool call's permission is decided.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
+use tascer_core::Behavior;
 
 use super::cache::{DecisionCache, cache_key};
 use super::call::ToolCall;
 use super::callback::{
     AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue,
 };
-use super::decision::{Behavior, DecisionSource, HookPermission, PermissionDecision};
+use super::decision::{DecisionSource, HookPermission, PermissionDecision};
 use super::error::PermissionError;
 use super::evaluate::{Inputs, evaluate};
 use super::facts::CallFacts;
@@ -238,10 +241,7 @@ impl PermissionEngine {
 
     /// The current mode.
     pub fn mode(&self) -> PermissionMode {
-        match self.mode.read() {
-            Ok(m) => *m,
-            Err(p) => *p.into_inner(),
-        }
+        *self.mode.read()
     }
 
     /// Switches the mode (clears the decision cache).
@@ -249,10 +249,7 @@ impl PermissionEngine {
         if mode == PermissionMode::BypassPermissions && self.bypass_disabled {
             return Err(PermissionError::BypassDisabled);
         }
-        match self.mode.write() {
-            Ok(mut m) => *m = mode,
-            Err(p) => *p.into_inner() = mode,
-        }
+        *self.mode.write() = mode;
         self.clear_cache();
         Ok(())
     }
@@ -260,10 +257,7 @@ impl PermissionEngine {
     /// Adds a rule for the rest of the session (clears the decision cache).
     pub fn add_session_rule(&self, behavior: Behavior, rule: &str) -> Result<(), PermissionError> {
         let parsed = PermissionRule::parse_with(rule, &RuleOrigin::session())?;
-        match self.session_rules.write() {
-            Ok(mut r) => r.push(behavior, parsed),
-            Err(p) => p.into_inner().push(behavior, parsed),
-        }
+        self.session_rules.write().push(behavior, parsed);
         self.clear_cache();
         Ok(())
     }
@@ -278,20 +272,14 @@ impl PermissionEngine {
         origin: &RuleOrigin,
     ) -> Result<(), PermissionError> {
         let parsed = PermissionRule::parse_with(rule, origin)?;
-        match self.session_rules.write() {
-            Ok(mut r) => r.push(behavior, parsed),
-            Err(p) => p.into_inner().push(behavior, parsed),
-        }
+        self.session_rules.write().push(behavior, parsed);
         self.clear_cache();
         Ok(())
     }
 
     /// Removes every session rule whose origin names `source_file`.
     pub fn remove_session_rules_from(&self, source_file: &str) {
-        let mut guard = match self.session_rules.write() {
-            Ok(r) => r,
-            Err(p) => p.into_inner(),
-        };
+        let mut guard = self.session_rules.write();
         let rules = &mut *guard;
         for list in [&mut rules.allow, &mut rules.ask, &mut rules.deny] {
             list.retain(|r| r.origin.source_file.as_deref() != Some(source_file));
@@ -302,10 +290,7 @@ impl PermissionEngine {
 
     /// The session rules added so far.
     pub fn session_rules(&self) -> PermissionRules {
-        match self.session_rules.read() {
-            Ok(r) => r.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        self.session_rules.read().clone()
     }
 
     fn clear_cache(&self) {
@@ -346,16 +331,6 @@ impl PermissionEngine {
     /// built-in ones, widened by path classes).
     pub fn sensitive_patterns(&self) -> &super::sensitive::SensitivePatterns {
         &self.sensitive
-    }
-
-    /// The per-file check the loop hands to tools that open files they
-    /// found themselves (Grep over a directory, Glob results): see
-    /// [`SearchAccess`](super::search_access::SearchAccess).
-    pub fn file_access(self: &Arc<Self>, cwd: &Path) -> Arc<dyn tascer_core::FileAccess> {
-        Arc::new(super::search_access::SearchAccess::new(
-            Arc::clone(self),
-            cwd.to_path_buf(),
-        ))
     }
 
     /// Rules, policies and mode only — no cache, callback or workaround
@@ -409,18 +384,18 @@ impl PermissionEngine {
     /// to resolve ([`resolve_non_interactive`](Self::resolve_non_interactive)
     /// or [`resolve_with_asker`](Self::resolve_with_asker)).
     pub async fn decide(&self, call: &ToolCall) -> PermissionDecision {
-        self.decide_after_hook(call, &HookPermission::None).await
+        self.decide_after_hook(call, None).await
     }
 
     /// [`decide`](Self::decide), taking into account what the PreToolUse
     /// hooks said (claude-compat §4.2): a hook's allow settles a call the
     /// mode or the default would ask about, but not one an ask rule, a deny
     /// rule or a policy stops; a hook's ask turns an allowed call into
-    /// an ask.
+    /// an ask; a hook's deny denies it. `None`: no hook had an opinion.
     pub async fn decide_after_hook(
         &self,
         call: &ToolCall,
-        hook: &HookPermission,
+        hook: Option<&HookPermission>,
     ) -> PermissionDecision {
         let start = Instant::now();
         // Parsing the call (a shell command in particular) is the costly
@@ -486,10 +461,10 @@ impl PermissionEngine {
         if !self.workaround.enabled {
             return false;
         }
-        let hit = match self.tracker.lock() {
-            Ok(t) => t.check(&d.alike, self.workaround.threshold),
-            Err(p) => p.into_inner().check(&d.alike, self.workaround.threshold),
-        };
+        let hit = self
+            .tracker
+            .lock()
+            .check(&d.alike, self.workaround.threshold);
         let Some((key, earlier)) = hit else {
             return false;
         };
@@ -547,28 +522,19 @@ impl PermissionEngine {
 
     fn record(&self, d: &PermissionDecision, call: &ToolCall) {
         let what = describe(call, &d.reason);
-        match self.tracker.lock() {
-            Ok(mut t) => t.record(&d.alike, &what),
-            Err(p) => p.into_inner().record(&d.alike, &what),
-        }
+        self.tracker.lock().record(&d.alike, &what);
     }
 
     /// The denials workaround detection has seen (bounded: see
     /// [`DenialHistory`](super::workaround::DenialHistory)).
     pub fn denial_history(&self) -> super::workaround::DenialHistory {
-        match self.tracker.lock() {
-            Ok(t) => t.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        self.tracker.lock().clone()
     }
 
     /// Replaces the denials seen with `history` (kept by a host between
     /// processes).
     pub fn restore_denials(&self, history: super::workaround::DenialHistory) {
-        match self.tracker.lock() {
-            Ok(mut t) => *t = history,
-            Err(p) => *p.into_inner() = history,
-        }
+        *self.tracker.lock() = history;
     }
 
     /// Records a denial made outside the engine (e.g. by a hook) for
@@ -577,10 +543,7 @@ impl PermissionEngine {
         let facts = CallFacts::of(call, self.home.as_deref());
         let keys = self.alike(call, &facts);
         let what = describe(call, reason);
-        match self.tracker.lock() {
-            Ok(mut t) => t.record(&keys, &what),
-            Err(p) => p.into_inner().record(&keys, &what),
-        }
+        self.tracker.lock().record(&keys, &what);
     }
 
     fn request(
@@ -679,10 +642,7 @@ impl PermissionEngine {
         d.behavior = Behavior::Deny;
         d.updated_input = None;
         let what = format!("{} ({short})", d.tool);
-        match self.tracker.lock() {
-            Ok(mut t) => t.record(&d.alike, &what),
-            Err(p) => p.into_inner().record(&d.alike, &what),
-        }
+        self.tracker.lock().record(&d.alike, &what);
         d
     }
 
@@ -736,30 +696,34 @@ impl PermissionEngine {
 }
 
 /// Folds a PreToolUse hook's permission decision into the engine's.
-fn apply_hook(d: &mut PermissionDecision, hook: &HookPermission) {
+fn apply_hook(d: &mut PermissionDecision, hook: Option<&HookPermission>) {
+    let Some(hook) = hook else {
+        return;
+    };
     let by_rule_or_policy = matches!(
         d.decided_by,
         DecisionSource::Rule { .. } | DecisionSource::Policy { .. }
     );
-    match hook {
-        HookPermission::None => {}
-        HookPermission::Allow { reason } => {
+    let reason = |default: &str| hook.reason.clone().unwrap_or_else(|| default.into());
+    match hook.behavior {
+        Behavior::Allow => {
             if d.behavior == Behavior::Ask && !by_rule_or_policy {
                 d.behavior = Behavior::Allow;
                 d.decided_by = DecisionSource::Hook;
-                d.reason = reason
-                    .clone()
-                    .unwrap_or_else(|| "allowed by a PreToolUse hook".into());
+                d.reason = reason("allowed by a PreToolUse hook");
             }
         }
-        HookPermission::Ask { reason } => {
+        Behavior::Ask => {
             if d.behavior == Behavior::Allow {
                 d.behavior = Behavior::Ask;
                 d.decided_by = DecisionSource::Hook;
-                d.reason = reason
-                    .clone()
-                    .unwrap_or_else(|| "a PreToolUse hook asked for confirmation".into());
+                d.reason = reason("a PreToolUse hook asked for confirmation");
             }
+        }
+        Behavior::Deny => {
+            d.behavior = Behavior::Deny;
+            d.decided_by = DecisionSource::Hook;
+            d.reason = reason("denied by a PreToolUse hook");
         }
     }
 }

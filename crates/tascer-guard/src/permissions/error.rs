@@ -23,6 +23,7 @@ impl RuleError {
 
 /// Errors raised by the permission engine and its configuration.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum PermissionError {
     /// A mode name that is not one of Tascer's.
     #[error(

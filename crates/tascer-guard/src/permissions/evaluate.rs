@@ -16,11 +16,13 @@
 
 use std::path::{Path, PathBuf};
 
+use tascer_core::Behavior;
+
 use super::call::ToolCall;
 use super::command_pattern::{CommandMatch, CommandPattern};
-use super::decision::{Behavior, DecisionSource, PermissionDecision};
+use super::decision::{DecisionSource, PermissionDecision};
 use super::facts::CallFacts;
-use super::matching::{AllowCheck, allowed_by, first_hit};
+use super::matching::{AllowCheck, Hit, allowed_by, first_hit};
 use super::mode::{PermissionMode, ToolClass};
 use super::paths::{canonicalize, is_within};
 use super::policy::{Policy, PolicyVerdict};
@@ -43,15 +45,38 @@ fn rule_source(rule: &PermissionRule) -> DecisionSource {
     }
 }
 
-/// Runs steps 1–7.
-pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> PermissionDecision {
-    let lists = |b: Behavior| inp.rules.iter().flat_map(move |r| r.list(b).iter());
-    let deny: Vec<PermissionRule> = lists(Behavior::Deny).cloned().collect();
-    let ask: Vec<PermissionRule> = lists(Behavior::Ask).cloned().collect();
-    let allow: Vec<PermissionRule> = lists(Behavior::Allow).cloned().collect();
+/// The rule lists of every source, by behavior.
+struct RuleLists {
+    deny: Vec<PermissionRule>,
+    ask: Vec<PermissionRule>,
+    allow: Vec<PermissionRule>,
+}
 
-    // 1. deny rules
-    let maybe_deny = match first_hit(&deny, call, facts) {
+impl RuleLists {
+    fn of(inp: &Inputs<'_>) -> Self {
+        let list = |b: Behavior| {
+            inp.rules
+                .iter()
+                .flat_map(move |r| r.list(b).iter())
+                .cloned()
+                .collect()
+        };
+        RuleLists {
+            deny: list(Behavior::Deny),
+            ask: list(Behavior::Ask),
+            allow: list(Behavior::Allow),
+        }
+    }
+}
+
+/// Each policy's verdict on a call, by policy name.
+type Verdicts<'a> = Vec<(&'a str, PolicyVerdict)>;
+
+/// Runs steps 1–7, in order: the first step that decides, decides.
+pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> PermissionDecision {
+    let rules = RuleLists::of(inp);
+    // 1. deny rules (a rule that only might match waits for step 3)
+    let maybe_deny = match first_hit(&rules.deny, call, facts) {
         Some(hit) if !hit.maybe => {
             return PermissionDecision::new(
                 Behavior::Deny,
@@ -61,29 +86,63 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
         }
         other => other,
     };
-
-    // 2. policy denials
-    let verdicts: Vec<(&str, PolicyVerdict)> = inp
+    // 2. policy denials (the policies are asked only past step 1)
+    let verdicts: Verdicts<'_> = inp
         .policies
         .iter()
         .map(|p| (p.name(), p.check_with_facts(call, facts)))
         .collect();
-    if let Some((name, PolicyVerdict::Deny { reason })) = verdicts
-        .iter()
-        .find(|(_, v)| matches!(v, PolicyVerdict::Deny { .. }))
-    {
-        return PermissionDecision::new(
-            Behavior::Deny,
-            DecisionSource::Policy {
-                name: name.to_string(),
-            },
-            reason.clone(),
-        );
+    if let Some(d) = policy_deny(&verdicts) {
+        return d;
     }
-
     // 3. ask rules
+    if let Some(d) = ask_rules(maybe_deny, &rules, call, facts) {
+        return d;
+    }
+    // 4. policy asks
+    if let Some(d) = policy_ask(&verdicts, call, facts) {
+        return d;
+    }
+    // 5. mode
+    if let Some(d) = by_mode(inp, call, facts) {
+        return d;
+    }
+    // 6. allow rules, policy allows
+    let missing = match allow_rules(&rules.allow, call, facts) {
+        Ok(d) => return d,
+        Err(missing) => missing,
+    };
+    if let Some(d) = policy_allow(&verdicts) {
+        return d;
+    }
+    // 7. ask
+    ask_by_default(call, facts, &missing)
+}
+
+/// Step 2: the first policy that denies.
+fn policy_deny(verdicts: &Verdicts<'_>) -> Option<PermissionDecision> {
+    let (name, reason) = verdicts.iter().find_map(|(name, v)| match v {
+        PolicyVerdict::Deny { reason } => Some((name, reason)),
+        _ => None,
+    })?;
+    Some(PermissionDecision::new(
+        Behavior::Deny,
+        policy_source(name),
+        reason.clone(),
+    ))
+}
+
+/// Step 3: a deny rule that might match, code the analysis cannot see
+/// while there are Bash deny rules, an ask rule, or a tool that always
+/// needs the user.
+fn ask_rules(
+    maybe_deny: Option<Hit<'_>>,
+    rules: &RuleLists,
+    call: &ToolCall,
+    facts: &CallFacts,
+) -> Option<PermissionDecision> {
     if let Some(hit) = maybe_deny {
-        return with_suggestions(
+        return Some(with_suggestions(
             PermissionDecision::new(
                 Behavior::Ask,
                 rule_source(hit.rule),
@@ -95,13 +154,13 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
             call,
             facts,
             &[],
-        );
+        ));
     }
-    if let Some(d) = opaque_code(&deny, &allow, facts) {
-        return d;
+    if let Some(d) = opaque_code(&rules.deny, &rules.allow, facts) {
+        return Some(d);
     }
-    if let Some(hit) = first_hit(&ask, call, facts) {
-        return with_suggestions(
+    if let Some(hit) = first_hit(&rules.ask, call, facts) {
+        return Some(with_suggestions(
             PermissionDecision::new(
                 Behavior::Ask,
                 rule_source(hit.rule),
@@ -110,124 +169,139 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
             call,
             facts,
             &[],
-        );
+        ));
     }
     if matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode") {
-        return PermissionDecision::new(
+        return Some(PermissionDecision::new(
             Behavior::Ask,
             DecisionSource::Default,
             format!("{} always needs the user", call.tool_name),
-        );
+        ));
     }
+    None
+}
 
-    // 4. policy asks
-    if let Some((name, PolicyVerdict::Ask { reason })) = verdicts
-        .iter()
-        .find(|(_, v)| matches!(v, PolicyVerdict::Ask { .. }))
-    {
-        return with_suggestions(
-            PermissionDecision::new(
-                Behavior::Ask,
-                DecisionSource::Policy {
-                    name: name.to_string(),
-                },
-                reason.clone(),
-            ),
-            call,
-            facts,
-            &[],
-        );
-    }
+/// Step 4: the first policy that asks.
+fn policy_ask(
+    verdicts: &Verdicts<'_>,
+    call: &ToolCall,
+    facts: &CallFacts,
+) -> Option<PermissionDecision> {
+    let (name, reason) = verdicts.iter().find_map(|(name, v)| match v {
+        PolicyVerdict::Ask { reason } => Some((name, reason)),
+        _ => None,
+    })?;
+    Some(with_suggestions(
+        PermissionDecision::new(Behavior::Ask, policy_source(name), reason.clone()),
+        call,
+        facts,
+        &[],
+    ))
+}
 
-    // 5. mode
-    let mode_source = DecisionSource::Mode {
+/// Step 5: what the mode allows or denies; read-only tools inside the
+/// working directories are allowed in every mode.
+fn by_mode(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> Option<PermissionDecision> {
+    let mode_source = || DecisionSource::Mode {
         mode: inp.mode.to_string(),
+    };
+    let inside = || {
+        facts
+            .paths
+            .iter()
+            .all(|p| within_any(&p.canonical, inp.working_dirs))
     };
     match inp.mode {
         PermissionMode::BypassPermissions => {
-            return PermissionDecision::new(Behavior::Allow, mode_source, "bypassPermissions mode");
+            return Some(PermissionDecision::new(
+                Behavior::Allow,
+                mode_source(),
+                "bypassPermissions mode",
+            ));
         }
         PermissionMode::Plan if !facts.class.allowed_in_plan() => {
-            return PermissionDecision::new(
+            return Some(PermissionDecision::new(
                 Behavior::Deny,
-                mode_source,
+                mode_source(),
                 format!(
                     "plan mode: only read-only tools may run, `{}` is not one (finish planning with ExitPlanMode first)",
                     call.tool_name
                 ),
-            );
+            ));
         }
         PermissionMode::AcceptEdits => {
-            if facts.class == ToolClass::Edit
-                && !facts.paths.is_empty()
-                && facts
-                    .paths
-                    .iter()
-                    .all(|p| within_any(&p.canonical, inp.working_dirs))
-            {
-                return PermissionDecision::new(
+            if facts.class == ToolClass::Edit && !facts.paths.is_empty() && inside() {
+                return Some(PermissionDecision::new(
                     Behavior::Allow,
-                    mode_source,
+                    mode_source(),
                     "acceptEdits mode: file edit inside the working directories",
-                );
+                ));
             }
             if fs_bash_within(call, facts, inp) {
-                return PermissionDecision::new(
+                return Some(PermissionDecision::new(
                     Behavior::Allow,
-                    mode_source,
+                    mode_source(),
                     "acceptEdits mode: filesystem command inside the working directories",
-                );
+                ));
             }
         }
         _ => {}
     }
-    if facts.class == ToolClass::ReadOnly
-        && facts
-            .paths
-            .iter()
-            .all(|p| within_any(&p.canonical, inp.working_dirs))
-    {
-        return PermissionDecision::new(
+    (facts.class == ToolClass::ReadOnly && inside()).then(|| {
+        PermissionDecision::new(
             Behavior::Allow,
-            mode_source,
+            mode_source(),
             "read-only tool inside the working directories",
-        );
-    }
+        )
+    })
+}
 
-    // 6. allow rules, policy allows
-    let missing = match allowed_by(&allow, call, facts) {
-        AllowCheck::Allowed(rules) => {
-            let names = rules
-                .iter()
-                .map(|r| r.raw.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
-            let mut d = PermissionDecision::new(
-                Behavior::Allow,
-                rule_source(rules[0]),
-                format!("allowed by rule `{names}`"),
-            );
-            if rules.len() > 1 {
-                d.decided_by = DecisionSource::Rule {
-                    rule: names,
-                    source_file: rules[0].origin.source_file.clone(),
-                };
-            }
-            return d;
-        }
-        AllowCheck::NotAllowed(missing) => missing,
+/// Step 6a: the allow rules that cover the call, or the simple commands
+/// no allow rule covers.
+fn allow_rules(
+    allow: &[PermissionRule],
+    call: &ToolCall,
+    facts: &CallFacts,
+) -> Result<PermissionDecision, Vec<super::shell::SimpleCommand>> {
+    let rules = match allowed_by(allow, call, facts) {
+        AllowCheck::Allowed(rules) => rules,
+        AllowCheck::NotAllowed(missing) => return Err(missing),
     };
-    if let Some((name, _)) = verdicts.iter().find(|(_, v)| *v == PolicyVerdict::Allow) {
-        return PermissionDecision::new(
-            Behavior::Allow,
-            DecisionSource::Policy {
-                name: name.to_string(),
-            },
-            format!("allowed by policy `{name}`"),
-        );
+    let names = rules
+        .iter()
+        .map(|r| r.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut d = PermissionDecision::new(
+        Behavior::Allow,
+        rule_source(rules[0]),
+        format!("allowed by rule `{names}`"),
+    );
+    if rules.len() > 1 {
+        d.decided_by = DecisionSource::Rule {
+            rule: names,
+            source_file: rules[0].origin.source_file.clone(),
+        };
     }
+    Ok(d)
+}
 
-    // 7. ask
+/// Step 6b: the first policy that allows.
+fn policy_allow(verdicts: &Verdicts<'_>) -> Option<PermissionDecision> {
+    let (name, _) = verdicts.iter().find(|(_, v)| *v == PolicyVerdict::Allow)?;
+    Some(PermissionDecision::new(
+        Behavior::Allow,
+        policy_source(name),
+        format!("allowed by policy `{name}`"),
+    ))
+}
+
+/// Step 7: nothing decided; ask, saying what no rule covers.
+fn ask_by_default(
+    call: &ToolCall,
+    facts: &CallFacts,
+    missing: &[super::shell::SimpleCommand],
+) -> PermissionDecision {
     let reason = match &facts.shell {
         Some(a) if !a.is_fully_resolved() => format!(
             "the command cannot be fully resolved ({}), so no allow rule applies",
@@ -247,8 +321,14 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
         PermissionDecision::new(Behavior::Ask, DecisionSource::Default, reason),
         call,
         facts,
-        &missing,
+        missing,
     )
+}
+
+fn policy_source(name: &str) -> DecisionSource {
+    DecisionSource::Policy {
+        name: name.to_string(),
+    }
 }
 
 /// Most deny rules an opaque-code reason names.

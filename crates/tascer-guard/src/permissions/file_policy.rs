@@ -2,8 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
+use tascer_core::Behavior;
+
 use super::call::ToolCall;
-use super::decision::Behavior;
 use super::facts::CallFacts;
 use super::mode::{EDIT_TOOLS, READ_TOOLS};
 use super::paths::{canonicalize, is_within};

@@ -1,7 +1,8 @@
 //! [`McpPolicy`]: allow or deny MCP servers and tools.
 
+use tascer_core::Behavior;
+
 use super::call::ToolCall;
-use super::decision::Behavior;
 use super::policy::{Policy, PolicyVerdict};
 
 /// A server or server/tool entry.

@@ -40,7 +40,7 @@ pub use callback::{
     AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue,
 };
 pub use command_pattern::{CommandMatch, CommandPattern};
-pub use decision::{Behavior, DecisionSource, HookPermission, PermissionDecision};
+pub use decision::{DecisionSource, HookPermission, PermissionDecision};
 pub use engine::{PermissionEngine, PermissionEngineBuilder};
 pub use error::{PermissionError, RuleError};
 pub use facts::{CallFacts, url_host};
@@ -53,6 +53,8 @@ pub use rule::{PermissionRule, PermissionRules, RuleOrigin, RuleSpecifier};
 pub use search_access::SearchAccess;
 pub use sensitive::{DEFAULT_SENSITIVE, SensitivePatterns};
 pub use shell_policy::{CommandRule, ShellCommandPolicy};
+/// Allow, ask or deny: the one type for it, from `tascer-core`.
+pub use tascer_core::Behavior;
 pub use wildcard::wildcard_match;
 pub use workaround::{DenialHistory, Escalation, WorkaroundConfig};
 pub use write_scope::WriteScopePolicy;

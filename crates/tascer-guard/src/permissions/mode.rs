@@ -11,6 +11,7 @@ use super::error::PermissionError;
 /// `PermissionMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum PermissionMode {
     /// Rules apply; anything left undecided is asked.
     #[default]

@@ -1,10 +1,15 @@
 //! The [`Policy`] trait: pluggable checks that run beside the rules.
 
+use tascer_core::Behavior;
+
 use super::call::ToolCall;
 use super::facts::CallFacts;
 
-/// What a policy says about a call.
+/// What a policy says about a call. Its own type, not a
+/// [`Behavior`](tascer_core::Behavior): a policy may also abstain, and an
+/// allow needs no reason (the decision names the policy).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PolicyVerdict {
     /// The policy approves the call (like an allow rule).
     Allow,
@@ -23,6 +28,16 @@ pub enum PolicyVerdict {
 }
 
 impl PolicyVerdict {
+    /// Allow, ask or deny; `None` when the policy abstains.
+    pub fn behavior(&self) -> Option<Behavior> {
+        match self {
+            PolicyVerdict::Allow => Some(Behavior::Allow),
+            PolicyVerdict::Ask { .. } => Some(Behavior::Ask),
+            PolicyVerdict::Deny { .. } => Some(Behavior::Deny),
+            PolicyVerdict::Abstain => None,
+        }
+    }
+
     /// Strictness rank: Deny > Ask > Allow > Abstain.
     pub fn rank(&self) -> u8 {
         match self {

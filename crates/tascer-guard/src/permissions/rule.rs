@@ -3,8 +3,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use tascer_core::Behavior;
+
 use super::command_pattern::CommandPattern;
-use super::decision::Behavior;
 use super::error::RuleError;
 use super::mode::{EDIT_TOOLS, READ_TOOLS};
 use super::path_pattern::PathPattern;
@@ -39,6 +40,7 @@ impl RuleOrigin {
 
 /// What a rule's parentheses hold.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum RuleSpecifier {
     /// Nothing (`Tool`, `Tool()`, `Tool(*)`): every call of the tool.
     Any,

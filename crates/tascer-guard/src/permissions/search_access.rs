@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
+use tascer_core::Behavior;
 
 use super::call::ToolCall;
-use super::decision::{Behavior, DecisionSource};
+use super::decision::DecisionSource;
 use super::engine::PermissionEngine;
 use super::sensitive::SensitivePatterns;
 
@@ -49,6 +50,15 @@ impl SearchAccess {
         self.every_file
             || self.sensitive.matching(path).is_some()
             || std::fs::metadata(path).is_ok_and(|m| m.nlink() > 1)
+    }
+}
+
+impl PermissionEngine {
+    /// The per-file check the loop hands to tools that open files they
+    /// found themselves (Grep over a directory, Glob results): see
+    /// [`SearchAccess`].
+    pub fn file_access(self: &Arc<Self>, cwd: &Path) -> Arc<dyn tascer_core::FileAccess> {
+        Arc::new(SearchAccess::new(Arc::clone(self), cwd.to_path_buf()))
     }
 }
 

@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use serde::Deserialize;
+use tascer_core::Behavior;
 
 use super::call::ToolCall;
 use super::command_pattern::{CommandMatch, CommandPattern};
 use super::danger::{self, Danger};
-use super::decision::Behavior;
 use super::error::PermissionError;
 use super::facts::CallFacts;
 use super::policy::{Policy, PolicyVerdict};

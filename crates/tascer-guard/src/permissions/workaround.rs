@@ -31,6 +31,7 @@ const PER_KEY: usize = 16;
 /// What an escalation does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum Escalation {
     /// Force a human decision (an allowed call becomes ask).
     Ask,

@@ -26,7 +26,6 @@ mod prompt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tascer_core::Usage;
 
@@ -34,10 +33,12 @@ pub use chain::{CallReview, FailedCall, Reviewers, StopReview};
 pub use excerpt::CORRECTION_PREFIX;
 pub use prompt::{parse_verdict, system_prompt};
 
+pub use crate::safety::settings::FailMode;
 use crate::safety::settings::{ReviewerSettings, ReviewersSettings};
 
 /// Which reviewer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReviewerKind {
     /// Answers a call the rules would ask about.
     ToolApprove,
@@ -81,17 +82,6 @@ impl std::fmt::Display for ReviewerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// What a failed review (timeout, provider error, malformed answer) counts
-/// as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum FailMode {
-    /// As a pass: the call runs, the stop goes through.
-    Open,
-    /// As a fail: the call is refused, the stop blocked.
-    Closed,
 }
 
 /// One reviewer's configuration.
@@ -216,6 +206,7 @@ impl ReviewersConfig {
 
 /// How a review ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReviewOutcome {
     /// The reviewer answered (or its cached answer was used).
     Decided,

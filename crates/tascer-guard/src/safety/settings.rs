@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use tascer_core::Behavior;
 
 use crate::hooks::HookEvent;
-use crate::review::FailMode;
 
 /// The `safety` object: low-risk auto-approve, path classes and the LLM
 /// reviewers. Each part is off unless present.
@@ -38,7 +38,8 @@ pub struct AutoApproveSettings {
     pub tools: Option<Vec<String>>,
 }
 
-/// What a call touching a sensitive file gets.
+/// What a call touching a sensitive file gets. Its own type, not a
+/// [`Behavior`]: the setting may only say `deny` or `ask`, never `allow`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SensitiveAction {
@@ -46,6 +47,16 @@ pub enum SensitiveAction {
     Deny,
     /// Asked about (the default without path classes).
     Ask,
+}
+
+impl SensitiveAction {
+    /// The behavior it stands for.
+    pub fn behavior(self) -> Behavior {
+        match self {
+            SensitiveAction::Deny => Behavior::Deny,
+            SensitiveAction::Ask => Behavior::Ask,
+        }
+    }
 }
 
 /// `safety.pathClasses`.
@@ -122,6 +133,17 @@ pub struct ReviewerSettings {
     /// (default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_blocks: Option<u32>,
+}
+
+/// What a failed review (timeout, provider error, malformed answer) counts
+/// as (a reviewer's `failMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FailMode {
+    /// As a pass: the call runs, the stop goes through.
+    Open,
+    /// As a fail: the call is refused, the stop blocked.
+    Closed,
 }
 
 /// One entry of `webhooks`.

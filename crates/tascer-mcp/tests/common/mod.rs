@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tascer_core::ToolContext;
 use tascer_mcp::McpServerConfig;
@@ -68,7 +68,7 @@ pub fn ctx() -> ToolContext {
     ToolContext {
         session_id: "s".into(),
         tool_use_id: "t".into(),
-        cwd: Arc::new(Mutex::new(std::env::temp_dir())),
+        cwd: ToolContext::shared_cwd(std::env::temp_dir()),
         env: Arc::new(HashMap::new()),
         cancel: CancellationToken::new(),
         file_access: None,

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::Value;
 use tascer_core::{Tool, ToolContext, ToolOutput};
@@ -24,7 +24,7 @@ pub fn ctx_with_env(cwd: &Path, env: HashMap<String, String>) -> ToolContext {
     ToolContext {
         session_id: "test-session".into(),
         tool_use_id: "toolu_test".into(),
-        cwd: Arc::new(Mutex::new(cwd.to_path_buf())),
+        cwd: ToolContext::shared_cwd(cwd),
         env: Arc::new(env),
         cancel: CancellationToken::new(),
         file_access: None,

@@ -1,8 +1,11 @@
 //! `command_allowed`: Bash commands must not start with a denied argv prefix.
 //!
-//! Deliberately simple: the command is cut at `;`, `&&`, `||`, `|` and
-//! newlines and each piece split with `shlex`. The permissions module does
-//! full shell parsing; this gate is a cheap second line.
+//! The command is read with the shell parser the permission rules use
+//! ([`crate::permissions::shell`]): every program it would start — in
+//! lists and pipelines, inside `$(…)`, a wrapper such as `timeout 5 …` and
+//! the command it runs — is checked by its argv after quote removal. A
+//! denied prefix is read the same way. The permission rules are the first
+//! line; this gate is a cheap second one.
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -11,6 +14,7 @@ use serde_json::{Value, json};
 use crate::gates::context::GateContext;
 use crate::gates::gate::Gate;
 use crate::gates::result::GateResult;
+use crate::permissions::shell::{self, SimpleCommand};
 
 const NAME: &str = "command_allowed";
 
@@ -53,7 +57,7 @@ impl CommandAllowed {
             .deny
             .into_iter()
             .map(|d| {
-                let argv = split(&d);
+                let argv = prefix_words(&d);
                 (d, argv)
             })
             .filter(|(_, argv)| !argv.is_empty())
@@ -61,12 +65,14 @@ impl CommandAllowed {
         CommandAllowed { deny }
     }
 
+    /// The first denied prefix a program `command` starts begins with, and
+    /// that program's command line.
     fn denied(&self, command: &str) -> Option<(&str, String)> {
-        for piece in pieces(command) {
-            let argv = split(piece);
+        for cmd in programs(command) {
+            let argv = words(&cmd);
             for (rule, prefix) in &self.deny {
                 if argv.len() >= prefix.len() && argv.iter().zip(prefix).all(|(a, p)| a == p) {
-                    return Some((rule.as_str(), piece.trim().to_string()));
+                    return Some((rule.as_str(), cmd.display()));
                 }
             }
         }
@@ -74,15 +80,34 @@ impl CommandAllowed {
     }
 }
 
-fn pieces(command: &str) -> Vec<&str> {
-    command
-        .split(['\n', ';', '|', '&'])
-        .filter(|p| !p.trim().is_empty())
-        .collect()
+/// Every program `command` starts: its simple commands, then the wrappers
+/// that run some of them. When the whole text does not parse, each line is
+/// read on its own (the shell runs the lines before a broken one).
+fn programs(command: &str) -> Vec<SimpleCommand> {
+    let analysis = shell::analyze(command);
+    if analysis.commands.is_empty() && !analysis.is_fully_resolved() && command.contains('\n') {
+        return command.lines().flat_map(programs).collect();
+    }
+    let mut all = analysis.commands;
+    all.extend(analysis.wrappers);
+    all
 }
 
-fn split(s: &str) -> Vec<String> {
-    shlex::split(s).unwrap_or_else(|| s.split_whitespace().map(str::to_string).collect())
+/// A command's argv words, quotes removed (a word known only at run time
+/// as written).
+fn words(cmd: &SimpleCommand) -> Vec<&str> {
+    cmd.argv.iter().map(|w| w.text.as_str()).collect()
+}
+
+/// The words of a denied prefix as written: its outermost command (a
+/// wrapper itself, not the command it runs); text that does not parse is
+/// split at whitespace.
+fn prefix_words(prefix: &str) -> Vec<String> {
+    let outermost = programs(prefix).into_iter().find(|c| c.via.is_empty());
+    match outermost {
+        Some(cmd) => words(&cmd).into_iter().map(str::to_string).collect(),
+        None => prefix.split_whitespace().map(str::to_string).collect(),
+    }
 }
 
 impl Gate for CommandAllowed {
@@ -104,5 +129,54 @@ impl Gate for CommandAllowed {
                 .with_findings(vec![json!({ "denied_prefix": rule, "command": piece })]),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CommandAllowed, CommandAllowedOptions};
+
+    fn gate(deny: &[&str]) -> CommandAllowed {
+        CommandAllowed::new(CommandAllowedOptions {
+            deny: deny.iter().map(|d| (*d).to_string()).collect(),
+        })
+    }
+
+    fn denied(gate: &CommandAllowed, command: &str) -> Option<String> {
+        gate.denied(command).map(|(rule, _)| rule.to_string())
+    }
+
+    #[test]
+    fn default_prefixes_are_found_wherever_the_shell_runs_them() {
+        let g = CommandAllowed::new(CommandAllowedOptions::default());
+        for (command, rule) in [
+            ("rm -rf /", "rm -rf /"),
+            ("rm -rf /*", "rm -rf /*"),
+            ("cd x && rm -rf ~", "rm -rf ~"),
+            ("ls | xargs echo; git push -f", "git push -f"),
+            ("echo $(git push --force origin)", "git push --force"),
+            ("sudo reboot", "reboot"),
+            ("timeout 5 'shutdown' now", "shutdown"),
+            ("bash -c 'mkfs /dev/sda'", "mkfs"),
+            ("git push --force 2>&1", "git push --force"),
+            ("true\ngit push -f\necho 'unclosed", "git push -f"),
+        ] {
+            assert_eq!(denied(&g, command).as_deref(), Some(rule), "{command}");
+        }
+        for command in ["git push origin main", "echo reboot", "rm -rf build"] {
+            assert_eq!(denied(&g, command), None, "{command}");
+        }
+    }
+
+    #[test]
+    fn a_prefix_naming_a_wrapper_matches_the_wrapper() {
+        let g = gate(&["nohup", "timeout 5 make", "sudo rm"]);
+        assert_eq!(denied(&g, "nohup sleep 1").as_deref(), Some("nohup"));
+        assert_eq!(
+            denied(&g, "timeout 5 make deploy").as_deref(),
+            Some("timeout 5 make")
+        );
+        assert_eq!(denied(&g, "timeout 9 make deploy"), None);
+        assert_eq!(denied(&g, "sudo rm x").as_deref(), Some("sudo rm"));
     }
 }

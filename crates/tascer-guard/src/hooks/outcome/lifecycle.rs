@@ -2,9 +2,10 @@
 //! `SubagentStop`, `PreCompact`, `SessionStart`, `SessionEnd`,
 //! `Notification`.
 
+use tascer_core::HookEvent;
+
 use super::{EventOutcome, HookCommonOutcome, push_reason, specific};
 use crate::hooks::effect::HookEffect;
-use crate::hooks::event::HookEvent;
 use crate::hooks::output::{HookOutput, TopDecision};
 
 /// Records a fail-closed failure on an event that cannot block as a stop.

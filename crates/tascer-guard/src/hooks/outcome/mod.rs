@@ -23,8 +23,9 @@ pub use tool::{
     PreToolUseOutcome,
 };
 
+use tascer_core::HookEvent;
+
 use super::effect::HookEffect;
-use super::event::HookEvent;
 use super::output::HookOutput;
 
 /// Default text when a hook stops the run without a `stopReason`.
@@ -96,7 +97,7 @@ pub trait EventOutcome: Default {
 
 /// The `hookSpecificOutput` meant for event `E`, if any.
 fn specific<E: EventOutcome>(out: &HookOutput) -> Option<&super::output::HookSpecificOutput> {
-    out.specific_for(E::EVENT.as_str())
+    out.specific_for(E::EVENT)
 }
 
 /// Appends `reason` to an optional newline-joined block reason.

@@ -2,13 +2,16 @@
 //! `PostToolUse`, `PostToolUseFailure`.
 
 use serde_json::Value;
+use tascer_core::{Behavior, HookEvent};
 
 use super::{DEFAULT_BLOCK, EventOutcome, HookCommonOutcome, push_reason, specific};
 use crate::hooks::effect::HookEffect;
-use crate::hooks::event::HookEvent;
-use crate::hooks::output::{PermissionDecision, PermissionRequestDecision, TopDecision};
+use crate::hooks::output::{PermissionRequestDecision, TopDecision};
 
-/// A `PreToolUse` permission decision.
+/// A `PreToolUse` permission decision: a [`Behavior`] with the hooks'
+/// reason. Its own type because the reason's weight differs: a deny must
+/// carry one (it is the tool error the model sees), an allow's or an ask's
+/// is optional and for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PreToolDecision {
     /// Let the call through (deny/ask rules still apply). The reason is
@@ -30,11 +33,34 @@ pub enum PreToolDecision {
 }
 
 impl PreToolDecision {
-    fn rank(&self) -> u8 {
+    /// The decision for `behavior`; a deny without a reason gets the
+    /// default block text.
+    fn new(behavior: Behavior, reason: Option<String>) -> Self {
+        match behavior {
+            Behavior::Allow => PreToolDecision::Allow { reason },
+            Behavior::Ask => PreToolDecision::Ask { reason },
+            Behavior::Deny => PreToolDecision::Deny {
+                reason: reason.unwrap_or_else(|| DEFAULT_BLOCK.to_string()),
+            },
+        }
+    }
+
+    /// Allow, ask or deny.
+    pub fn behavior(&self) -> Behavior {
         match self {
-            PreToolDecision::Allow { .. } => 0,
-            PreToolDecision::Ask { .. } => 1,
-            PreToolDecision::Deny { .. } => 2,
+            PreToolDecision::Allow { .. } => Behavior::Allow,
+            PreToolDecision::Ask { .. } => Behavior::Ask,
+            PreToolDecision::Deny { .. } => Behavior::Deny,
+        }
+    }
+
+    /// The reason, when one was given.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            PreToolDecision::Allow { reason } | PreToolDecision::Ask { reason } => {
+                reason.as_deref()
+            }
+            PreToolDecision::Deny { reason } => Some(reason),
         }
     }
 }
@@ -65,7 +91,7 @@ impl PreToolUseOutcome {
         if self
             .decision
             .as_ref()
-            .is_none_or(|cur| d.rank() > cur.rank())
+            .is_none_or(|cur| d.behavior().is_stricter_than(cur.behavior()))
         {
             self.decision = Some(d);
         }
@@ -85,23 +111,12 @@ impl EventOutcome for PreToolUseOutcome {
                 let spec = specific::<Self>(out);
                 let decision = spec
                     .and_then(|s| s.permission_decision)
-                    .or(match out.decision {
-                        Some(TopDecision::Approve) => Some(PermissionDecision::Allow),
-                        Some(TopDecision::Block) => Some(PermissionDecision::Deny),
-                        None => None,
-                    });
+                    .or(out.decision.map(TopDecision::behavior));
                 let reason = spec
                     .and_then(|s| s.permission_decision_reason.clone())
                     .or_else(|| out.reason.clone());
-                match decision {
-                    Some(PermissionDecision::Allow) => {
-                        self.decide(PreToolDecision::Allow { reason })
-                    }
-                    Some(PermissionDecision::Ask) => self.decide(PreToolDecision::Ask { reason }),
-                    Some(PermissionDecision::Deny) => self.decide(PreToolDecision::Deny {
-                        reason: reason.unwrap_or_else(|| DEFAULT_BLOCK.to_string()),
-                    }),
-                    None => {}
+                if let Some(behavior) = decision {
+                    self.decide(PreToolDecision::new(behavior, reason));
                 }
                 if let Some(s) = spec {
                     if let Some(input) = &s.updated_input {

@@ -395,6 +395,8 @@ impl Walker {
                 v.push(name);
                 if keep_self {
                     self.push(SimpleCommand::new(argv, writes.clone(), via));
+                } else {
+                    self.wrapper(argv, via);
                 }
                 self.emit(inner, writes, v, depth + 1);
             }
@@ -403,12 +405,15 @@ impl Walker {
                 v.push(format!("{name} -c"));
                 if keep_self {
                     self.push(SimpleCommand::new(argv, writes, via));
-                } else if !writes.is_empty() {
-                    self.push(SimpleCommand::new(
-                        vec![ShellWord::literal(":")],
-                        writes,
-                        via,
-                    ));
+                } else {
+                    self.wrapper(argv, via.clone());
+                    if !writes.is_empty() {
+                        self.push(SimpleCommand::new(
+                            vec![ShellWord::literal(":")],
+                            writes,
+                            via,
+                        ));
+                    }
                 }
                 if script.literal {
                     self.source(&script.text, depth + 1, &v);
@@ -465,6 +470,14 @@ impl Walker {
 
     fn push(&mut self, cmd: SimpleCommand) {
         self.out.commands.push(cmd);
+    }
+
+    /// Keeps a wrapper that hands its work on (see
+    /// [`ShellAnalysis::wrappers`](super::ShellAnalysis::wrappers)).
+    fn wrapper(&mut self, argv: Vec<ShellWord>, via: Vec<String>) {
+        self.out
+            .wrappers
+            .push(SimpleCommand::new(argv, Vec::new(), via));
     }
 
     /// An assignment (`NAME=value`, in front of a command, alone, or

@@ -32,6 +32,248 @@ const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish",
 ];
 
+/// A wrapper that runs the command after its options (and a fixed number
+/// of positional words, such as `timeout`'s duration).
+struct OptionWrapper {
+    /// The wrapper's names.
+    names: &'static [&'static str],
+    /// Short options that take a value.
+    short_with_arg: &'static str,
+    /// Long options that take a value.
+    long_with_arg: &'static [&'static str],
+    /// Positional words before the command.
+    positional: usize,
+    /// Whether the wrapper itself must be checked as a command too.
+    keep_self: bool,
+}
+
+impl OptionWrapper {
+    /// The command it runs, or what it runs that cannot be told.
+    fn unwrap(&self, args: &[ShellWord]) -> Unwrapped {
+        inner_after(
+            args,
+            self.short_with_arg,
+            self.long_with_arg,
+            self.positional,
+            self.keep_self,
+        )
+    }
+}
+
+/// `OptionWrapper` with the defaults: no options with values, nothing
+/// positional, not checked itself.
+const fn wrapper(names: &'static [&'static str]) -> OptionWrapper {
+    OptionWrapper {
+        names,
+        short_with_arg: "",
+        long_with_arg: &[],
+        positional: 0,
+        keep_self: false,
+    }
+}
+
+/// The wrappers that run the command after their options.
+const OPTION_WRAPPERS: &[OptionWrapper] = &[
+    OptionWrapper {
+        short_with_arg: "CDghpRrtTUu",
+        long_with_arg: &[
+            "--chdir",
+            "--close-from",
+            "--group",
+            "--host",
+            "--prompt",
+            "--chroot",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+            "--user",
+        ],
+        keep_self: true,
+        ..wrapper(&["sudo"])
+    },
+    OptionWrapper {
+        short_with_arg: "uC",
+        keep_self: true,
+        ..wrapper(&["doas"])
+    },
+    OptionWrapper {
+        short_with_arg: "n",
+        long_with_arg: &["--adjustment"],
+        ..wrapper(&["nice"])
+    },
+    wrapper(&["nohup", "builtin"]),
+    OptionWrapper {
+        short_with_arg: "fo",
+        long_with_arg: &["--format", "--output"],
+        ..wrapper(&["time"])
+    },
+    OptionWrapper {
+        short_with_arg: "sk",
+        long_with_arg: &["--signal", "--kill-after"],
+        positional: 1,
+        ..wrapper(&["timeout"])
+    },
+    wrapper(&["command"]),
+    OptionWrapper {
+        short_with_arg: "a",
+        ..wrapper(&["exec"])
+    },
+    OptionWrapper {
+        short_with_arg: "ioe",
+        long_with_arg: &["--input", "--output", "--error"],
+        ..wrapper(&["stdbuf"])
+    },
+    OptionWrapper {
+        short_with_arg: "cn",
+        long_with_arg: &["--class", "--classdata"],
+        ..wrapper(&["ionice"])
+    },
+    OptionWrapper {
+        positional: 1,
+        ..wrapper(&["chrt"])
+    },
+    wrapper(&["setsid", "catchsegv", "unbuffer", "busybox", "toybox"]),
+    OptionWrapper {
+        short_with_arg: "SGRw",
+        long_with_arg: &[
+            "--setuid",
+            "--setgid",
+            "--root",
+            "--wd",
+            "--propagation",
+            "--setgroups",
+            "--map-user",
+            "--map-group",
+        ],
+        ..wrapper(&["unshare"])
+    },
+    OptionWrapper {
+        long_with_arg: &["--userspec", "--groups"],
+        positional: 1,
+        ..wrapper(&["chroot"])
+    },
+    OptionWrapper {
+        short_with_arg: "eoOpPsSuUXabI",
+        long_with_arg: &[
+            "--output",
+            "--attach",
+            "--user",
+            "--trace",
+            "--string-limit",
+        ],
+        ..wrapper(&["strace"])
+    },
+    OptionWrapper {
+        short_with_arg: "eopunsaAlL",
+        long_with_arg: &["--output", "--user"],
+        ..wrapper(&["ltrace"])
+    },
+    OptionWrapper {
+        short_with_arg: "CNmlpPibw",
+        long_with_arg: &[
+            "--cpunodebind",
+            "--membind",
+            "--physcpubind",
+            "--preferred",
+            "--interleave",
+        ],
+        ..wrapper(&["numactl"])
+    },
+    OptionWrapper {
+        long_with_arg: &["--user"],
+        ..wrapper(&["pkexec"])
+    },
+    OptionWrapper {
+        short_with_arg: "lsi",
+        long_with_arg: &["--lib", "--faked", "--save-file", "--load-file"],
+        ..wrapper(&["fakeroot"])
+    },
+    OptionWrapper {
+        short_with_arg: "upaP",
+        long_with_arg: &["--user", "--pass", "--address", "--port"],
+        ..wrapper(&["torsocks"])
+    },
+    OptionWrapper {
+        short_with_arg: "f",
+        ..wrapper(&["proxychains", "proxychains4"])
+    },
+    OptionWrapper {
+        long_with_arg: &["--config-file", "--dbus-daemon"],
+        ..wrapper(&["dbus-run-session"])
+    },
+    OptionWrapper {
+        short_with_arg: "nsfep",
+        long_with_arg: &[
+            "--server-num",
+            "--server-args",
+            "--auth-file",
+            "--error-file",
+            "--xauth-protocol",
+        ],
+        ..wrapper(&["xvfb-run"])
+    },
+    OptionWrapper {
+        short_with_arg: "pEuMH",
+        long_with_arg: &[
+            "--unit",
+            "--property",
+            "--setenv",
+            "--description",
+            "--slice",
+            "--uid",
+            "--gid",
+            "--working-directory",
+            "--nice",
+            "--machine",
+            "--host",
+        ],
+        ..wrapper(&["systemd-run"])
+    },
+    OptionWrapper {
+        long_with_arg: &[
+            "--reuid",
+            "--regid",
+            "--ruid",
+            "--euid",
+            "--rgid",
+            "--egid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--pdeathsig",
+        ],
+        ..wrapper(&["setpriv"])
+    },
+    OptionWrapper {
+        short_with_arg: "tSG",
+        long_with_arg: &["--target", "--setuid", "--setgid"],
+        ..wrapper(&["nsenter"])
+    },
+];
+
+/// `runuser` when it is not given a `-c` script.
+const RUNUSER: OptionWrapper = OptionWrapper {
+    short_with_arg: "ugGw",
+    long_with_arg: &[
+        "--user",
+        "--group",
+        "--supp-group",
+        "--whitelist-environment",
+    ],
+    ..wrapper(&["runuser"])
+};
+
+/// `sg` when it is not given a `-c` script.
+const SG: OptionWrapper = OptionWrapper {
+    positional: 1,
+    ..wrapper(&["sg"])
+};
+
 /// Classifies `argv` (whose name is literal).
 pub(crate) fn unwrap(argv: &[ShellWord]) -> Unwrapped {
     let Some(first) = argv.first() else {
@@ -39,39 +281,19 @@ pub(crate) fn unwrap(argv: &[ShellWord]) -> Unwrapped {
     };
     let name = base_name(&first.text);
     let args = &argv[1..];
-    let result = match name {
-        "sudo" => inner_after(
-            args,
-            "CDghpRrtTUu",
-            &[
-                "--chdir",
-                "--close-from",
-                "--group",
-                "--host",
-                "--prompt",
-                "--chroot",
-                "--role",
-                "--type",
-                "--command-timeout",
-                "--other-user",
-                "--user",
-            ],
-            0,
-            true,
-        ),
-        "doas" => inner_after(args, "uC", &[], 0, true),
-        "nice" => inner_after(args, "n", &["--adjustment"], 0, false),
-        "nohup" | "builtin" => inner_after(args, "", &[], 0, false),
-        "time" => inner_after(args, "fo", &["--format", "--output"], 0, false),
-        "timeout" => inner_after(args, "sk", &["--signal", "--kill-after"], 1, false),
-        "command" => inner_after(args, "", &[], 0, false),
-        "exec" => inner_after(args, "a", &[], 0, false),
-        "stdbuf" => inner_after(args, "ioe", &["--input", "--output", "--error"], 0, false),
-        "ionice" => inner_after(args, "cn", &["--class", "--classdata"], 0, false),
-        "chrt" => inner_after(args, "", &[], 1, false),
-        "setsid" | "catchsegv" | "unbuffer" | "busybox" | "toybox" => {
-            inner_after(args, "", &[], 0, false)
-        }
+    let result = match OPTION_WRAPPERS.iter().find(|w| w.names.contains(&name)) {
+        Some(wrapper) => wrapper.unwrap(args),
+        None => unwrap_special(name, args),
+    };
+    match result {
+        Unwrapped::Inner { ref inner, .. } if inner.is_empty() => Unwrapped::Plain,
+        other => other,
+    }
+}
+
+/// The wrappers whose command line has a shape of its own.
+fn unwrap_special(name: &str, args: &[ShellWord]) -> Unwrapped {
+    match name {
         "taskset" if !has_word(args, &["-p", "--pid", "-a", "--all-tasks"]) => {
             inner_after(args, "", &[], 1, false)
         }
@@ -79,137 +301,10 @@ pub(crate) fn unwrap(argv: &[ShellWord]) -> Unwrapped {
         "flock" => flock(args),
         "script" => script(args),
         "runuser" | "sg" => match su(args) {
-            Unwrapped::Plain if name == "sg" => inner_after(args, "", &[], 1, false),
-            Unwrapped::Plain => inner_after(
-                args,
-                "ugGw",
-                &[
-                    "--user",
-                    "--group",
-                    "--supp-group",
-                    "--whitelist-environment",
-                ],
-                0,
-                false,
-            ),
+            Unwrapped::Plain if name == "sg" => SG.unwrap(args),
+            Unwrapped::Plain => RUNUSER.unwrap(args),
             other => other,
         },
-        "unshare" => inner_after(
-            args,
-            "SGRw",
-            &[
-                "--setuid",
-                "--setgid",
-                "--root",
-                "--wd",
-                "--propagation",
-                "--setgroups",
-                "--map-user",
-                "--map-group",
-            ],
-            0,
-            false,
-        ),
-        "chroot" => inner_after(args, "", &["--userspec", "--groups"], 1, false),
-        "strace" => inner_after(
-            args,
-            "eoOpPsSuUXabI",
-            &[
-                "--output",
-                "--attach",
-                "--user",
-                "--trace",
-                "--string-limit",
-            ],
-            0,
-            false,
-        ),
-        "ltrace" => inner_after(args, "eopunsaAlL", &["--output", "--user"], 0, false),
-        "numactl" => inner_after(
-            args,
-            "CNmlpPibw",
-            &[
-                "--cpunodebind",
-                "--membind",
-                "--physcpubind",
-                "--preferred",
-                "--interleave",
-            ],
-            0,
-            false,
-        ),
-        "pkexec" => inner_after(args, "", &["--user"], 0, false),
-        "fakeroot" => inner_after(
-            args,
-            "lsi",
-            &["--lib", "--faked", "--save-file", "--load-file"],
-            0,
-            false,
-        ),
-        "torsocks" => inner_after(
-            args,
-            "upaP",
-            &["--user", "--pass", "--address", "--port"],
-            0,
-            false,
-        ),
-        "proxychains" | "proxychains4" => inner_after(args, "f", &[], 0, false),
-        "dbus-run-session" => inner_after(args, "", &["--config-file", "--dbus-daemon"], 0, false),
-        "xvfb-run" => inner_after(
-            args,
-            "nsfep",
-            &[
-                "--server-num",
-                "--server-args",
-                "--auth-file",
-                "--error-file",
-                "--xauth-protocol",
-            ],
-            0,
-            false,
-        ),
-        "systemd-run" => inner_after(
-            args,
-            "pEuMH",
-            &[
-                "--unit",
-                "--property",
-                "--setenv",
-                "--description",
-                "--slice",
-                "--uid",
-                "--gid",
-                "--working-directory",
-                "--nice",
-                "--machine",
-                "--host",
-            ],
-            0,
-            false,
-        ),
-        "setpriv" => inner_after(
-            args,
-            "",
-            &[
-                "--reuid",
-                "--regid",
-                "--ruid",
-                "--euid",
-                "--rgid",
-                "--egid",
-                "--groups",
-                "--inh-caps",
-                "--ambient-caps",
-                "--bounding-set",
-                "--securebits",
-                "--selinux-label",
-                "--apparmor-profile",
-                "--pdeathsig",
-            ],
-            0,
-            false,
-        ),
-        "nsenter" => inner_after(args, "tSG", &["--target", "--setuid", "--setgid"], 0, false),
         "parallel" => parallel(args),
         "env" => env(args),
         "xargs" => xargs(args),
@@ -219,10 +314,6 @@ pub(crate) fn unwrap(argv: &[ShellWord]) -> Unwrapped {
         "watch" => watch(args),
         n if SHELLS.contains(&n) => shell_c(args),
         _ => Unwrapped::Plain,
-    };
-    match result {
-        Unwrapped::Inner { ref inner, .. } if inner.is_empty() => Unwrapped::Plain,
-        other => other,
     }
 }
 
