@@ -68,16 +68,41 @@ impl CommandAllowed {
     /// The first denied prefix a program `command` starts begins with, and
     /// that program's command line.
     fn denied(&self, command: &str) -> Option<(&str, String)> {
-        for cmd in programs(command) {
-            let argv = words(&cmd);
+        for (argv, shown) in argvs(command) {
             for (rule, prefix) in &self.deny {
                 if argv.len() >= prefix.len() && argv.iter().zip(prefix).all(|(a, p)| a == p) {
-                    return Some((rule.as_str(), cmd.display()));
+                    return Some((rule.as_str(), shown));
                 }
             }
         }
         None
     }
+}
+
+/// The argv of every program `command` starts, each with its command line
+/// as shown in a finding. A line the shell parser cannot read at all is
+/// split at whitespace instead, so a denied prefix is still found in it
+/// (the gate fails closed on text it cannot parse).
+fn argvs(command: &str) -> Vec<(Vec<String>, String)> {
+    let found: Vec<(Vec<String>, String)> = programs(command)
+        .iter()
+        .map(|cmd| {
+            let argv = words(cmd).into_iter().map(str::to_string).collect();
+            (argv, cmd.display())
+        })
+        .collect();
+    if !found.is_empty() {
+        return found;
+    }
+    command
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let argv = line.split_whitespace().map(str::to_string).collect();
+            (argv, line.to_string())
+        })
+        .collect()
 }
 
 /// Every program `command` starts: its simple commands, then the wrappers
@@ -160,6 +185,7 @@ mod tests {
             ("bash -c 'mkfs /dev/sda'", "mkfs"),
             ("git push --force 2>&1", "git push --force"),
             ("true\ngit push -f\necho 'unclosed", "git push -f"),
+            ("git push -f 'unclosed", "git push -f"),
         ] {
             assert_eq!(denied(&g, command).as_deref(), Some(rule), "{command}");
         }
