@@ -19,7 +19,7 @@ pub use message::{
     ApiAssistantMessage, AssistantMessage, Message, PermissionDenial, ResultMessage, ResultSubtype,
     StreamEvent, SystemMessage, UserContent, UserMessage, UserPayload,
 };
-pub use tool::{FileAccess, Tool, ToolContext, ToolOutput};
+pub use tool::{ChildSession, FileAccess, Tool, ToolContext, ToolOutput};
 pub use usage::{ModelUsage, Usage};
 
 /// A fresh random session or message id (UUID v4, hyphenated).

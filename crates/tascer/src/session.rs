@@ -466,7 +466,11 @@ fn select_tools(
             env.clone(),
             model.to_string(),
             cwd.to_path_buf(),
-            tools.clone(),
+            tools
+                .iter()
+                .filter(|t| t.offered_to_subagents())
+                .cloned()
+                .collect(),
             options.agents.clone(),
             Arc::clone(governance),
         )
@@ -477,7 +481,6 @@ fn select_tools(
         && offered(crate::contracts::EXECUTE_CONTRACTS_TOOL_NAME)
     {
         tools.push(Arc::new(crate::contracts::ExecuteContractsTool::new(
-            env.clone(),
             run,
             cwd.to_path_buf(),
             home.to_path_buf(),

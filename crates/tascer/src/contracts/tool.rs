@@ -1,30 +1,30 @@
-//! `ExecuteContracts`: the built-in tool a manager session uses to run all
-//! pending contracts and get their summary back. The manager's ledger gets
-//! one `checkpoint` entry per contract naming the child session and its
-//! head hash, so verifying the manager covers the whole tree.
+//! `ExecuteContracts`: the tool a manager session uses to run all pending
+//! contracts and get their summary back. It returns each contract's
+//! session as a [`ChildSession`]: the loop gives the manager's ledger one
+//! `checkpoint` entry per contract naming the child session and its head
+//! hash, so verifying the manager covers the whole tree. Subagents never
+//! get it.
 
 use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use tascer_core::{Tool, ToolContext, ToolOutput};
+use tascer_core::{ChildSession, Tool, ToolContext, ToolOutput};
 
 use super::runner::{RunOptions, run_all};
-use crate::agent::LoopEnv;
 
 /// The tool's name.
 pub const EXECUTE_CONTRACTS_TOOL_NAME: &str = "ExecuteContracts";
 
 /// Runs the pending contracts of a directory for a manager session.
 pub(crate) struct ExecuteContractsTool {
-    env: LoopEnv,
     run: RunOptions,
 }
 
 impl ExecuteContractsTool {
     /// The tool for a manager session running in `cwd`, whose children
     /// share its Tascer `home` unless `run.base` names another.
-    pub fn new(env: LoopEnv, run: &RunOptions, cwd: PathBuf, home: PathBuf) -> Self {
+    pub fn new(run: &RunOptions, cwd: PathBuf, home: PathBuf) -> Self {
         let mut run = run.clone();
         if run.cwd.is_none() {
             run.cwd = Some(cwd);
@@ -34,7 +34,7 @@ impl ExecuteContractsTool {
         }
         // Contractors never get this tool themselves.
         run.base.execute_contracts = None;
-        ExecuteContractsTool { env, run }
+        ExecuteContractsTool { run }
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
@@ -52,6 +52,8 @@ impl ExecuteContractsTool {
             Ok(s) => s,
             Err(err) => return ToolOutput::error(format!("cannot run the contracts: {err}")),
         };
+        let raw = serde_json::to_value(&summary).unwrap_or(Value::Null);
+        let mut output = ToolOutput::text(summary.to_markdown()).with_raw(raw);
         for report in &summary.contracts {
             let Some(session) = &report.session else {
                 continue;
@@ -59,21 +61,18 @@ impl ExecuteContractsTool {
             let (Some(head), Some(seq)) = (&session.ledger_head, session.ledger_seq) else {
                 continue;
             };
-            self.env
-                .proof
-                .child_session(tascer_ledger::child_link_payload(
-                    &session.session_id,
-                    head,
-                    seq,
-                    json!({
-                        "tool_use_id": ctx.tool_use_id,
-                        "contract": report.name,
-                        "status": report.status.as_str(),
-                    }),
-                ));
+            output = output.with_child_session(ChildSession {
+                session_id: session.session_id.clone(),
+                head: head.clone(),
+                seq,
+                detail: json!({
+                    "tool_use_id": ctx.tool_use_id,
+                    "contract": report.name,
+                    "status": report.status.as_str(),
+                }),
+            });
         }
-        let raw = serde_json::to_value(&summary).unwrap_or(Value::Null);
-        ToolOutput::text(summary.to_markdown()).with_raw(raw)
+        output
     }
 }
 
@@ -87,6 +86,10 @@ impl Tool for ExecuteContractsTool {
          governed agent session, writes each outcome into its file, moves completed ones to \
          contracts_completed/, and returns a summary: per contract its status, why, session id, \
          turns, cost and ledger head. Review the summary and the Result sections afterwards."
+    }
+
+    fn offered_to_subagents(&self) -> bool {
+        false
     }
 
     fn input_schema(&self) -> Value {
