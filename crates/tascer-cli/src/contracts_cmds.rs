@@ -9,11 +9,11 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use tascer::Options;
-use tascer::contracts::{
+use tascer::guard::settings::SettingsSource;
+use tascer_contracts::{
     MergeOutcome, Progress, RunOptions, RunStatus, RunSummary, Status, completed_branches,
     contract_files, merge_branches, parse, repo_root, run_all,
 };
-use tascer::guard::settings::SettingsSource;
 
 /// Arguments of `tascer contracts`.
 #[derive(Debug, Args)]
@@ -156,7 +156,7 @@ pub fn manager_run_options(
 
 /// The archiver of contract sessions run here: each session is archived
 /// when the settings say `archive.auto` (as after `tascer run`).
-pub fn auto_archiver() -> Arc<dyn tascer::contracts::SessionArchiver> {
+pub fn auto_archiver() -> Arc<dyn tascer_contracts::SessionArchiver> {
     Arc::new(crate::archive_cmds::ContractArchiver {
         home: tascer::tascer_home(),
         to: None,

@@ -123,7 +123,7 @@ impl Holder {
     pub fn this_process() -> Holder {
         Holder {
             id: tascer::new_id(),
-            host: tascer::contracts::host_name(),
+            host: tascer_contracts::host_name(),
             pid: std::process::id(),
         }
     }

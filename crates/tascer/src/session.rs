@@ -477,15 +477,6 @@ fn select_tools(
         .with_memory(extras.memory_section);
         tools.insert(0, Arc::new(task));
     }
-    if let Some(run) = &options.execute_contracts
-        && offered(crate::contracts::EXECUTE_CONTRACTS_TOOL_NAME)
-    {
-        tools.push(Arc::new(crate::contracts::ExecuteContractsTool::new(
-            run,
-            cwd.to_path_buf(),
-            home.to_path_buf(),
-        )));
-    }
     tools
 }
 

@@ -11,10 +11,10 @@ use tascer_guard::permissions::EDIT_TOOLS;
 use tascer_ledger::{ReportData, ToolStatus};
 use tokio_util::sync::CancellationToken;
 
-use super::parse::Contract;
-use super::progress::{Progress, ProgressFn};
-use crate::client::Client;
-use crate::options::Options;
+use crate::parse::Contract;
+use crate::progress::{Progress, ProgressFn};
+use tascer::Client;
+use tascer::Options;
 
 /// What one contract's session produced.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -48,7 +48,7 @@ pub struct SessionOutcome {
     pub branch: Option<String>,
     /// With `--parallel`: the commit Tascer made on it (`None`: no changes).
     pub commit: Option<String>,
-    /// Where the session was archived (see [`super::SessionArchiver`]).
+    /// Where the session was archived (see [`crate::SessionArchiver`]).
     pub archive: Option<String>,
     /// Why archiving the session failed, when it did.
     pub archive_error: Option<String>,

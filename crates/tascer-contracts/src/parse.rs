@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{Event, HeadingLevel, Options as MdOptions, Parser, Tag, TagEnd};
 
-use super::constraints::Constraints;
-use super::error::ContractError;
+use crate::constraints::Constraints;
+use crate::error::ContractError;
 
 /// Where a contract stands, as written in its `## Status` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

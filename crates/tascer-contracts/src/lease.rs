@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tascer_store::{Acquired, HEARTBEAT_EVERY, Holder, LeaseStore, holder_alive, host_name};
 
-use super::error::ContractError;
+use crate::error::ContractError;
 
 /// How many times a contract is started before a dead executor's contract
 /// is marked failed instead of retried (the first run and one retry).
@@ -38,7 +38,7 @@ impl Leases {
         Ok(Leases {
             store: Arc::new(LeaseStore::open_in_home(home)?),
             holder: Holder {
-                owner: crate::new_id(),
+                owner: tascer::new_id(),
                 pid: std::process::id(),
                 host: host_name(),
             },

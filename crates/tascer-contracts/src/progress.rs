@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::runner::ContractReport;
+use crate::runner::ContractReport;
 
 /// Something that happened while contracts run.
 #[derive(Debug, Clone)]

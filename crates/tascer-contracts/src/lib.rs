@@ -2,15 +2,21 @@
 //!
 //! A contract is a markdown file (`# Contract: <title>`, `## Status`,
 //! `## Task`, `## Constraints`, `## Result`). [`run_all`] runs the pending
-//! contracts of a directory, each as a session whose constraints are
-//! enforced (files → a write scope, tools → the tool list, turns →
-//! `max_turns`, `$` → `max_budget_usd`, time → a wall-clock limit), and
-//! writes Status and Result back into the file atomically. See
-//! `docs/contracts.md`.
+//! contracts of a directory, each as a session of the `tascer` loop whose
+//! constraints are enforced (files → a write scope, tools → the tool list,
+//! turns → `max_turns`, `$` → `max_budget_usd`, time → a wall-clock
+//! limit), and writes Status and Result back into the file atomically.
+//! With `parallel` above 1 each contract runs in its own git worktree on
+//! its own branch; [`merge_branches`] brings them back. A manager session
+//! gets the `ExecuteContracts` tool through [`with_execute_contracts`].
+//! See `docs/contracts.md`.
+//!
+//! This crate is built on the loop (`tascer`); the loop knows nothing of
+//! contracts.
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), tascer::contracts::ContractError> {
-//! use tascer::contracts::{RunOptions, run_all};
+//! # async fn run() -> Result<(), tascer_contracts::ContractError> {
+//! use tascer_contracts::{RunOptions, run_all};
 //! let summary = run_all(&RunOptions::new("contracts")).await?;
 //! println!("{}", summary.to_markdown());
 //! # Ok(()) }
@@ -19,7 +25,7 @@
 mod archive;
 mod constraints;
 mod error;
-pub(crate) mod lease;
+mod lease;
 mod options;
 mod parse;
 mod progress;
@@ -34,8 +40,8 @@ pub use constraints::Constraints;
 pub use error::ContractError;
 pub use lease::MAX_ATTEMPTS;
 pub use options::{
-    CONTRACT_SYSTEM_PROMPT, DEFAULT_MAX_TURNS, GIT_WRITE_DENY_RULES, contract_options,
-    contract_prompt,
+    CONTRACT_SYSTEM_PROMPT, DEFAULT_MAX_TURNS, EXECUTE_CONTRACTS_TOOL_NAME, GIT_WRITE_DENY_RULES,
+    contract_options, contract_prompt,
 };
 pub use parse::{Contract, Status, parse, parse_str};
 pub use progress::{Progress, ProgressFn};
@@ -45,8 +51,7 @@ pub use runner::{
 };
 pub use session::SessionOutcome;
 pub use tascer_store::{HEARTBEAT_EVERY, STALE_AFTER, host_name};
-pub use tool::EXECUTE_CONTRACTS_TOOL_NAME;
-pub(crate) use tool::ExecuteContractsTool;
+pub use tool::with_execute_contracts;
 pub use worktree::{
     BRANCH_PREFIX, MergeOutcome, Worktree, add as add_worktree, branch_name, commit_message,
     completed_branches, git, merge_branches, repo_root,

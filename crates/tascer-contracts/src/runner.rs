@@ -8,16 +8,16 @@ use futures::StreamExt;
 use tascer_store::Acquired;
 use tokio_util::sync::CancellationToken;
 
-use super::archive::SessionArchiver;
-use super::error::ContractError;
-use super::lease::{Leases, MAX_ATTEMPTS, lease_key};
-use super::options::{CONTRACT_SYSTEM_PROMPT, contract_options, contract_prompt};
-use super::parse::{Contract, Status, parse};
-use super::progress::{Progress, ProgressFn};
-use super::session::{SessionOutcome, run_session};
-use super::worktree::{self, Worktree, repo_root};
-use super::writeback::{move_into, write_back};
-use crate::options::Options;
+use crate::archive::SessionArchiver;
+use crate::error::ContractError;
+use crate::lease::{Leases, MAX_ATTEMPTS, lease_key};
+use crate::options::{CONTRACT_SYSTEM_PROMPT, contract_options, contract_prompt};
+use crate::parse::{Contract, Status, parse};
+use crate::progress::{Progress, ProgressFn};
+use crate::session::{SessionOutcome, run_session};
+use crate::worktree::{self, Worktree, repo_root};
+use crate::writeback::{move_into, write_back};
+use tascer::Options;
 
 /// How to run contracts.
 #[derive(Clone)]
@@ -268,7 +268,7 @@ pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
     let dir = opts.contracts_dir()?;
     let completed_dir = opts.completed_dir()?;
     let cwd = opts.working_dir()?;
-    let home = opts.base.home.clone().unwrap_or_else(crate::tascer_home);
+    let home = opts.base.home.clone().unwrap_or_else(tascer::tascer_home);
     let leases = Leases::open(&home)?;
     let mut summary = RunSummary::default();
     let mut candidates = Vec::new();
@@ -731,10 +731,10 @@ mod tests {
             ..SessionOutcome::default()
         };
         let text = "# Contract: x\n## Status\nin_progress\n## Task\nDo.\n## Result\n";
-        let c = super::super::parse::parse_str(text, Path::new("a.md")).unwrap();
+        let c = crate::parse::parse_str(text, Path::new("a.md")).unwrap();
         let md = result_markdown(Status::Completed, &o);
-        let out = super::super::writeback::render(&c, Status::Completed, Some(&md));
-        let again = super::super::parse::parse_str(&out, Path::new("a.md")).unwrap();
+        let out = crate::writeback::render(&c, Status::Completed, Some(&md));
+        let again = crate::parse::parse_str(&out, Path::new("a.md")).unwrap();
         assert_eq!(again.status, Status::Completed);
         assert!(again.result.unwrap().contains("## Status\nfailed"));
     }

@@ -6,34 +6,67 @@
 //! get it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use tascer::Options;
 use tascer_core::{ChildSession, Tool, ToolContext, ToolOutput};
 
-use super::runner::{RunOptions, run_all};
+use crate::options::{EXECUTE_CONTRACTS_TOOL_NAME, without_execute_contracts};
+use crate::runner::{RunOptions, run_all};
 
-/// The tool's name.
-pub const EXECUTE_CONTRACTS_TOOL_NAME: &str = "ExecuteContracts";
+/// A manager session's options: `options` with the `ExecuteContracts`
+/// tool added to its custom tools, running the contracts with `run`.
+///
+/// Unless `run` names them, the contracts run in the session's working
+/// directory (`options.cwd`, else the process's, made absolute) and their
+/// sessions share its Tascer home (`options.home`, else
+/// [`tascer::tascer_home`]). The tool is not added when `options.tools`
+/// is a list without it or `options.disallowed_tools` names it.
+/// Contractors never get it: [`contract_options`](crate::contract_options)
+/// removes it from their options.
+pub fn with_execute_contracts(mut options: Options, run: RunOptions) -> Options {
+    let offered = options
+        .tools
+        .as_ref()
+        .is_none_or(|only| only.iter().any(|n| n == EXECUTE_CONTRACTS_TOOL_NAME))
+        && !options
+            .disallowed_tools
+            .iter()
+            .any(|n| n == EXECUTE_CONTRACTS_TOOL_NAME);
+    if !offered {
+        return options;
+    }
+    let cwd = options
+        .cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .map(|dir| dir.canonicalize().unwrap_or(dir));
+    let home = options.home.clone().unwrap_or_else(tascer::tascer_home);
+    options
+        .custom_tools
+        .push(Arc::new(ExecuteContractsTool::new(run, cwd, home)));
+    options
+}
 
 /// Runs the pending contracts of a directory for a manager session.
-pub(crate) struct ExecuteContractsTool {
+struct ExecuteContractsTool {
     run: RunOptions,
 }
 
 impl ExecuteContractsTool {
     /// The tool for a manager session running in `cwd`, whose children
     /// share its Tascer `home` unless `run.base` names another.
-    pub fn new(run: &RunOptions, cwd: PathBuf, home: PathBuf) -> Self {
-        let mut run = run.clone();
+    fn new(mut run: RunOptions, cwd: Option<PathBuf>, home: PathBuf) -> Self {
         if run.cwd.is_none() {
-            run.cwd = Some(cwd);
+            run.cwd = cwd;
         }
         if run.base.home.is_none() {
             run.base.home = Some(home);
         }
         // Contractors never get this tool themselves.
-        run.base.execute_contracts = None;
+        without_execute_contracts(&mut run.base);
         ExecuteContractsTool { run }
     }
 
@@ -104,5 +137,53 @@ impl Tool for ExecuteContractsTool {
 
     fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(self.run(input, ctx))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn names(options: &Options) -> Vec<String> {
+        options
+            .custom_tools
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_manager_gets_the_tool_unless_its_tools_leave_it_out() {
+        let run = RunOptions::new("contracts");
+        let o = with_execute_contracts(Options::new(), run.clone());
+        assert_eq!(names(&o), [EXECUTE_CONTRACTS_TOOL_NAME]);
+        assert!(!o.custom_tools[0].offered_to_subagents());
+
+        let mut only = Options::new();
+        only.tools = Some(vec!["Read".into()]);
+        assert!(names(&with_execute_contracts(only, run.clone())).is_empty());
+        let mut listed = Options::new();
+        listed.tools = Some(vec![EXECUTE_CONTRACTS_TOOL_NAME.into()]);
+        assert_eq!(
+            names(&with_execute_contracts(listed, run.clone())),
+            [EXECUTE_CONTRACTS_TOOL_NAME]
+        );
+        let mut denied = Options::new();
+        denied.disallowed_tools = vec![EXECUTE_CONTRACTS_TOOL_NAME.into()];
+        assert!(names(&with_execute_contracts(denied, run)).is_empty());
+    }
+
+    #[test]
+    fn contractors_never_get_the_tool() {
+        let manager = with_execute_contracts(Options::new(), RunOptions::new("contracts"));
+        let contract = crate::parse_str(
+            "# Contract: T\n## Status\npending\n## Task\nDo.\n",
+            std::path::Path::new("t.md"),
+        )
+        .unwrap();
+        let o = crate::contract_options(&contract, &manager, std::path::Path::new("/w"), &[], "P")
+            .unwrap();
+        assert!(names(&o).is_empty());
     }
 }
