@@ -29,6 +29,7 @@ mod lease;
 mod options;
 mod parse;
 mod progress;
+mod report;
 mod runner;
 mod session;
 mod tool;
@@ -43,13 +44,10 @@ pub use options::{
     CONTRACT_SYSTEM_PROMPT, DEFAULT_MAX_TURNS, EXECUTE_CONTRACTS_TOOL_NAME, GIT_WRITE_DENY_RULES,
     contract_options, contract_prompt,
 };
-pub use parse::{Contract, Status, parse, parse_str};
+pub use parse::{Contract, Status, contract_files, parse, parse_str};
 pub use progress::{Progress, ProgressFn};
-pub use runner::{
-    ContractReport, RunOptions, RunStatus, RunSummary, contract_files, result_markdown, run_all,
-    run_in_checkout,
-};
-pub use session::SessionOutcome;
+pub use report::{ContractReport, RunStatus, RunSummary, SessionOutcome, result_markdown};
+pub use runner::{RunOptions, run_all, run_in_checkout};
 pub use tascer_store::{HEARTBEAT_EVERY, STALE_AFTER, host_name};
 pub use tool::with_execute_contracts;
 pub use worktree::{

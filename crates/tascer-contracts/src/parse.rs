@@ -271,6 +271,27 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| &s[prefix.len()..])
 }
 
+/// The contract files of `dir` (`*.md`, not hidden), in file-name order.
+pub fn contract_files(dir: &Path) -> Result<Vec<PathBuf>, ContractError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ContractError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -275,7 +275,7 @@ pub fn completed_branches(completed_dir: &Path) -> Result<Vec<String>, ContractE
         return Ok(Vec::new());
     }
     let mut branches = Vec::new();
-    for path in crate::runner::contract_files(completed_dir)? {
+    for path in crate::parse::contract_files(completed_dir)? {
         let Ok(contract) = crate::parse::parse(&path) else {
             continue;
         };
