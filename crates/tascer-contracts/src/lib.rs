@@ -24,6 +24,7 @@
 
 mod archive;
 mod constraints;
+mod contractor;
 mod error;
 mod lease;
 mod options;
@@ -32,12 +33,14 @@ mod progress;
 mod report;
 mod runner;
 mod session;
+mod status;
 mod tool;
 mod worktree;
 mod writeback;
 
 pub use archive::SessionArchiver;
 pub use constraints::Constraints;
+pub use contractor::{CONTRACTOR_PREFIX, contractor_base};
 pub use error::ContractError;
 pub use lease::MAX_ATTEMPTS;
 pub use options::{
@@ -48,6 +51,7 @@ pub use parse::{Contract, Status, contract_files, parse, parse_str};
 pub use progress::{Progress, ProgressFn};
 pub use report::{ContractReport, RunStatus, RunSummary, SessionOutcome, result_markdown};
 pub use runner::{RunOptions, run_all, run_in_checkout};
+pub use status::ContractStatus;
 pub use tascer_store::{HEARTBEAT_EVERY, STALE_AFTER, host_name};
 pub use tool::with_execute_contracts;
 pub use worktree::{
