@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tascer_store::{Acquired, HEARTBEAT_EVERY, Holder, LeaseStore, holder_alive, host_name};
+use tascer_store::{Acquired, HEARTBEAT_EVERY, Holder, LeaseStore, holder_alive};
 
 use crate::error::ContractError;
 
@@ -37,11 +37,7 @@ impl Leases {
     pub fn open(home: &Path) -> Result<Self, ContractError> {
         Ok(Leases {
             store: Arc::new(LeaseStore::open_in_home(home)?),
-            holder: Holder {
-                owner: tascer::new_id(),
-                pid: std::process::id(),
-                host: host_name(),
-            },
+            holder: Holder::this_process(),
         })
     }
 

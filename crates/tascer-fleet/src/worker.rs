@@ -34,7 +34,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::checkout::{Checkouts, delete_remote_branch, push};
 use crate::error::Result;
-use crate::queue::{Finish, GaveUp, Holder, Job, JobStatus, Queue, Recorded};
+use crate::queue::{Finish, GaveUp, Job, JobStatus, Queue, Recorded};
+use tascer_store::Holder;
 
 /// How a worker runs.
 #[derive(Clone)]
