@@ -9,8 +9,8 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use futures::StreamExt;
 use serde_json::json;
-use tascer::contracts::{RunOptions, RunStatus, contract_prompt, parse, run_all};
 use tascer::{Message, Options, ProviderConfig};
+use tascer_contracts::{RunOptions, RunStatus, contract_prompt, parse, run_all};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
 use crate::stats::{Stats, Table, ms_since};

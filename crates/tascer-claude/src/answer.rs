@@ -238,6 +238,7 @@ impl HookSession {
                 content: admission.redact(&output.content.to_text()).into(),
                 is_error: output.is_error,
                 raw: None,
+                child_sessions: Vec::new(),
             }
         } else {
             output

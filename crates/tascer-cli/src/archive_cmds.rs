@@ -401,7 +401,7 @@ pub(crate) struct ContractArchiver {
     pub to: Option<String>,
 }
 
-impl tascer::contracts::SessionArchiver for ContractArchiver {
+impl tascer_contracts::SessionArchiver for ContractArchiver {
     fn archive<'a>(
         &'a self,
         session_id: &'a str,

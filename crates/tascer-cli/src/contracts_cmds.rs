@@ -9,11 +9,10 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use tascer::Options;
-use tascer::contracts::{
-    MergeOutcome, Progress, RunOptions, RunStatus, RunSummary, Status, completed_branches,
-    contract_files, merge_branches, parse, repo_root, run_all,
+use tascer_contracts::{
+    ContractStatus, MergeOutcome, Progress, RunOptions, RunStatus, RunSummary, completed_branches,
+    contract_files, merge_branches, repo_root, run_all,
 };
-use tascer::guard::settings::SettingsSource;
 
 /// Arguments of `tascer contracts`.
 #[derive(Debug, Args)]
@@ -104,42 +103,11 @@ pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Variables read from the environment for contractors' provider: when any
-/// `TASCER_CONTRACTOR_<NAME>` is set, contractors use only those (e.g.
-/// `TASCER_CONTRACTOR_CLAUDE_CODE_OAUTH_TOKEN`), so a manager on one
-/// provider can run contractors on another.
-pub const CONTRACTOR_PREFIX: &str = "TASCER_CONTRACTOR_";
-
-/// The options contractors start from: their provider (see
-/// [`CONTRACTOR_PREFIX`]), settings files, and `TASCER_CONTRACTOR_MODEL`.
+/// The options contractors start from (see
+/// [`tascer_contracts::contractor_base`]), on top of the provider this
+/// command line would use.
 pub fn contractor_base() -> anyhow::Result<Options> {
-    let mut base = Options::new();
-    let prefixed = std::env::vars().any(|(k, _)| {
-        k.strip_prefix(CONTRACTOR_PREFIX)
-            .is_some_and(|rest| rest != "MODEL")
-    });
-    base.provider = if prefixed {
-        let mut provider = tascer::ProviderConfig::from_env_with(|name| {
-            std::env::var(format!("{CONTRACTOR_PREFIX}{name}")).ok()
-        })
-        .context("contractor provider (TASCER_CONTRACTOR_* variables)")?;
-        if let Some(general) = crate::run::provider_from_env(None)? {
-            provider.max_retries = general.max_retries;
-            provider.prices = general.prices;
-        }
-        Some(provider)
-    } else {
-        crate::run::provider_from_env(None)?
-    };
-    base.model = std::env::var(format!("{CONTRACTOR_PREFIX}MODEL"))
-        .ok()
-        .filter(|m| !m.is_empty());
-    base.setting_sources = vec![
-        SettingsSource::User,
-        SettingsSource::Project,
-        SettingsSource::Local,
-    ];
-    Ok(base)
+    tascer_contracts::contractor_base(|| crate::run::provider_from_env(None))
 }
 
 /// The run options of a manager session's `ExecuteContracts` tool.
@@ -156,7 +124,7 @@ pub fn manager_run_options(
 
 /// The archiver of contract sessions run here: each session is archived
 /// when the settings say `archive.auto` (as after `tascer run`).
-pub fn auto_archiver() -> Arc<dyn tascer::contracts::SessionArchiver> {
+pub fn auto_archiver() -> Arc<dyn tascer_contracts::SessionArchiver> {
     Arc::new(crate::archive_cmds::ContractArchiver {
         home: tascer::tascer_home(),
         to: None,
@@ -324,19 +292,6 @@ pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
     out
 }
 
-/// One line of `tascer contracts status`.
-#[derive(Debug, serde::Serialize)]
-struct StatusRow {
-    name: String,
-    title: String,
-    status: String,
-    path: PathBuf,
-    /// `file:line: what is wrong` for a malformed contract.
-    error: Option<String>,
-    session: Option<String>,
-    outcome: Option<String>,
-}
-
 fn status(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
     let mut opts = RunOptions::new(&args.dir);
     opts.completed_dir = args.completed_dir.clone();
@@ -348,7 +303,7 @@ fn status(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
             continue;
         }
         for path in contract_files(d).with_context(|| format!("cannot list {}", d.display()))? {
-            rows.push(status_row(path));
+            rows.push(ContractStatus::read(path));
         }
     }
     if args.json {
@@ -384,47 +339,6 @@ fn status(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
     }
     print!("{}", table(&table_rows));
     Ok(ExitCode::SUCCESS)
-}
-
-fn status_row(path: PathBuf) -> StatusRow {
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match parse(&path) {
-        Ok(c) => {
-            let result = c.result.clone().unwrap_or_default();
-            let field = |label: &str| {
-                result.lines().find_map(|l| {
-                    l.trim()
-                        .strip_prefix(label)
-                        .map(|v| v.trim().trim_matches('`').to_string())
-                })
-            };
-            let outcome = match c.status {
-                Status::Completed | Status::Failed => field("**Outcome:**"),
-                _ => None,
-            };
-            StatusRow {
-                name,
-                title: c.title,
-                status: c.status.to_string(),
-                path,
-                error: None,
-                session: field("- Session:").filter(|s| s != "none"),
-                outcome,
-            }
-        }
-        Err(err) => StatusRow {
-            name,
-            title: String::new(),
-            status: "malformed".to_string(),
-            path,
-            error: Some(err.to_string()),
-            session: None,
-            outcome: None,
-        },
-    }
 }
 
 /// `tascer contracts merge`: merges completed contracts' branches, in

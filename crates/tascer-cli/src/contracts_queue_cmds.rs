@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use tascer::contracts::RunOptions;
+use tascer_contracts::RunOptions;
 use tascer_fleet::{
     DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, EnqueueOptions, Enqueued, JobOutcome, JobView, Queue,
     WorkerEvent, WorkerOptions, enqueue_dir, run_worker,

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::json;
-use tascer::contracts::{RunOptions, RunStatus, run_all};
 use tascer::{Options, ProviderConfig};
+use tascer_contracts::{RunOptions, RunStatus, run_all};
 use tascer_mock::{MockServer, Scenario, Turn};
 
 use crate::args::DemoArgs;

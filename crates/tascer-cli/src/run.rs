@@ -286,9 +286,10 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
         options.max_structured_output_retries = tascer_control::structured_retries_from_env()?;
     }
     if let Some(dir) = &args.execute_contracts {
-        options.execute_contracts = Some(std::sync::Arc::new(
+        options = tascer_contracts::with_execute_contracts(
+            options,
             crate::contracts_cmds::manager_run_options(dir, args.cwd.clone())?,
-        ));
+        );
     }
     Ok(options)
 }

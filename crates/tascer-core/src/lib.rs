@@ -29,7 +29,7 @@ pub use message::{
     StreamEvent, SystemMessage, UserContent, UserMessage, UserPayload,
 };
 pub use shell::shell_quote;
-pub use tool::{FileAccess, SharedCwd, Tool, ToolContext, ToolOutput};
+pub use tool::{ChildSession, FileAccess, SharedCwd, Tool, ToolContext, ToolOutput};
 pub use usage::{ModelUsage, Usage};
 
 /// A fresh random session or message id (UUID v4, hyphenated).

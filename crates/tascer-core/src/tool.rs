@@ -81,6 +81,24 @@ impl ToolContext {
     }
 }
 
+/// A session a tool call ran as a child of the calling session (a
+/// contract's session run by `ExecuteContracts`, say). The loop records
+/// each one in the caller's ledger as a `checkpoint` naming the child and
+/// its head, right after the tool returns and before the call's record is
+/// closed, so verifying the caller covers the whole tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChildSession {
+    /// The child's session id.
+    pub session_id: String,
+    /// Hash of the child's last ledger entry.
+    pub head: String,
+    /// The child's entry count (seq of that head).
+    pub seq: u64,
+    /// Context added to the checkpoint (an object, e.g. the contract's
+    /// name and status); its fields never replace the link's own.
+    pub detail: Value,
+}
+
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
@@ -90,6 +108,10 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// Structured raw output (the frame's `tool_use_result`).
     pub raw: Option<Value>,
+    /// Sessions the call ran as children of the calling session, in the
+    /// order they are recorded (see [`ChildSession`]); empty for most
+    /// tools.
+    pub child_sessions: Vec<ChildSession>,
 }
 
 impl ToolOutput {
@@ -99,6 +121,7 @@ impl ToolOutput {
             content: ToolResultContent::Text(text.into()),
             is_error: false,
             raw: None,
+            child_sessions: Vec::new(),
         }
     }
 
@@ -108,12 +131,20 @@ impl ToolOutput {
             content: ToolResultContent::Text(message.into()),
             is_error: true,
             raw: None,
+            child_sessions: Vec::new(),
         }
     }
 
     /// Adds the structured raw output.
     pub fn with_raw(mut self, raw: Value) -> Self {
         self.raw = Some(raw);
+        self
+    }
+
+    /// Adds a child session to record in the caller's ledger (see
+    /// [`ChildSession`]).
+    pub fn with_child_session(mut self, child: ChildSession) -> Self {
+        self.child_sessions.push(child);
         self
     }
 }
@@ -133,6 +164,12 @@ pub trait Tool: Send + Sync {
     /// for running calls concurrently).
     fn is_read_only(&self) -> bool {
         false
+    }
+    /// False when subagents (the Task tool's) must not get this tool, only
+    /// the session's main agent (`ExecuteContracts`, which starts sessions
+    /// of its own, is one). Default true.
+    fn offered_to_subagents(&self) -> bool {
+        true
     }
     /// Runs the tool.
     fn call<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use tascer::contracts::{ContractError, Worktree, add_worktree, git};
+use tascer_contracts::{ContractError, Worktree, add_worktree, git};
 
 use crate::error::{FleetError, Result};
 

@@ -1,18 +1,20 @@
-//! The queue's database: a connection pool (deadpool-postgres on
-//! tokio-postgres, no TLS), the schema applied at connect under an
-//! advisory lock, and retries of transient failures. What counts as
-//! transient, how an error and the server are named, and the migrator are
-//! the shared store's (`tascer_store::postgres`), so the queue and the
-//! store behave alike (and may share a database: their tables and
-//! migration records are apart).
+//! The queue's database: the shared store's PostgreSQL pool
+//! ([`PgPool`], no TLS), the queue's schema applied at connect under an
+//! advisory lock by the store's migrator, and retries of the failures the
+//! store counts as transient. How an error and the server are named is the
+//! store's too (`tascer_store::postgres`), so the queue and the store
+//! behave alike (and may share a database: their tables and migration
+//! records are apart).
 
 use std::future::Future;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::PoolError;
 use tascer_store::postgres::migrate::{MigrateError, migrate_schema};
-use tascer_store::postgres::{Migration, Schema, describe_config, describe_error, is_transient};
-use tokio_postgres::{Config, NoTls};
+use tascer_store::postgres::{
+    Migration, PgPool, PoolOptions, Schema, describe_error, is_transient, is_transient_pool,
+};
+use tokio_postgres::Config;
 
 use crate::error::{FleetError, Result};
 
@@ -35,19 +37,6 @@ const QUEUE_SCHEMA: Schema = Schema {
 /// Tries of an operation that keeps failing transiently.
 const TRIES: u32 = 8;
 
-/// A pool of connections to the queue's database.
-#[derive(Clone)]
-pub struct Db {
-    pool: Pool,
-    server: String,
-}
-
-impl std::fmt::Debug for Db {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("server", &self.server).finish()
-    }
-}
-
 /// Why one try failed, and whether trying again may help.
 #[derive(Debug)]
 pub(crate) struct Failure {
@@ -64,23 +53,15 @@ impl From<tokio_postgres::Error> for Failure {
     }
 }
 
-impl From<deadpool_postgres::PoolError> for Failure {
-    fn from(e: deadpool_postgres::PoolError) -> Self {
-        match e {
-            deadpool_postgres::PoolError::Backend(e) => {
-                let mut f = Failure::from(e);
-                f.message = format!("cannot connect: {}", f.message);
-                f
-            }
-            deadpool_postgres::PoolError::Timeout(_) => Failure {
-                transient: true,
-                message: format!("cannot connect: {e}"),
-            },
-            other => Failure {
-                transient: false,
-                message: other.to_string(),
-            },
-        }
+impl From<PoolError> for Failure {
+    fn from(e: PoolError) -> Self {
+        let transient = is_transient_pool(&e);
+        let message = match e {
+            PoolError::Backend(e) => format!("cannot connect: {}", describe_error(&e)),
+            timeout @ PoolError::Timeout(_) => format!("cannot connect: {timeout}"),
+            other => other.to_string(),
+        };
+        Failure { transient, message }
     }
 }
 
@@ -94,90 +75,68 @@ impl Failure {
     }
 }
 
-impl Db {
-    /// Connects to the database at `url` (`postgres://…`) with a pool of up
-    /// to `max_connections`, and applies the queue's schema (under an
-    /// advisory lock, so workers starting together do it once).
-    pub async fn connect(url: &str, max_connections: usize) -> Result<Db> {
-        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            return Err(FleetError::BadUrl(
-                "it does not start with postgres://".into(),
-            ));
-        }
-        let cfg: Config = url
-            .parse()
-            .map_err(|e: tokio_postgres::Error| FleetError::BadUrl(e.to_string()))?;
-        let server = describe_config(&cfg);
-        let manager = Manager::from_config(
-            cfg,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(max_connections.max(1))
-            .runtime(Runtime::Tokio1)
-            .create_timeout(Some(Duration::from_secs(10)))
-            .wait_timeout(Some(Duration::from_secs(30)))
-            .build()
-            .map_err(|e| FleetError::Other(format!("cannot build the connection pool: {e}")))?;
-        let db = Db { pool, server };
-        db.retry("apply the queue schema", || db.migrate()).await?;
-        Ok(db)
+/// Connects to the queue's database at `url` (`postgres://…`) with a pool
+/// of up to `max_connections`, and applies the queue's schema (under an
+/// advisory lock, so workers starting together do it once).
+pub(crate) async fn connect(url: &str, max_connections: usize) -> Result<PgPool> {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(FleetError::BadUrl(
+            "it does not start with postgres://".into(),
+        ));
     }
+    let cfg: Config = url
+        .parse()
+        .map_err(|e: tokio_postgres::Error| FleetError::BadUrl(e.to_string()))?;
+    let options = PoolOptions {
+        max_size: max_connections.max(1),
+        create_timeout: Duration::from_secs(10),
+        wait_timeout: Duration::from_secs(30),
+    };
+    let pool = PgPool::new(cfg, options).map_err(|e| FleetError::Other(e.to_string()))?;
+    retry(&pool, "apply the queue schema", || migrate(&pool)).await?;
+    Ok(pool)
+}
 
-    /// `postgres://user@host:port/db` (no password).
-    pub fn server(&self) -> &str {
-        &self.server
-    }
-
-    /// A pooled connection.
-    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Client, Failure> {
-        Ok(self.pool.get().await?)
-    }
-
-    /// Runs `op` until it succeeds, fails permanently, or has failed
-    /// transiently [`TRIES`] times (backing off from 100 ms to 2 s).
-    pub(crate) async fn retry<T, F, Fut>(&self, what: &str, mut op: F) -> Result<T>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, Failure>>,
-    {
-        let mut delay = Duration::from_millis(100);
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            match op().await {
-                Ok(v) => return Ok(v),
-                Err(f) if f.transient && tries < TRIES => {
-                    tracing::debug!("{what}: {} (try {tries}, retrying)", f.message);
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(2));
-                }
-                Err(f) => {
-                    let after = if f.transient {
-                        format!(" (after {tries} tries)")
-                    } else {
-                        String::new()
-                    };
-                    return Err(FleetError::Db {
-                        server: self.server.clone(),
-                        message: format!("cannot {what}: {}{after}", f.message),
-                    });
-                }
+/// Runs `op` until it succeeds, fails permanently, or has failed
+/// transiently [`TRIES`] times (backing off from 100 ms to 2 s).
+pub(crate) async fn retry<T, F, Fut>(pool: &PgPool, what: &str, mut op: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Failure>>,
+{
+    let mut delay = Duration::from_millis(100);
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(f) if f.transient && tries < TRIES => {
+                tracing::debug!("{what}: {} (try {tries}, retrying)", f.message);
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+            Err(f) => {
+                let after = if f.transient {
+                    format!(" (after {tries} tries)")
+                } else {
+                    String::new()
+                };
+                return Err(FleetError::Db {
+                    server: pool.location().to_string(),
+                    message: format!("cannot {what}: {}{after}", f.message),
+                });
             }
         }
     }
+}
 
-    /// Applies the migrations this build knows and the database lacks.
-    async fn migrate(&self) -> Result<(), Failure> {
-        let mut client = self.client().await?;
-        match migrate_schema(&mut client, &QUEUE_SCHEMA).await {
-            Ok(_) => Ok(()),
-            Err(MigrateError::Pg(e)) => Err(e.into()),
-            Err(MigrateError::Schema(detail)) => Err(Failure::permanent(detail)),
-        }
+/// Applies the migrations this build knows and the database lacks.
+async fn migrate(pool: &PgPool) -> Result<(), Failure> {
+    let mut client = pool.get().await?;
+    match migrate_schema(&mut client, &QUEUE_SCHEMA).await {
+        Ok(_) => Ok(()),
+        Err(MigrateError::Pg(e)) => Err(e.into()),
+        Err(MigrateError::Schema(detail)) => Err(Failure::permanent(detail)),
     }
 }
 
@@ -191,7 +150,7 @@ mod tests {
         let cfg: Config = "postgres://bob:s3cret@db.example:6543/fleet"
             .parse()
             .unwrap();
-        let shown = describe_config(&cfg);
+        let shown = tascer_store::postgres::describe_config(&cfg);
         assert_eq!(shown, "postgres://bob@db.example:6543/fleet");
         assert!(!shown.contains("s3cret"));
     }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use tascer::contracts::{Status, contract_files, git, parse, repo_root};
+use tascer_contracts::{Status, contract_files, git, parse, repo_root};
 
 use crate::error::{FleetError, Result};
 use crate::queue::{DEFAULT_MAX_ATTEMPTS, Enqueued, NewJob, Queue};
@@ -103,7 +103,7 @@ pub async fn enqueue_dir(queue: &Queue, opts: &EnqueueOptions) -> Result<Enqueue
         .collect();
     // The text parsed is the text enqueued.
     for (job, contract) in jobs.iter().zip(&pending) {
-        if tascer::contracts::parse_str(&job.contract, &contract.path).is_err() {
+        if tascer_contracts::parse_str(&job.contract, &contract.path).is_err() {
             return Err(FleetError::Other(format!(
                 "{} changed while it was being enqueued; nothing was enqueued, try again",
                 contract.path.display()

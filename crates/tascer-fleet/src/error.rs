@@ -1,6 +1,6 @@
 //! Errors of the queue and the workers.
 
-use tascer::contracts::ContractError;
+use tascer_contracts::ContractError;
 
 /// What went wrong with the queue or a worker.
 #[derive(Debug, thiserror::Error)]

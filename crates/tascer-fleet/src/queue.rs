@@ -18,9 +18,11 @@
 use std::time::Duration;
 
 use serde::Serialize;
+use tascer_store::Holder;
+use tascer_store::postgres::PgPool;
 use tokio_postgres::Row;
 
-use crate::db::{Db, Failure};
+use crate::db::{Failure, connect, retry};
 use crate::error::Result;
 
 /// The queue name used when none is given.
@@ -105,32 +107,6 @@ pub enum Enqueued {
         /// Its status.
         status: JobStatus,
     },
-}
-
-/// A worker's identity: a fresh id per process, its host and pid.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
-    /// Unique per worker process.
-    pub id: String,
-    /// Host name.
-    pub host: String,
-    /// Process id.
-    pub pid: u32,
-}
-
-impl Holder {
-    /// The identity of this process.
-    pub fn this_process() -> Holder {
-        Holder {
-            id: tascer::new_id(),
-            host: tascer::contracts::host_name(),
-            pid: std::process::id(),
-        }
-    }
-
-    fn pid_i32(&self) -> i32 {
-        i32::try_from(self.pid).unwrap_or(i32::MAX)
-    }
 }
 
 /// A claimed job: what to run, and which attempt this is.
@@ -343,6 +319,11 @@ fn i32_of(v: u32) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
 }
 
+/// The holder's pid as the table stores it.
+fn pid_i32(holder: &Holder) -> i32 {
+    i32::try_from(holder.pid).unwrap_or(i32::MAX)
+}
+
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
@@ -350,7 +331,7 @@ fn millis(d: Duration) -> i64 {
 /// A named queue in a database.
 #[derive(Debug, Clone)]
 pub struct Queue {
-    db: Db,
+    pool: PgPool,
     name: String,
 }
 
@@ -359,7 +340,7 @@ impl Queue {
     /// `max_connections` pooled connections; applies the schema.
     pub async fn open(url: &str, name: &str, max_connections: usize) -> Result<Queue> {
         Ok(Queue {
-            db: Db::connect(url, max_connections).await?,
+            pool: connect(url, max_connections).await?,
             name: name.to_string(),
         })
     }
@@ -371,19 +352,20 @@ impl Queue {
 
     /// The database server, without the password.
     pub fn server(&self) -> &str {
-        self.db.server()
+        self.pool.location()
     }
 
     /// Enqueues `jobs` in one transaction; a contract whose text is already
     /// in this queue is not added again.
     pub async fn enqueue(&self, jobs: &[NewJob]) -> Result<Vec<Enqueued>> {
-        self.db
-            .retry("enqueue the contracts", || self.try_enqueue(jobs))
-            .await
+        retry(&self.pool, "enqueue the contracts", || {
+            self.try_enqueue(jobs)
+        })
+        .await
     }
 
     async fn try_enqueue(&self, jobs: &[NewJob]) -> Result<Vec<Enqueued>, Failure> {
-        let mut client = self.db.client().await?;
+        let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let mut out = Vec::new();
         for job in jobs {
@@ -435,13 +417,11 @@ impl Queue {
     /// workers stopped during `max_attempts` attempts are marked failed on
     /// the way.
     pub async fn claim(&self, holder: &Holder, lease: Duration) -> Result<Claimed> {
-        self.db
-            .retry("claim a job", || self.try_claim(holder, lease))
-            .await
+        retry(&self.pool, "claim a job", || self.try_claim(holder, lease)).await
     }
 
     async fn try_claim(&self, holder: &Holder, lease: Duration) -> Result<Claimed, Failure> {
-        let mut client = self.db.client().await?;
+        let mut client = self.pool.get().await?;
         let mut claimed = Claimed::default();
         loop {
             let tx = client.transaction().await?;
@@ -512,9 +492,9 @@ impl Queue {
                     &[
                         &id,
                         &attempt,
-                        &holder.id,
+                        &holder.owner,
                         &holder.host,
-                        &holder.pid_i32(),
+                        &pid_i32(holder),
                         &millis(lease),
                     ],
                 )
@@ -522,7 +502,7 @@ impl Queue {
             tx.execute(
                 "INSERT INTO tascer_contract_attempts (job_id, attempt, holder, host, pid)
                  VALUES ($1, $2, $3, $4, $5)",
-                &[&id, &attempt, &holder.id, &holder.host, &holder.pid_i32()],
+                &[&id, &attempt, &holder.owner, &holder.host, &pid_i32(holder)],
             )
             .await?;
             tx.commit().await?;
@@ -544,32 +524,30 @@ impl Queue {
     /// Extends `job`'s lease by `lease` from now; `false` when this worker
     /// no longer holds it.
     pub async fn heartbeat(&self, job: &Job, holder: &Holder, lease: Duration) -> Result<bool> {
-        self.db
-            .retry("renew a lease", || async {
-                let client = self.db.client().await?;
-                let n = client
-                    .execute(
-                        "UPDATE tascer_contract_jobs
+        retry(&self.pool, "renew a lease", || async {
+            let client = self.pool.get().await?;
+            let n = client
+                .execute(
+                    "UPDATE tascer_contract_jobs
                          SET lease_expires_at = now() + $4::bigint * interval '1 millisecond',
                              heartbeat_at = now()
                          WHERE id = $1 AND status = 'running' AND lease_holder = $2
                            AND attempts = $3",
-                        &[&job.id, &holder.id, &i32_of(job.attempt), &millis(lease)],
-                    )
-                    .await?;
-                Ok(n == 1)
-            })
-            .await
+                    &[&job.id, &holder.owner, &i32_of(job.attempt), &millis(lease)],
+                )
+                .await?;
+            Ok(n == 1)
+        })
+        .await
     }
 
     /// Records how `job` ended — only if `holder` still holds it at this
     /// attempt. A refused update marks this attempt `discarded`.
     pub async fn finish(&self, job: &Job, holder: &Holder, finish: &Finish) -> Result<Recorded> {
-        self.db
-            .retry("record a job's result", || {
-                self.try_finish(job, holder, finish)
-            })
-            .await
+        retry(&self.pool, "record a job's result", || {
+            self.try_finish(job, holder, finish)
+        })
+        .await
     }
 
     async fn try_finish(
@@ -578,7 +556,7 @@ impl Queue {
         holder: &Holder,
         f: &Finish,
     ) -> Result<Recorded, Failure> {
-        let mut client = self.db.client().await?;
+        let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let status = if f.completed {
             JobStatus::Completed
@@ -596,7 +574,7 @@ impl Queue {
                  WHERE id = $1 AND status = 'running' AND lease_holder = $2 AND attempts = $3",
                 &[
                     &job.id,
-                    &holder.id,
+                    &holder.owner,
                     &attempt,
                     &status.as_str(),
                     &f.why,
@@ -631,7 +609,7 @@ impl Queue {
         let now = current(&tx, job.id).await?;
         // An earlier try of this very update committed (its reply was lost).
         if now.status == status
-            && now.holder.as_deref() == Some(holder.id.as_str())
+            && now.holder.as_deref() == Some(holder.owner.as_str())
             && now.attempts == job.attempt
         {
             tx.commit().await?;
@@ -655,9 +633,8 @@ impl Queue {
     /// Gives `job` back because this attempt could not start (no checkout,
     /// say): queued again, or failed when it has had `max_attempts`.
     pub async fn requeue(&self, job: &Job, holder: &Holder, why: &str) -> Result<Recorded> {
-        self.db
-            .retry("give a job back", || async {
-                let mut client = self.db.client().await?;
+        retry(&self.pool, "give a job back", || async {
+                let mut client = self.pool.get().await?;
                 let tx = client.transaction().await?;
                 let attempt = i32_of(job.attempt);
                 let row = tx
@@ -669,7 +646,7 @@ impl Queue {
                              lease_expires_at = NULL
                          WHERE id = $1 AND status = 'running' AND lease_holder = $2 AND attempts = $3
                          RETURNING status",
-                        &[&job.id, &holder.id, &attempt, &why],
+                        &[&job.id, &holder.owner, &attempt, &why],
                     )
                     .await?;
                 let Some(row) = row else {
@@ -691,28 +668,27 @@ impl Queue {
 
     /// How many jobs of this queue are queued or running.
     pub async fn remaining(&self) -> Result<u64> {
-        self.db
-            .retry("count the remaining jobs", || async {
-                let client = self.db.client().await?;
-                let row = client
-                    .query_one(
-                        "SELECT count(*) FROM tascer_contract_jobs
+        retry(&self.pool, "count the remaining jobs", || async {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_one(
+                    "SELECT count(*) FROM tascer_contract_jobs
                          WHERE queue = $1 AND status IN ('queued', 'running')",
-                        &[&self.name],
-                    )
-                    .await?;
-                Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
-            })
-            .await
+                    &[&self.name],
+                )
+                .await?;
+            Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+        })
+        .await
     }
 
     /// Every job of this queue with its attempts, oldest first.
     pub async fn jobs(&self) -> Result<Vec<JobView>> {
-        self.db.retry("list the jobs", || self.try_jobs()).await
+        retry(&self.pool, "list the jobs", || self.try_jobs()).await
     }
 
     async fn try_jobs(&self) -> Result<Vec<JobView>, Failure> {
-        let client = self.db.client().await?;
+        let client = self.pool.get().await?;
         let jobs = client
             .query(
                 &format!(

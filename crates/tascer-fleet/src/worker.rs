@@ -11,7 +11,7 @@
 //!    `contracts/<name>-job<id>-try<attempt>` — one branch per attempt, so
 //!    the push of a stale attempt can never overwrite another attempt's;
 //! 3. the contract written into the checkout and run there
-//!    ([`tascer::contracts::run_in_checkout`]: constraints, session,
+//!    ([`tascer_contracts::run_in_checkout`]: constraints, session,
 //!    archive, a commit of the agent's changes with session trailers,
 //!    Status and Result written back);
 //! 4. when completed: a second commit with the written-back contract, and
@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use tascer::contracts::{
+use tascer_contracts::{
     RunOptions, RunStatus, Status, Worktree, branch_name, commit_message, parse, run_in_checkout,
 };
 use tokio::task::JoinSet;
@@ -34,7 +34,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::checkout::{Checkouts, delete_remote_branch, push};
 use crate::error::Result;
-use crate::queue::{Finish, GaveUp, Holder, Job, JobStatus, Queue, Recorded};
+use crate::queue::{Finish, GaveUp, Job, JobStatus, Queue, Recorded};
+use tascer_store::Holder;
 
 /// How a worker runs.
 #[derive(Clone)]
@@ -525,7 +526,7 @@ async fn execute(
     );
     let tip = match wt.commit(&message).await {
         Ok(Some(commit)) => commit,
-        Ok(None) => match tascer::contracts::git(&wt.path, &["rev-parse", "HEAD"]).await {
+        Ok(None) => match tascer_contracts::git(&wt.path, &["rev-parse", "HEAD"]).await {
             Ok(head) => head,
             Err(err) => {
                 finish.why = format!("{}, but its branch head is unreadable: {err}", finish.why);
@@ -567,7 +568,7 @@ fn completed_dir_for(file: &Path, checkout: &Path) -> PathBuf {
 async fn push_with_retries(
     wt: &Worktree,
     remote: &str,
-) -> Result<(), tascer::contracts::ContractError> {
+) -> Result<(), tascer_contracts::ContractError> {
     let mut delay = Duration::from_millis(250);
     let mut tries = 0;
     loop {

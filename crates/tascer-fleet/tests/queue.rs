@@ -26,7 +26,7 @@ fn job(name: &str) -> NewJob {
 
 fn holder(name: &str) -> Holder {
     Holder {
-        id: format!("{name}-{}", tascer::new_id()),
+        owner: format!("{name}-{}", tascer::new_id()),
         host: "test-host".to_string(),
         pid: 4242,
     }
@@ -109,7 +109,7 @@ async fn an_expired_lease_is_claimed_again_and_the_stale_worker_is_refused() {
     };
     assert_eq!(now.status, JobStatus::Running);
     assert_eq!(now.attempts, 2);
-    assert_eq!(now.holder.as_deref(), Some(b.id.as_str()));
+    assert_eq!(now.holder.as_deref(), Some(b.owner.as_str()));
 
     // The holder completes; doing it again (a retry after a lost reply) is
     // recognized, not refused, and changes nothing.

@@ -72,6 +72,7 @@ pub fn call_result_to_output(result: Value) -> ToolOutput {
         content,
         is_error,
         raw: Some(result),
+        child_sessions: Vec::new(),
     }
 }
 

@@ -28,6 +28,19 @@ pub struct Holder {
     pub host: String,
 }
 
+impl Holder {
+    /// This process as a holder: a fresh owner id (one per call, so one
+    /// per executor or worker), its pid and its host name
+    /// ([`host_name`]).
+    pub fn this_process() -> Holder {
+        Holder {
+            owner: tascer_core::new_id(),
+            pid: std::process::id(),
+            host: host_name(),
+        }
+    }
+}
+
 /// A lease as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Lease {

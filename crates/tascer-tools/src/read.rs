@@ -173,6 +173,7 @@ fn read(
             content: ToolResultContent::Blocks(vec![block]),
             is_error: false,
             raw: Some(raw),
+            child_sessions: Vec::new(),
         };
         return Ok((out, modified));
     }

@@ -27,7 +27,6 @@ mod client;
 pub mod commands;
 mod compact;
 mod context_cache;
-pub mod contracts;
 mod error;
 mod frontmatter;
 mod governance;

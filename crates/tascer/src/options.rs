@@ -172,9 +172,6 @@ pub struct Options {
     /// How many times the model is asked to fix an answer that does not
     /// match `output_format` before the turn fails (default 3).
     pub max_structured_output_retries: Option<u32>,
-    /// Offer the `ExecuteContracts` tool (a manager session): it runs the
-    /// pending contracts with these options and returns their summary.
-    pub execute_contracts: Option<Arc<crate::contracts::RunOptions>>,
 }
 
 /// The shape of the final answer (the SDK's `output_format`).

@@ -1,11 +1,13 @@
 //! The pipeline of one tool call (DESIGN.md), top to bottom in
 //! [`Agent::govern`]: capture context and open the call's record →
 //! [`Admission::admit`](tascer_guard::admission::Admission::admit) (hooks,
-//! permission decision, asker, pre-gates) → the tool →
+//! permission decision, asker, pre-gates) → the tool (the child sessions it
+//! ran recorded) →
 //! [`Admission::review`](tascer_guard::admission::Admission::review)
 //! (post-gates, PostToolUse hooks) → close the record. Admission decides;
 //! this file only records what it returns and runs the tool.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -124,20 +126,7 @@ impl Agent {
                 None,
             );
         }
-        let ctx = ToolContext {
-            session_id: self.env.session_id.clone(),
-            tool_use_id: call.id.clone(),
-            cwd: Arc::clone(&self.env.shared_cwd),
-            env: Arc::clone(&self.env.env),
-            cancel: cancel.child_token(),
-            file_access: Some(admission.permissions().file_access(&cwd)),
-        };
-        let tool_started = Instant::now();
-        let output = match self.tools.iter().find(|t| t.name() == call.name) {
-            Some(tool) => run_one(tool.as_ref(), input.clone(), &ctx).await,
-            None => ToolOutput::error(format!("Error: No such tool available: {}", call.name)),
-        };
-        *tool_time += tool_started.elapsed();
+        let output = self.run_tool(call, &input, &cwd, cancel, tool_time).await;
         governance.context.after_call(&call.name);
 
         // Evidence of the files the call changed, then review: post-gates
@@ -177,6 +166,51 @@ impl Agent {
             self.env.proof.close_tool(record, &output, status);
         }
         (output, reviewed.stop)
+    }
+
+    /// Runs the call's tool with `input` (as admission left it) in `cwd`,
+    /// adding the time it took to `tool_time`, and records the child
+    /// sessions it ran.
+    async fn run_tool(
+        &self,
+        call: &Call,
+        input: &Value,
+        cwd: &Path,
+        cancel: &CancellationToken,
+        tool_time: &mut Duration,
+    ) -> ToolOutput {
+        let ctx = ToolContext {
+            session_id: self.env.session_id.clone(),
+            tool_use_id: call.id.clone(),
+            cwd: Arc::clone(&self.env.shared_cwd),
+            env: Arc::clone(&self.env.env),
+            cancel: cancel.child_token(),
+            file_access: Some(self.governance.admission.permissions().file_access(cwd)),
+        };
+        let tool_started = Instant::now();
+        let mut output = match self.tools.iter().find(|t| t.name() == call.name) {
+            Some(tool) => run_one(tool.as_ref(), input.clone(), &ctx).await,
+            None => ToolOutput::error(format!("Error: No such tool available: {}", call.name)),
+        };
+        *tool_time += tool_started.elapsed();
+        self.record_child_sessions(&mut output);
+        output
+    }
+
+    /// Records the child sessions the tool ran (see
+    /// [`tascer_core::ChildSession`]), each a `checkpoint` naming the child
+    /// and its head, in order, before anything else of the call is staged.
+    fn record_child_sessions(&self, output: &mut ToolOutput) {
+        for child in std::mem::take(&mut output.child_sessions) {
+            self.env
+                .proof
+                .child_session(tascer_ledger::child_link_payload(
+                    &child.session_id,
+                    &child.head,
+                    child.seq,
+                    child.detail,
+                ));
+        }
     }
 
     /// Queues the `PreToolUse` event with admission's decision.

@@ -466,22 +466,16 @@ fn select_tools(
             env.clone(),
             model.to_string(),
             cwd.to_path_buf(),
-            tools.clone(),
+            tools
+                .iter()
+                .filter(|t| t.offered_to_subagents())
+                .cloned()
+                .collect(),
             options.agents.clone(),
             Arc::clone(governance),
         )
         .with_memory(extras.memory_section);
         tools.insert(0, Arc::new(task));
-    }
-    if let Some(run) = &options.execute_contracts
-        && offered(crate::contracts::EXECUTE_CONTRACTS_TOOL_NAME)
-    {
-        tools.push(Arc::new(crate::contracts::ExecuteContractsTool::new(
-            env.clone(),
-            run,
-            cwd.to_path_buf(),
-            home.to_path_buf(),
-        )));
     }
     tools
 }

@@ -36,9 +36,9 @@ impl Failure {
     /// the transaction lost a serialization conflict or a deadlock.
     pub fn is_transient(&self) -> bool {
         match self {
-            Failure::Pool(PoolError::Timeout(_)) => true,
-            Failure::Pool(PoolError::Backend(e)) | Failure::Pg(e) => is_transient(e),
-            Failure::Pool(_) | Failure::Store(_) => false,
+            Failure::Pool(e) => is_transient_pool(e),
+            Failure::Pg(e) => is_transient(e),
+            Failure::Store(_) => false,
         }
     }
 
@@ -82,6 +82,17 @@ pub fn is_transient(e: &tokio_postgres::Error) -> bool {
     e.is_closed()
         || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
         || e.to_string() == "timeout waiting for server"
+}
+
+/// True when a connection could not be had from the pool for a reason
+/// that may pass: it timed out waiting, or opening one failed transiently
+/// (see [`is_transient`]).
+pub fn is_transient_pool(e: &PoolError) -> bool {
+    match e {
+        PoolError::Timeout(_) => true,
+        PoolError::Backend(e) => is_transient(e),
+        _ => false,
+    }
 }
 
 /// The error as a sentence: the server's message and SQLSTATE for a

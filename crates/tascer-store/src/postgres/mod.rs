@@ -21,21 +21,22 @@
 
 mod error;
 pub mod migrate;
+mod pool;
 mod queries;
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use deadpool_postgres::{ClientWrapper, Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::ClientWrapper;
 use futures::future::BoxFuture;
-use tokio_postgres::NoTls;
 use tokio_postgres::config::Host;
 
 use crate::error::StoreError;
 use error::Failure;
-pub use error::{describe as describe_error, is_transient};
+pub use error::{describe as describe_error, is_transient, is_transient_pool};
 pub use migrate::{Migrated, Migration, Schema};
+pub use pool::{PgPool, PoolOptions};
 
 /// Environment variable: how long (milliseconds) a PostgreSQL operation
 /// keeps retrying transient failures before it gives up (default 20000).
@@ -99,15 +100,14 @@ pub struct PgBackend {
 impl std::fmt::Debug for PgBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgBackend")
-            .field("location", &self.shared.location)
+            .field("location", &self.shared.pool.location())
             .finish_non_exhaustive()
     }
 }
 
 /// What the runtime's tasks share.
 struct Shared {
-    pool: Pool,
-    location: String,
+    pool: PgPool,
     options: PgOptions,
 }
 
@@ -180,33 +180,22 @@ impl PgBackend {
         if config.get_application_name().is_none() {
             config.application_name("tascer");
         }
-        let location = describe_config(&config);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("tascer-store-pg")
             .enable_all()
             .build()
             .map_err(|e| StoreError::Config(format!("cannot start the store's runtime: {e}")))?;
-        let manager = Manager::from_config(
+        let pool = PgPool::new(
             config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
+            PoolOptions {
+                max_size: options.pool_size,
+                create_timeout: options.connect_timeout.saturating_mul(2),
+                wait_timeout: options.retry_for.max(Duration::from_secs(1)),
             },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(options.pool_size)
-            .runtime(deadpool_postgres::Runtime::Tokio1)
-            .create_timeout(Some(options.connect_timeout.saturating_mul(2)))
-            .wait_timeout(Some(options.retry_for.max(Duration::from_secs(1))))
-            .build()
-            .map_err(|e| StoreError::Config(format!("cannot set up the connection pool: {e}")))?;
+        )?;
         let backend = PgBackend {
-            shared: Arc::new(Shared {
-                pool,
-                location,
-                options,
-            }),
+            shared: Arc::new(Shared { pool, options }),
             handle: runtime.handle().clone(),
             runtime: Some(runtime),
         };
@@ -228,7 +217,7 @@ impl PgBackend {
                             migrate::MigrateError::Pg(e) => Failure::Pg(e),
                             migrate::MigrateError::Schema(detail) => {
                                 Failure::Store(StoreError::Schema {
-                                    location: shared.location.clone(),
+                                    location: shared.pool.location().to_string(),
                                     detail,
                                 })
                             }
@@ -240,7 +229,7 @@ impl PgBackend {
 
     /// The server and database, without the password.
     pub fn location(&self) -> &str {
-        &self.shared.location
+        self.shared.pool.location()
     }
 
     /// Runs `work` on the backend's runtime and waits for it.
@@ -253,7 +242,7 @@ impl PgBackend {
             let _ = send.send(work.await);
         });
         receive.recv().map_err(|_| StoreError::Postgres {
-            location: self.shared.location.clone(),
+            location: self.shared.pool.location().to_string(),
             what: "finish the operation",
             attempts: 1,
             waited_ms: 0,
@@ -350,14 +339,14 @@ impl Shared {
         let transient = failure.is_transient();
         let pause = crate::db::Contention::backoff(attempt);
         if transient && started.elapsed() + pause <= self.options.retry_for {
-            tracing_retry(&self.location, what, attempt, &failure);
+            tracing_retry(self.pool.location(), what, attempt, &failure);
             tokio::time::sleep(pause).await;
             return Ok(());
         }
         match failure {
             Failure::Store(e) => Err(e),
             failure => Err(StoreError::Postgres {
-                location: self.location.clone(),
+                location: self.pool.location().to_string(),
                 what,
                 attempts: attempt,
                 waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

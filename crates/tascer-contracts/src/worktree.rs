@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::process::Command;
 
-use super::error::ContractError;
+use crate::error::ContractError;
 
 /// Prefix of contract branches.
 pub const BRANCH_PREFIX: &str = "contracts/";
@@ -275,11 +275,11 @@ pub fn completed_branches(completed_dir: &Path) -> Result<Vec<String>, ContractE
         return Ok(Vec::new());
     }
     let mut branches = Vec::new();
-    for path in super::runner::contract_files(completed_dir)? {
-        let Ok(contract) = super::parse::parse(&path) else {
+    for path in crate::parse::contract_files(completed_dir)? {
+        let Ok(contract) = crate::parse::parse(&path) else {
             continue;
         };
-        if contract.status != super::parse::Status::Completed {
+        if contract.status != crate::parse::Status::Completed {
             continue;
         }
         let branch = contract.result.as_deref().and_then(|r| {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use futures::future::BoxFuture;
 
-/// Archives one session; see [`crate::contracts::RunOptions::archiver`].
+/// Archives one session; see [`crate::RunOptions::archiver`].
 pub trait SessionArchiver: Send + Sync {
     /// Archives session `session_id`, whose working directory is `workdir`.
     /// `Ok(Some(url))`: archived (and verified) at `url`; `Ok(None)`:

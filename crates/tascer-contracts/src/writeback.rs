@@ -6,8 +6,8 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::error::ContractError;
-use super::parse::{Contract, Status, parse_str};
+use crate::error::ContractError;
+use crate::parse::{Contract, Status, parse_str};
 
 /// The text of `contract` with its status word replaced and, when given,
 /// its Result section's body replaced by `result` (a Result section is
@@ -156,13 +156,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.md");
         std::fs::write(&path, TEXT).unwrap();
-        let c = super::super::parse::parse(&path).unwrap();
+        let c = crate::parse::parse(&path).unwrap();
         std::fs::write(&path, TEXT.replace("Say hi", "Say bye")).unwrap();
         assert!(matches!(
             write_back(&c, Status::InProgress, None),
             Err(ContractError::Changed { .. })
         ));
-        let c = super::super::parse::parse(&path).unwrap();
+        let c = crate::parse::parse(&path).unwrap();
         let c = write_back(&c, Status::InProgress, None).unwrap();
         assert_eq!(c.status, Status::InProgress);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), c.text);

@@ -11,47 +11,18 @@ use tascer_guard::permissions::EDIT_TOOLS;
 use tascer_ledger::{ReportData, ToolStatus};
 use tokio_util::sync::CancellationToken;
 
-use super::parse::Contract;
-use super::progress::{Progress, ProgressFn};
-use crate::client::Client;
-use crate::options::Options;
+use crate::parse::Contract;
+use crate::progress::{Progress, ProgressFn};
+use crate::report::SessionOutcome;
+use tascer::Client;
+use tascer::Options;
 
-/// What one contract's session produced.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct SessionOutcome {
-    /// True when the contract is done within its constraints.
-    pub completed: bool,
-    /// Why it completed or failed, in one sentence.
-    pub why: String,
-    /// The agent's final text.
-    pub summary: Option<String>,
-    /// Session id (empty when the session could not start).
-    pub session_id: String,
-    /// Model calls made.
-    pub turns: u32,
-    /// Cost, USD.
-    pub cost_usd: f64,
-    /// Wall time, ms.
-    pub duration_ms: u64,
-    /// Files the session's edit tools changed, relative to its working
-    /// directory when inside it.
-    pub files_changed: Vec<String>,
-    /// Hash of the session's last ledger entry.
-    pub ledger_head: Option<String>,
-    /// Number of ledger entries under that head.
-    pub ledger_seq: Option<u64>,
-    /// Key id of the key that signed the head (`None`: unsigned).
-    pub signing_key: Option<String>,
-    /// Tool calls that were refused, as `Tool(detail)`.
-    pub refused: Vec<String>,
-    /// With `--parallel`: the contract's branch.
-    pub branch: Option<String>,
-    /// With `--parallel`: the commit Tascer made on it (`None`: no changes).
-    pub commit: Option<String>,
-    /// Where the session was archived (see [`super::SessionArchiver`]).
-    pub archive: Option<String>,
-    /// Why archiving the session failed, when it did.
-    pub archive_error: Option<String>,
+/// The limits a session ran under, to say which one stopped it.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    max_turns: Option<u32>,
+    budget: Option<f64>,
+    time_limit: Option<Duration>,
 }
 
 /// Runs `prompt` as a session with `options`, stopping it after
@@ -66,8 +37,11 @@ pub(crate) async fn run_session(
 ) -> SessionOutcome {
     let started = Instant::now();
     let cwd = options.cwd.clone().unwrap_or_default();
-    let max_turns = options.max_turns;
-    let budget = options.max_budget_usd;
+    let limits = Limits {
+        max_turns: options.max_turns,
+        budget: options.max_budget_usd,
+        time_limit,
+    };
     let mut client = match Client::connect(options).await {
         Ok(c) => c,
         Err(err) => {
@@ -79,74 +53,9 @@ pub(crate) async fn run_session(
         }
     };
     let session_id = client.session_id().to_string();
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let timer = time_limit.map(|limit| {
-        let interrupter = client.interrupter();
-        let flag = Arc::clone(&timed_out);
-        tokio::spawn(async move {
-            tokio::time::sleep(limit).await;
-            flag.store(true, Ordering::SeqCst);
-            interrupter.interrupt();
-        })
-    });
-    let stopper = cancel.map(|token| {
-        let interrupter = client.interrupter();
-        let token = token.clone();
-        tokio::spawn(async move {
-            token.cancelled().await;
-            interrupter.interrupt();
-        })
-    });
-    let mut result: Option<ResultMessage> = None;
-    let mut start_error = None;
-    let query = if cancel.is_some_and(CancellationToken::is_cancelled) {
-        Err("cancelled before it started".to_string())
-    } else {
-        client.query(prompt).await.map_err(|e| e.to_string())
-    };
-    match query {
-        Ok(()) => {
-            let mut stream = client.receive_response();
-            let mut turn = 0u32;
-            while let Some(message) = stream.next().await {
-                match message {
-                    Message::Assistant(a) => {
-                        turn += 1;
-                        if let Some(report) = progress {
-                            let tool = a.message.content.iter().find_map(|b| match b {
-                                tascer_core::ContentBlock::ToolUse { name, .. } => {
-                                    Some(name.clone())
-                                }
-                                _ => None,
-                            });
-                            report(Progress::Turn {
-                                name: contract.name.clone(),
-                                turn,
-                                tool,
-                            });
-                        }
-                    }
-                    Message::Result(r) => {
-                        if let Some(report) = progress {
-                            report(Progress::Cost {
-                                name: contract.name.clone(),
-                                cost_usd: r.total_cost_usd,
-                            });
-                        }
-                        result = Some(r);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Err(err) => start_error = Some(err),
-    }
-    if let Some(timer) = timer {
-        timer.abort();
-    }
-    if let Some(stopper) = stopper {
-        stopper.abort();
-    }
+    let stops = Stops::start(&client, time_limit, cancel);
+    let (result, start_error) = drive(&mut client, contract, prompt, progress, cancel).await;
+    let timed_out = stops.finish();
     let cancelled = cancel.is_some_and(CancellationToken::is_cancelled);
     let report = client.validation_report().await.ok();
     client.disconnect().await;
@@ -171,6 +80,129 @@ pub(crate) async fn run_session(
         };
         return out;
     };
+    judge(
+        &mut out,
+        &result,
+        limits,
+        cancelled,
+        timed_out.load(Ordering::SeqCst),
+    );
+    out
+}
+
+/// What stops a running session early: its time limit (which sets
+/// `timed_out`) and the run's cancellation.
+struct Stops {
+    timed_out: Arc<AtomicBool>,
+    timer: Option<tokio::task::JoinHandle<()>>,
+    stopper: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Stops {
+    /// Starts watching `client`'s session.
+    fn start(
+        client: &Client,
+        time_limit: Option<Duration>,
+        cancel: Option<&CancellationToken>,
+    ) -> Self {
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let timer = time_limit.map(|limit| {
+            let interrupter = client.interrupter();
+            let flag = Arc::clone(&timed_out);
+            tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                flag.store(true, Ordering::SeqCst);
+                interrupter.interrupt();
+            })
+        });
+        let stopper = cancel.map(|token| {
+            let interrupter = client.interrupter();
+            let token = token.clone();
+            tokio::spawn(async move {
+                token.cancelled().await;
+                interrupter.interrupt();
+            })
+        });
+        Stops {
+            timed_out,
+            timer,
+            stopper,
+        }
+    }
+
+    /// Stops watching; the flag is set when the time limit interrupted
+    /// the session.
+    fn finish(self) -> Arc<AtomicBool> {
+        if let Some(timer) = self.timer {
+            timer.abort();
+        }
+        if let Some(stopper) = self.stopper {
+            stopper.abort();
+        }
+        self.timed_out
+    }
+}
+
+/// Sends `prompt` and reads the response to its end, reporting turns and
+/// cost; the result message, or why the prompt could not be sent.
+async fn drive(
+    client: &mut Client,
+    contract: &Contract,
+    prompt: String,
+    progress: Option<&ProgressFn>,
+    cancel: Option<&CancellationToken>,
+) -> (Option<ResultMessage>, Option<String>) {
+    let query = if cancel.is_some_and(CancellationToken::is_cancelled) {
+        Err("cancelled before it started".to_string())
+    } else {
+        client.query(prompt).await.map_err(|e| e.to_string())
+    };
+    if let Err(err) = query {
+        return (None, Some(err));
+    }
+    let mut result = None;
+    let mut stream = client.receive_response();
+    let mut turn = 0u32;
+    while let Some(message) = stream.next().await {
+        match message {
+            Message::Assistant(a) => {
+                turn += 1;
+                if let Some(report) = progress {
+                    let tool = a.message.content.iter().find_map(|b| match b {
+                        tascer_core::ContentBlock::ToolUse { name, .. } => Some(name.clone()),
+                        _ => None,
+                    });
+                    report(Progress::Turn {
+                        name: contract.name.clone(),
+                        turn,
+                        tool,
+                    });
+                }
+            }
+            Message::Result(r) => {
+                if let Some(report) = progress {
+                    report(Progress::Cost {
+                        name: contract.name.clone(),
+                        cost_usd: r.total_cost_usd,
+                    });
+                }
+                result = Some(r);
+            }
+            _ => {}
+        }
+    }
+    (result, None)
+}
+
+/// Fills `out` from the session's result: turns, cost, summary, refused
+/// calls, and whether the contract is done and why.
+fn judge(
+    out: &mut SessionOutcome,
+    result: &ResultMessage,
+    limits: Limits,
+    cancelled: bool,
+    timed_out: bool,
+) {
     out.turns = result.num_turns;
     out.cost_usd = result.total_cost_usd;
     out.summary = result.result.clone().filter(|s| !s.trim().is_empty());
@@ -187,20 +219,20 @@ pub(crate) async fn run_session(
         .collect();
     out.why = if cancelled {
         "stopped before it finished: the run was cancelled".to_string()
-    } else if timed_out.load(Ordering::SeqCst) {
+    } else if timed_out {
         format!(
             "exceeded its time budget of {} s",
-            time_limit.map(|t| t.as_secs()).unwrap_or_default()
+            limits.time_limit.map(|t| t.as_secs()).unwrap_or_default()
         )
     } else if result.subtype == ResultSubtype::ErrorMaxTurns {
         format!(
             "exceeded its turn budget of {} turns",
-            max_turns.unwrap_or_default()
+            limits.max_turns.unwrap_or_default()
         )
     } else if result.subtype == ResultSubtype::ErrorMaxBudgetUsd {
         format!(
             "exceeded its cost budget of ${:.2}",
-            budget.unwrap_or_default()
+            limits.budget.unwrap_or_default()
         )
     } else if result.is_error {
         let detail = if result.errors.is_empty() {
@@ -221,7 +253,6 @@ pub(crate) async fn run_session(
         out.completed = true;
         format!("the agent finished ({})", result.terminal_reason)
     };
-    out
 }
 
 /// `file_path`, `command`, … of a refused call, shortened.

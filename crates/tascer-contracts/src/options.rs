@@ -5,9 +5,13 @@ use std::sync::Arc;
 
 use tascer_guard::permissions::{PermissionMode, WriteScopePolicy};
 
-use super::error::ContractError;
-use super::parse::Contract;
-use crate::options::{Options, SystemPrompt};
+use crate::error::ContractError;
+use crate::parse::Contract;
+use tascer::{Options, SystemPrompt};
+
+/// The name of the tool that runs contracts for a manager session (see
+/// [`with_execute_contracts`](crate::with_execute_contracts)).
+pub const EXECUTE_CONTRACTS_TOOL_NAME: &str = "ExecuteContracts";
 
 /// The turn budget of a contract that names none.
 pub const DEFAULT_MAX_TURNS: u32 = 30;
@@ -63,7 +67,8 @@ pub const GIT_WRITE_DENY_RULES: &[&str] = &[
 ///   `$` → `max_budget_usd`; model → `model`;
 /// * the mode is `bypassPermissions` unless `base` sets one (deny rules,
 ///   policies and gates still apply), and git commands that write are
-///   denied by rule.
+///   denied by rule;
+/// * the `ExecuteContracts` tool, when `base` has it, is removed.
 pub fn contract_options(
     contract: &Contract,
     base: &Options,
@@ -107,11 +112,19 @@ pub fn contract_options(
         scope = scope.protected(dir.to_path_buf());
     }
     o.policies.push(Arc::new(scope));
-    o.execute_contracts = None;
+    without_execute_contracts(&mut o);
     o.session_id = None;
     o.resume = None;
     o.continue_conversation = false;
     Ok(o)
+}
+
+/// Removes the `ExecuteContracts` tool from `options`: contractors never
+/// get it.
+pub(crate) fn without_execute_contracts(options: &mut Options) {
+    options
+        .custom_tools
+        .retain(|t| t.name() != EXECUTE_CONTRACTS_TOOL_NAME);
 }
 
 /// The first prompt of a contract's session: its title, task and
@@ -132,7 +145,7 @@ pub fn contract_prompt(contract: &Contract) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::contracts::parse::parse_str;
+    use crate::parse::parse_str;
 
     #[test]
     fn constraints_become_options() {

@@ -49,6 +49,11 @@ pub enum ContractError {
         /// Its error output.
         message: String,
     },
+    /// The contractors' own provider variables (see
+    /// [`CONTRACTOR_PREFIX`](crate::CONTRACTOR_PREFIX)) do not describe a
+    /// usable provider.
+    #[error("contractor provider (TASCER_CONTRACTOR_* variables)")]
+    ContractorProvider(#[source] tascer::ModelError),
     /// Anything else, with what to do.
     #[error("{0}")]
     Other(String),

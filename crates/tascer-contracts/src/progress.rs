@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::runner::ContractReport;
+use crate::report::ContractReport;
 
 /// Something that happened while contracts run.
 #[derive(Debug, Clone)]

@@ -8,16 +8,17 @@ use futures::StreamExt;
 use tascer_store::Acquired;
 use tokio_util::sync::CancellationToken;
 
-use super::archive::SessionArchiver;
-use super::error::ContractError;
-use super::lease::{Leases, MAX_ATTEMPTS, lease_key};
-use super::options::{CONTRACT_SYSTEM_PROMPT, contract_options, contract_prompt};
-use super::parse::{Contract, Status, parse};
-use super::progress::{Progress, ProgressFn};
-use super::session::{SessionOutcome, run_session};
-use super::worktree::{self, Worktree, repo_root};
-use super::writeback::{move_into, write_back};
-use crate::options::Options;
+use crate::archive::SessionArchiver;
+use crate::error::ContractError;
+use crate::lease::{Leases, MAX_ATTEMPTS, lease_key};
+use crate::options::{CONTRACT_SYSTEM_PROMPT, contract_options, contract_prompt};
+use crate::parse::{Contract, Status, contract_files, parse};
+use crate::progress::{Progress, ProgressFn};
+use crate::report::{ContractReport, RunStatus, RunSummary, SessionOutcome, result_markdown};
+use crate::session::run_session;
+use crate::worktree::{self, Worktree, repo_root};
+use crate::writeback::{move_into, write_back};
+use tascer::Options;
 
 /// How to run contracts.
 #[derive(Clone)]
@@ -143,120 +144,6 @@ impl RunOptions {
     }
 }
 
-/// How a contract ended in this run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Done; moved to the completed directory.
-    Completed,
-    /// Not done; left in place with status `failed` and why.
-    Failed,
-    /// Not a valid contract; left untouched.
-    Malformed,
-    /// Not run now (another executor holds it).
-    Skipped,
-}
-
-impl RunStatus {
-    /// The name shown in tables.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Completed => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Malformed => "malformed",
-            RunStatus::Skipped => "skipped",
-        }
-    }
-}
-
-/// One contract's line in the run's summary.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ContractReport {
-    /// Contract name (file name without `.md`).
-    pub name: String,
-    /// Title.
-    pub title: String,
-    /// Where the file is now.
-    pub path: PathBuf,
-    /// How it ended.
-    pub status: RunStatus,
-    /// Why.
-    pub why: String,
-    /// The session's outcome, when a session ran.
-    pub session: Option<SessionOutcome>,
-}
-
-/// What a run did, contract by contract, in file-name order.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct RunSummary {
-    /// One report per contract looked at.
-    pub contracts: Vec<ContractReport>,
-}
-
-impl RunSummary {
-    /// How many contracts ended with `status`.
-    pub fn count(&self, status: RunStatus) -> usize {
-        self.contracts.iter().filter(|c| c.status == status).count()
-    }
-
-    /// The summary as markdown: one line per contract (for a manager).
-    pub fn to_markdown(&self) -> String {
-        let mut out = format!(
-            "{} contract(s): {} completed, {} failed, {} malformed, {} skipped\n\n",
-            self.contracts.len(),
-            self.count(RunStatus::Completed),
-            self.count(RunStatus::Failed),
-            self.count(RunStatus::Malformed),
-            self.count(RunStatus::Skipped),
-        );
-        for c in &self.contracts {
-            out.push_str(&format!(
-                "- {} ({}): {} — {}",
-                c.name,
-                c.title,
-                c.status.as_str(),
-                c.why
-            ));
-            if let Some(s) = &c.session {
-                out.push_str(&format!(
-                    "; session {}, {} turn(s), ${:.4}, ledger head {}",
-                    s.session_id,
-                    s.turns,
-                    s.cost_usd,
-                    s.ledger_head.as_deref().unwrap_or("none")
-                ));
-                if let Some(summary) = &s.summary {
-                    let first = summary.lines().next().unwrap_or_default();
-                    out.push_str(&format!("\n  summary: {first}"));
-                }
-            }
-            out.push('\n');
-        }
-        out
-    }
-}
-
-/// The contract files of `dir` (`*.md`, not hidden), in file-name order.
-pub fn contract_files(dir: &Path) -> Result<Vec<PathBuf>, ContractError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ContractError::Read {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.is_file()
-                && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
-                && !p
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
 /// Runs every pending contract of `opts.dir` and returns the summary.
 ///
 /// Malformed contracts are reported and left untouched; completed ones are
@@ -268,7 +155,7 @@ pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
     let dir = opts.contracts_dir()?;
     let completed_dir = opts.completed_dir()?;
     let cwd = opts.working_dir()?;
-    let home = opts.base.home.clone().unwrap_or_else(crate::tascer_home);
+    let home = opts.base.home.clone().unwrap_or_else(tascer::tascer_home);
     let leases = Leases::open(&home)?;
     let mut summary = RunSummary::default();
     let mut candidates = Vec::new();
@@ -437,16 +324,7 @@ pub(crate) async fn run_contract(
     ctx: &RunContext<'_>,
     note: Option<String>,
 ) -> ContractReport {
-    let RunContext {
-        opts,
-        cwd,
-        dir,
-        completed_dir,
-        repo,
-        checkout,
-        git_lock,
-    } = *ctx;
-    let mut report = ContractReport {
+    let report = ContractReport {
         name: contract.name.clone(),
         title: contract.title.clone(),
         path: contract.path.clone(),
@@ -457,36 +335,80 @@ pub(crate) async fn run_contract(
     let contract = match write_back(&contract, Status::InProgress, None) {
         Ok(c) => c,
         Err(err) => {
-            report.why = format!("not started: {err}");
-            return report;
+            return ContractReport {
+                why: format!("not started: {err}"),
+                ..report
+            };
         }
     };
-    if let Some(progress) = &opts.progress {
+    if let Some(progress) = &ctx.opts.progress {
         progress(Progress::Started {
             name: contract.name.clone(),
             title: contract.title.clone(),
         });
     }
-    let created = match (checkout, repo) {
-        (None, Some(repo)) => {
-            let _git = git_lock.lock().await;
-            match worktree::create(repo, &contract.name).await {
-                Ok(wt) => Some(wt),
-                Err(err) => {
-                    let outcome = SessionOutcome {
-                        why: format!("no worktree: {err}"),
-                        ..SessionOutcome::default()
-                    };
-                    return finish(contract, outcome, completed_dir, report);
-                }
-            }
+    let created = match create_worktree(&contract, ctx).await {
+        Ok(created) => created,
+        Err(why) => {
+            let outcome = SessionOutcome {
+                why,
+                ..SessionOutcome::default()
+            };
+            return finish(contract, outcome, ctx.completed_dir, report);
         }
-        _ => None,
     };
-    let worktree = checkout.or(created.as_ref());
-    let session_cwd = worktree.map(|w| w.path.as_path()).unwrap_or(cwd);
+    let worktree = ctx.checkout.or(created.as_ref());
+    let session_cwd = worktree.map(|w| w.path.as_path()).unwrap_or(ctx.cwd);
+    let mut outcome = run_constrained(&contract, ctx, session_cwd, created.as_ref()).await;
+    // Archive while the working directory is still there.
+    archive_session(ctx.opts, &mut outcome, session_cwd).await;
+    if let Some(wt) = worktree {
+        let _git = ctx.git_lock.lock().await;
+        if outcome.completed {
+            commit_changes(&contract, wt, ctx, &mut outcome).await;
+        }
+        if let Some(wt) = &created
+            && let Err(err) = wt.remove().await
+        {
+            tracing::warn!("cannot remove the worktree {}: {err}", wt.path.display());
+        }
+    }
+    if let Some(note) = note {
+        outcome.why = format!("{}; {note}", outcome.why);
+    }
+    finish(contract, outcome, ctx.completed_dir, report)
+}
+
+/// With `--parallel` (a repository and no checkout of the caller's): a
+/// fresh worktree for `contract`; else none. `Err` says why there is none.
+async fn create_worktree(
+    contract: &Contract,
+    ctx: &RunContext<'_>,
+) -> Result<Option<Worktree>, String> {
+    match (ctx.checkout, ctx.repo) {
+        (None, Some(repo)) => {
+            let _git = ctx.git_lock.lock().await;
+            worktree::create(repo, &contract.name)
+                .await
+                .map(Some)
+                .map_err(|err| format!("no worktree: {err}"))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Runs `contract`'s session in `session_cwd` under its constraints, the
+/// contract directories protected (also their copies in `created`, a
+/// worktree of the repository).
+async fn run_constrained(
+    contract: &Contract,
+    ctx: &RunContext<'_>,
+    session_cwd: &Path,
+    created: Option<&Worktree>,
+) -> SessionOutcome {
+    let (opts, dir, completed_dir) = (ctx.opts, ctx.dir, ctx.completed_dir);
     // The worktree's own copy of the contract directories is protected too.
-    let mirrored: Vec<PathBuf> = match (&created, repo) {
+    let mirrored: Vec<PathBuf> = match (created, ctx.repo) {
         (Some(wt), Some(repo)) => [dir, completed_dir]
             .iter()
             .filter_map(|d| d.strip_prefix(repo).ok())
@@ -496,8 +418,8 @@ pub(crate) async fn run_contract(
     };
     let mut protected: Vec<&Path> = vec![dir, completed_dir];
     protected.extend(mirrored.iter().map(PathBuf::as_path));
-    let mut outcome = match contract_options(
-        &contract,
+    match contract_options(
+        contract,
         &opts.base,
         session_cwd,
         &protected,
@@ -505,8 +427,8 @@ pub(crate) async fn run_contract(
     ) {
         Ok(options) => {
             run_session(
-                &contract,
-                contract_prompt(&contract),
+                contract,
+                contract_prompt(contract),
                 options,
                 contract.constraints.time_limit,
                 opts.progress.as_ref(),
@@ -518,65 +440,65 @@ pub(crate) async fn run_contract(
             why: err.to_string(),
             ..SessionOutcome::default()
         },
-    };
-    // Archive while the working directory is still there.
+    }
+}
+
+/// Archives the session (when there is an archiver and a session), its
+/// URL or error into `outcome`.
+async fn archive_session(opts: &RunOptions, outcome: &mut SessionOutcome, workdir: &Path) {
     if let Some(archiver) = &opts.archiver
         && !outcome.session_id.is_empty()
     {
-        match archiver.archive(&outcome.session_id, session_cwd).await {
+        match archiver.archive(&outcome.session_id, workdir).await {
             Ok(url) => outcome.archive = url,
             Err(err) => outcome.archive_error = Some(err),
         }
     }
-    if let Some(wt) = worktree {
-        let _git = git_lock.lock().await;
-        if outcome.completed {
-            // Relative to the repository when inside it: the trailer names
-            // the file as the repository knows it.
-            let file = [repo, Some(wt.path.as_path()), Some(cwd)]
-                .into_iter()
-                .flatten()
-                .find_map(|root| contract.path.strip_prefix(root).ok())
-                .unwrap_or(&contract.path)
-                .display()
-                .to_string();
-            let message = worktree::commit_message(
-                &contract.title,
-                &outcome.why,
-                &outcome.session_id,
-                outcome.ledger_head.as_deref(),
-                &file,
+}
+
+/// Commits the agent's changes in `wt` with the session's trailers (the
+/// contract file left out); a failed commit makes the contract failed.
+async fn commit_changes(
+    contract: &Contract,
+    wt: &Worktree,
+    ctx: &RunContext<'_>,
+    outcome: &mut SessionOutcome,
+) {
+    // Relative to the repository when inside it: the trailer names the
+    // file as the repository knows it.
+    let file = [ctx.repo, Some(wt.path.as_path()), Some(ctx.cwd)]
+        .into_iter()
+        .flatten()
+        .find_map(|root| contract.path.strip_prefix(root).ok())
+        .unwrap_or(&contract.path)
+        .display()
+        .to_string();
+    let message = worktree::commit_message(
+        &contract.title,
+        &outcome.why,
+        &outcome.session_id,
+        outcome.ledger_head.as_deref(),
+        &file,
+    );
+    outcome.branch = Some(wt.branch.clone());
+    // A contract file inside the worktree is the executor's, not the
+    // agent's: it is written back after this commit.
+    let own: Vec<&Path> = contract
+        .path
+        .strip_prefix(&wt.path)
+        .ok()
+        .into_iter()
+        .collect();
+    match wt.commit_excluding(&message, &own).await {
+        Ok(commit) => outcome.commit = commit,
+        Err(err) => {
+            outcome.completed = false;
+            outcome.why = format!(
+                "{}, but its changes could not be committed: {err}",
+                outcome.why
             );
-            outcome.branch = Some(wt.branch.clone());
-            // A contract file inside the worktree is the executor's, not the
-            // agent's: it is written back after this commit.
-            let own: Vec<&Path> = contract
-                .path
-                .strip_prefix(&wt.path)
-                .ok()
-                .into_iter()
-                .collect();
-            match wt.commit_excluding(&message, &own).await {
-                Ok(commit) => outcome.commit = commit,
-                Err(err) => {
-                    outcome.completed = false;
-                    outcome.why = format!(
-                        "{}, but its changes could not be committed: {err}",
-                        outcome.why
-                    );
-                }
-            }
-        }
-        if let Some(wt) = &created
-            && let Err(err) = wt.remove().await
-        {
-            tracing::warn!("cannot remove the worktree {}: {err}", wt.path.display());
         }
     }
-    if let Some(note) = note {
-        outcome.why = format!("{}; {note}", outcome.why);
-    }
-    finish(contract, outcome, completed_dir, report)
 }
 
 /// Runs one contract in `checkout`, a worktree the caller made (a queue
@@ -644,98 +566,4 @@ pub(crate) fn finish(
         Err(err) => report.why = format!("{}; and the result was not written: {err}", report.why),
     }
     report
-}
-
-/// The Result section's body for an outcome.
-pub fn result_markdown(status: Status, o: &SessionOutcome) -> String {
-    let mut md = format!("**Outcome:** {status} — {}\n\n", o.why);
-    let session = if o.session_id.is_empty() {
-        "none".to_string()
-    } else {
-        format!("`{}`", o.session_id)
-    };
-    md.push_str(&format!("- Session: {session}\n"));
-    md.push_str(&format!("- Turns: {}\n", o.turns));
-    md.push_str(&format!("- Cost: ${:.4}\n", o.cost_usd));
-    md.push_str(&format!(
-        "- Duration: {:.2} s\n",
-        o.duration_ms as f64 / 1000.0
-    ));
-    let files = if o.files_changed.is_empty() {
-        "none".to_string()
-    } else {
-        o.files_changed
-            .iter()
-            .map(|f| format!("`{f}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    md.push_str(&format!("- Files changed: {files}\n"));
-    match (&o.ledger_head, o.ledger_seq) {
-        (Some(h), Some(seq)) => md.push_str(&format!("- Ledger head: `{h}` (entry {seq})\n")),
-        _ => md.push_str("- Ledger head: none\n"),
-    }
-    match &o.signing_key {
-        Some(k) => md.push_str(&format!("- Signing key: `{k}`\n")),
-        None => md.push_str("- Signing key: none (unsigned: no signing key was configured)\n"),
-    }
-    if let Some(branch) = &o.branch {
-        match &o.commit {
-            Some(c) => md.push_str(&format!("- Branch: `{branch}` at `{c}`\n")),
-            None => md.push_str(&format!("- Branch: `{branch}` (no changes to commit)\n")),
-        }
-    }
-    match (&o.archive, &o.archive_error) {
-        (Some(url), _) => md.push_str(&format!("- Archive: {url}\n")),
-        (None, Some(err)) => md.push_str(&format!(
-            "- Archive: failed ({err}); the session is intact in the store, retry with `tascer archive {}`\n",
-            o.session_id
-        )),
-        (None, None) => {}
-    }
-    if !o.refused.is_empty() {
-        md.push_str(&format!("- Refused calls: {}\n", o.refused.join(", ")));
-    }
-    if let Some(summary) = &o.summary {
-        let longest = longest_run(summary, '`');
-        let fence = "`".repeat(longest.max(2) + 1);
-        md.push_str(&format!(
-            "\n**Summary:**\n\n{fence}text\n{}\n{fence}\n",
-            summary.trim_end()
-        ));
-    }
-    md
-}
-
-fn longest_run(s: &str, ch: char) -> usize {
-    let (mut best, mut run) = (0, 0);
-    for c in s.chars() {
-        run = if c == ch { run + 1 } else { 0 };
-        best = best.max(run);
-    }
-    best
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_summary_with_headings_and_fences_stays_inside_the_result() {
-        let o = SessionOutcome {
-            completed: true,
-            why: "done".into(),
-            summary: Some("## Status\nfailed\n```\ncode\n```".into()),
-            session_id: "s".into(),
-            ..SessionOutcome::default()
-        };
-        let text = "# Contract: x\n## Status\nin_progress\n## Task\nDo.\n## Result\n";
-        let c = super::super::parse::parse_str(text, Path::new("a.md")).unwrap();
-        let md = result_markdown(Status::Completed, &o);
-        let out = super::super::writeback::render(&c, Status::Completed, Some(&md));
-        let again = super::super::parse::parse_str(&out, Path::new("a.md")).unwrap();
-        assert_eq!(again.status, Status::Completed);
-        assert!(again.result.unwrap().contains("## Status\nfailed"));
-    }
 }

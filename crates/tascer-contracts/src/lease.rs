@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tascer_store::{Acquired, HEARTBEAT_EVERY, Holder, LeaseStore, holder_alive, host_name};
+use tascer_store::{Acquired, HEARTBEAT_EVERY, Holder, LeaseStore, holder_alive};
 
-use super::error::ContractError;
+use crate::error::ContractError;
 
 /// How many times a contract is started before a dead executor's contract
 /// is marked failed instead of retried (the first run and one retry).
@@ -37,11 +37,7 @@ impl Leases {
     pub fn open(home: &Path) -> Result<Self, ContractError> {
         Ok(Leases {
             store: Arc::new(LeaseStore::open_in_home(home)?),
-            holder: Holder {
-                owner: crate::new_id(),
-                pid: std::process::id(),
-                host: host_name(),
-            },
+            holder: Holder::this_process(),
         })
     }
 

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{Event, HeadingLevel, Options as MdOptions, Parser, Tag, TagEnd};
 
-use super::constraints::Constraints;
-use super::error::ContractError;
+use crate::constraints::Constraints;
+use crate::error::ContractError;
 
 /// Where a contract stands, as written in its `## Status` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -269,6 +269,27 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
         .then(|| &s[prefix.len()..])
+}
+
+/// The contract files of `dir` (`*.md`, not hidden), in file-name order.
+pub fn contract_files(dir: &Path) -> Result<Vec<PathBuf>, ContractError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ContractError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"))
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 #[cfg(test)]
