@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tascer::DEFAULT_CONTEXT_ENV;
 use tascer::host::{HostAnswer, HostStep, decision_record, gate_outcomes};
-use tascer_core::{ToolCall, ToolOutput};
+use tascer_core::{HookEvent, ToolCall, ToolOutput};
 use tascer_guard::admission::CallRequest;
 use tascer_hook_client::Reply as HookReply;
 use tascer_ledger::{EntryKind, Evidence, Ledger, ToolRecord, ToolStatus};
@@ -46,9 +46,14 @@ pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) 
         }
     };
     let event = text(&input, "hook_event_name");
+    let known = event.parse::<HookEvent>().ok();
     // A PreToolUse that cannot be decided is refused; anything else only
     // reports the problem.
-    let error_code = if event == "PreToolUse" { 2 } else { 1 };
+    let error_code = if known == Some(HookEvent::PreToolUse) {
+        2
+    } else {
+        1
+    };
     let Some(session_id) = input.get("session_id").and_then(Value::as_str) else {
         return HookReply::error(
             error_code,
@@ -59,30 +64,32 @@ pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) 
         Ok(session) => session,
         Err(message) => return HookReply::error(error_code, format!("tascer hook: {message}")),
     };
-    let result = session.answer(&input, &event).await;
+    let result = match known {
+        Some(known) => session.answer(&input, known).await,
+        None => Err(not_handled(&event)),
+    };
     let mut reply = result
         .unwrap_or_else(|message| HookReply::error(error_code, format!("tascer hook: {message}")));
-    reply.webhooks_queued = session.webhook(&input, &event, &reply);
+    reply.webhooks_queued = known.is_some_and(|known| session.webhook(&input, known, &reply));
     session.close();
     reply
 }
 
 impl HookSession {
     /// Answers `event`: each event has its own function.
-    async fn answer(&self, input: &Value, event: &str) -> Result<HookReply, String> {
+    async fn answer(&self, input: &Value, event: HookEvent) -> Result<HookReply, String> {
         match event {
-            "PreToolUse" => self.pre_tool_use(input).await,
-            "PostToolUse" | "PostToolUseFailure" => self.post_tool_use(input, event).await,
-            "UserPromptSubmit" => self.user_prompt_submit(input),
-            "SessionEnd" => self.session_end(input),
-            "Stop" => self.stop(input).await,
-            "SessionStart" | "SubagentStop" | "PreCompact" | "Notification" => {
-                self.checkpoint(input, event)
-            }
-            other => Ok(HookReply::error(
-                1,
-                format!("tascer hook: the {other} event is not handled; nothing recorded"),
-            )),
+            HookEvent::PreToolUse => self.pre_tool_use(input).await,
+            HookEvent::PostToolUse => self.post_tool_use(input, false).await,
+            HookEvent::PostToolUseFailure => self.post_tool_use(input, true).await,
+            HookEvent::UserPromptSubmit => self.user_prompt_submit(input),
+            HookEvent::SessionEnd => self.session_end(input),
+            HookEvent::Stop => self.stop(input).await,
+            HookEvent::SessionStart
+            | HookEvent::SubagentStop
+            | HookEvent::PreCompact
+            | HookEvent::Notification => self.checkpoint(input, event),
+            other => Err(not_handled(other.as_str())),
         }
     }
 
@@ -171,7 +178,7 @@ impl HookSession {
     /// `PostToolUse` / `PostToolUseFailure`: review (post-gates and
     /// Tascer's hooks); the call's record is closed with the output as
     /// evidence.
-    async fn post_tool_use(&self, input: &Value, event: &str) -> Result<HookReply, String> {
+    async fn post_tool_use(&self, input: &Value, failed: bool) -> Result<HookReply, String> {
         let call = tool_call(input, &self.session_id, &self.cwd);
         let path = self.pending_path(&call.tool_use_id);
         let pending = std::fs::read_to_string(&path)
@@ -197,7 +204,7 @@ impl HookSession {
                 record
             }
         };
-        let output = if event == "PostToolUseFailure" {
+        let output = if failed {
             ToolOutput::error(text(input, "error"))
         } else {
             let response = input.get("tool_response").cloned().unwrap_or(Value::Null);
@@ -289,7 +296,7 @@ impl HookSession {
 
     /// `SessionStart`, `Stop`, `SubagentStop`, `PreCompact`,
     /// `Notification`: a `checkpoint` entry naming the event.
-    fn checkpoint(&self, input: &Value, event: &str) -> Result<HookReply, String> {
+    fn checkpoint(&self, input: &Value, event: HookEvent) -> Result<HookReply, String> {
         self.write(vec![(EntryKind::Checkpoint, event_note(input, event))], &[])?;
         Ok(HookReply::nothing())
     }
@@ -307,6 +314,11 @@ impl HookSession {
 
 /// Closes `record` with `output` (sealed, its proof hash set) and returns
 /// the output's evidence, to be written in the same transaction.
+/// Why an event `tascer hook` does not answer gets no answer.
+fn not_handled(event: &str) -> String {
+    format!("the {event} event is not handled; nothing recorded")
+}
+
 fn close_record(
     record: &mut ToolRecord,
     output: &ToolOutput,

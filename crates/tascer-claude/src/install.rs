@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
-use tascer_core::shell_quote;
+use tascer_core::{HookEvent, shell_quote};
 
 /// The file name of the hook-only executable (the thin client of the
 /// `tascer-hook` binary), installed next to `tascer`: when it is there,
@@ -109,19 +109,20 @@ pub enum InstallError {
     Encode(#[from] serde_json::Error),
 }
 
-/// The events `tascer hook` is installed for, with whether they take a
-/// tool-name matcher.
-const EVENTS: &[(&str, bool)] = &[
-    ("PreToolUse", true),
-    ("PostToolUse", true),
-    ("PostToolUseFailure", true),
-    ("UserPromptSubmit", false),
-    ("SessionStart", false),
-    ("SessionEnd", false),
-    ("Stop", false),
-    ("SubagentStop", false),
-    ("PreCompact", false),
-    ("Notification", false),
+/// The events `tascer hook` is installed for, in the order install writes
+/// them (the ones it answers: not `PermissionRequest` or `PostCompact`).
+/// Those that take a tool-name matcher get `"*"`.
+const EVENTS: &[HookEvent] = &[
+    HookEvent::PreToolUse,
+    HookEvent::PostToolUse,
+    HookEvent::PostToolUseFailure,
+    HookEvent::UserPromptSubmit,
+    HookEvent::SessionStart,
+    HookEvent::SessionEnd,
+    HookEvent::Stop,
+    HookEvent::SubagentStop,
+    HookEvent::PreCompact,
+    HookEvent::Notification,
 ];
 
 /// The MCP server's name in Claude Code's configuration.
@@ -326,9 +327,9 @@ fn add_hooks(root: &mut Map<String, Value>, command: &str) -> Result<bool, Insta
         });
     };
     let mut changed = false;
-    for (event, with_matcher) in EVENTS {
+    for event in EVENTS {
         let groups = hooks
-            .entry(event.to_string())
+            .entry(event.as_str())
             .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(groups) = groups else {
             return Err(InstallError::WrongType {
@@ -340,7 +341,7 @@ fn add_hooks(root: &mut Map<String, Value>, command: &str) -> Result<bool, Insta
             continue;
         }
         let mut group = json!({"hooks": [{"type": "command", "command": command, "timeout": 30}]});
-        if *with_matcher {
+        if event.takes_tool_matcher() {
             group["matcher"] = json!("*");
         }
         groups.push(group);
@@ -410,13 +411,13 @@ fn is_our_server(server: &Value) -> bool {
 fn remove_ours(root: &mut Map<String, Value>) -> bool {
     let mut removed = false;
     if let Some(Value::Object(hooks)) = root.get_mut("hooks") {
-        for (event, _) in EVENTS {
-            if let Some(Value::Array(groups)) = hooks.get_mut(*event) {
+        for event in EVENTS {
+            if let Some(Value::Array(groups)) = hooks.get_mut(event.as_str()) {
                 let before = groups.len();
                 groups.retain(|g| !is_ours(g));
                 removed |= groups.len() != before;
                 if groups.is_empty() {
-                    hooks.remove(*event);
+                    hooks.remove(event.as_str());
                 }
             }
         }

@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tascer::host::{HostGovernance, HostStep};
 use tascer::reviewer::{ModelReviewer, intent_blocks, verdict_entries};
+use tascer_core::HookEvent;
 use tascer_guard::admission::Admission;
 use tascer_guard::permissions::{DenialHistory, PermissionMode};
 use tascer_guard::review::{FailedCall, ModelCall, ModelReply, ReviewModel, Reviewers};
@@ -163,7 +164,7 @@ impl HookSession {
     /// answers `{"decision": "block", "reason": …}` so Claude goes on.
     pub(crate) async fn stop(&self, input: &Value) -> Result<HookReply, String> {
         self.write(
-            vec![(EntryKind::Checkpoint, event_note(input, "Stop"))],
+            vec![(EntryKind::Checkpoint, event_note(input, HookEvent::Stop))],
             &[],
         )?;
         let governance = self.governance(input, HostStep::Review)?;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
+use tascer_core::HookEvent;
 use tascer_guard::hooks::HookCommon;
 use tascer_guard::settings::LoadedSettings;
 use tascer_ledger::{EntryKind, Evidence, Ledger, SessionStart, sha256_hex};
@@ -235,8 +236,8 @@ fn leave_wal_on_close(ledger: &Ledger) {
 }
 
 /// A checkpoint entry for an event that decides nothing here.
-pub(crate) fn event_note(input: &Value, event: &str) -> Value {
-    let mut note = json!({"event": event, "source": "claude-code"});
+pub(crate) fn event_note(input: &Value, event: HookEvent) -> Value {
+    let mut note = json!({"event": event.as_str(), "source": "claude-code"});
     for key in [
         "reason",
         "trigger",
@@ -248,7 +249,7 @@ pub(crate) fn event_note(input: &Value, event: &str) -> Value {
             obj.insert(key.into(), v.clone());
         }
     }
-    if event == "SessionStart"
+    if event == HookEvent::SessionStart
         && let (Some(v), Some(obj)) = (input.get("source"), note.as_object_mut())
     {
         obj.insert("start_source".into(), v.clone());

@@ -12,10 +12,7 @@ use crate::session::{HookSession, text};
 impl HookSession {
     /// Queues the event (as Claude Code sent it) and Tascer's answer for
     /// the webhooks; true when anything was queued.
-    pub(crate) fn webhook(&self, input: &Value, event: &str, reply: &HookReply) -> bool {
-        let Ok(event) = event.parse::<HookEvent>() else {
-            return false;
-        };
+    pub(crate) fn webhook(&self, input: &Value, event: HookEvent, reply: &HookReply) -> bool {
         let hooks = match self.settings() {
             Ok(settings) => settings.webhooks(),
             Err(err) => {
