@@ -2,7 +2,9 @@
 //! run tools: shared handles, and the steps both loops are made of.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -53,13 +55,6 @@ pub(crate) struct LoopEnv {
     pub failure: WriteFailure,
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
-}
-
 impl LoopEnv {
     /// Sends a message to the running turn's consumer and stores it.
     /// Stream events are sent but not stored. A store failure is recorded
@@ -68,7 +63,7 @@ impl LoopEnv {
     /// with no hole in it.
     pub fn emit(&self, message: Message) {
         if !matches!(message, Message::StreamEvent(_)) && !self.failure.is_set() {
-            let totals = lock(&self.pending_totals).take();
+            let totals = self.pending_totals.lock().take();
             if let Err(err) =
                 self.store
                     .append_message_with_totals(&self.session_id, &message, totals.as_ref())
@@ -81,7 +76,7 @@ impl LoopEnv {
                 );
             }
         }
-        if let Some(sink) = lock(&self.sink).as_ref() {
+        if let Some(sink) = self.sink.lock().as_ref() {
             // A consumer that went away is not an error: the turn still
             // finishes and is stored.
             let _ = sink.send(message);
@@ -92,7 +87,7 @@ impl LoopEnv {
     /// (the same transaction), as after a model call whose response is
     /// emitted next.
     pub fn defer_totals(&self, num_turns: u32, status: &str) {
-        *lock(&self.pending_totals) = Some(Totals {
+        *self.pending_totals.lock() = Some(Totals {
             num_turns,
             total_cost_usd: self.total_cost_usd(),
             status: status.to_string(),
@@ -101,13 +96,13 @@ impl LoopEnv {
 
     /// Sets where the running turn's messages go.
     pub fn set_sink(&self, sink: Option<UnboundedSender<Message>>) {
-        *lock(&self.sink) = sink;
+        *self.sink.lock() = sink;
     }
 
     /// Adds one model call's usage to the session's cost.
     pub fn add_usage(&self, model: &str, usage: &Usage) {
         let cost = self.client.cost_usd(model, usage);
-        let mut costs = lock(&self.costs);
+        let mut costs = self.costs.lock();
         costs.total_usd += cost;
         match costs.per_model.iter_mut().find(|(m, _)| m == model) {
             Some((_, total)) => total.add(usage, cost),
@@ -121,12 +116,12 @@ impl LoopEnv {
 
     /// The session's cost so far, USD.
     pub fn total_cost_usd(&self) -> f64 {
-        lock(&self.costs).total_usd
+        self.costs.lock().total_usd
     }
 
     /// Cumulative usage per model.
     pub fn model_usage(&self) -> Vec<(String, ModelUsage)> {
-        lock(&self.costs).per_model.clone()
+        self.costs.lock().per_model.clone()
     }
 
     /// A system message of this session.

@@ -4,14 +4,15 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde_json::{Value, json};
 use tascer_guard::gates::{GateContext, GateResult, Phase};
 use tascer_guard::permissions::{PermissionDecision, PermissionMode};
 use tascer_ledger::GateOutcome;
 
-use crate::agent::lock;
 use crate::context_cache::{SharedCapturer, prewarm, shared_capturer};
 
 /// Tools whose calls may change the worktree: context is refreshed after
@@ -36,7 +37,7 @@ impl ContextCapture {
 
     /// The (process-wide) context capturer for `cwd`, made this session's.
     fn capturer_for(&self, cwd: &Path) -> SharedCapturer {
-        let mut slot = lock(&self.capturer);
+        let mut slot = self.capturer.lock();
         match slot.as_ref() {
             Some((dir, capturer)) if dir == cwd => Arc::clone(capturer),
             _ => {
@@ -67,7 +68,7 @@ impl ContextCapture {
                     .map(|v| (k.clone(), v))
             })
             .collect();
-        let snapshot = lock(&capturer).capture_with_env(vars);
+        let snapshot = capturer.lock().capture_with_env(vars);
         serde_json::to_value(snapshot)
             .unwrap_or_else(|_| json!({ "cwd": cwd.display().to_string() }))
     }
@@ -76,9 +77,9 @@ impl ContextCapture {
     /// state is marked stale.
     pub fn after_call(&self, tool_name: &str) {
         if WRITING_TOOLS.contains(&tool_name)
-            && let Some((_, capturer)) = lock(&self.capturer).as_ref()
+            && let Some((_, capturer)) = self.capturer.lock().as_ref()
         {
-            lock(capturer).worktree_may_have_changed();
+            capturer.lock().worktree_may_have_changed();
         }
     }
 }

@@ -9,11 +9,11 @@
 //! takes far longer than the status.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use tascer_ledger::ContextCapturer;
-
-use crate::agent::lock;
 
 /// The most capturers kept; the least recently used one is dropped first.
 const MAX_CAPTURERS: usize = 16;
@@ -39,7 +39,7 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry::new());
 /// The process's capturer for `cwd` with this environment allowlist,
 /// created (not yet run) when there is none.
 pub(crate) fn shared_capturer(cwd: &Path, allowlist: &[String]) -> SharedCapturer {
-    lock(&REGISTRY).get(cwd, allowlist)
+    REGISTRY.lock().get(cwd, allowlist)
 }
 
 impl Registry {
@@ -88,7 +88,7 @@ pub(crate) fn prewarm(capturer: &SharedCapturer) {
     let spawned = std::thread::Builder::new()
         .name("tascer-context".into())
         .spawn(move || {
-            lock(&capturer).capture();
+            capturer.lock().capture();
         });
     if let Err(err) = spawned {
         tracing::debug!("cannot start the context prewarm thread: {err}");

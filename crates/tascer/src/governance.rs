@@ -6,7 +6,9 @@
 //! run and reviewer verdict is recorded in the ledger (hook runs also as
 //! `system/hook_response` messages).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde_json::{Value, json};
 use tascer_core::PermissionDenial;
@@ -18,7 +20,7 @@ use tascer_guard::hooks::{
 };
 use tascer_webhook::Webhooks;
 
-use crate::agent::{LoopEnv, lock};
+use crate::agent::LoopEnv;
 use crate::call_context::ContextCapture;
 
 /// Why a run stops before the model is done (a hook's `continue: false`,
@@ -99,7 +101,7 @@ impl Governance {
     /// Records a call that was not allowed to run (for the result's
     /// `permission_denials`).
     pub fn add_denial(&self, tool_name: &str, tool_use_id: &str, input: &Value) {
-        lock(&self.denials).push(PermissionDenial {
+        self.denials.lock().push(PermissionDenial {
             tool_name: tool_name.to_string(),
             tool_use_id: tool_use_id.to_string(),
             tool_input: input.clone(),
@@ -108,7 +110,7 @@ impl Governance {
 
     /// Takes the denials recorded since the last call.
     pub fn take_denials(&self) -> Vec<PermissionDenial> {
-        std::mem::take(&mut *lock(&self.denials))
+        std::mem::take(&mut *self.denials.lock())
     }
 
     /// Runs SessionStart hooks; returns the context they add for the model.

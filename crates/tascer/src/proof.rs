@@ -8,7 +8,9 @@
 //! retries) is recorded in the session's [`WriteFailure`]: no tool runs
 //! after it and the turn stops with an error naming the database.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde_json::{Value, json};
 use tascer_core::{ContentBlock, ToolOutput, Usage};
@@ -57,7 +59,7 @@ impl Inner {
         let Staged {
             mut entries,
             evidence,
-        } = std::mem::take(&mut *crate::agent::lock(&self.staged));
+        } = std::mem::take(&mut *self.staged.lock());
         entries.extend(entry);
         if entries.is_empty() && evidence.is_empty() {
             return true;
@@ -133,9 +135,7 @@ impl Proof {
 
     /// Stages an entry for the next write.
     fn stage(&self, kind: EntryKind, payload: Value) {
-        crate::agent::lock(&self.inner.staged)
-            .entries
-            .push((kind, payload));
+        self.inner.staged.lock().entries.push((kind, payload));
     }
 
     /// Appends a `checkpoint` naming a child session and its head (see
@@ -156,9 +156,7 @@ impl Proof {
     pub fn evidence(&self, bytes: &[u8]) -> String {
         let evidence = Evidence::new(bytes.to_vec());
         let digest = evidence.digest().to_string();
-        crate::agent::lock(&self.inner.staged)
-            .evidence
-            .push(evidence);
+        self.inner.staged.lock().evidence.push(evidence);
         digest
     }
 

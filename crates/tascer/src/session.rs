@@ -1,7 +1,9 @@
 //! A session: its identity, history, tools, model client and store.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use tascer_core::{ChatMessage, Tool};
 use tascer_model::{ModelClient, ProviderConfig, ProviderKind};
