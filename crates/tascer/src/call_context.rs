@@ -1,17 +1,14 @@
-//! What the loop records around a call besides admission's decision: the
-//! context it was made in (git state, allowlisted environment), and the
-//! shapes the ledger stores.
+//! The context a call is made in, as the loop records it around
+//! admission's decision: git state, allowlisted environment, the files a
+//! writing call names.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-
 use serde_json::{Value, json};
-use tascer_guard::gates::{GateContext, GateResult, Phase};
-use tascer_guard::permissions::{PermissionDecision, PermissionMode};
-use tascer_ledger::GateOutcome;
+use tascer_guard::gates::{GateContext, Phase};
 
 use crate::context_cache::{SharedCapturer, prewarm, shared_capturer};
 
@@ -82,35 +79,6 @@ impl ContextCapture {
             capturer.lock().worktree_may_have_changed();
         }
     }
-}
-
-/// Gate results as the ledger records them.
-pub fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
-    results
-        .iter()
-        .map(|r| GateOutcome {
-            gate: r.gate.clone(),
-            passed: r.passed,
-            message: r.message.clone(),
-            duration_ms: r.duration_ms,
-        })
-        .collect()
-}
-
-/// The permission decision as recorded in the ledger.
-pub fn decision_record(
-    decision: &PermissionDecision,
-    tool_name: &str,
-    tool_use_id: &str,
-    mode: PermissionMode,
-) -> Value {
-    let mut value = serde_json::to_value(decision).unwrap_or(Value::Null);
-    if let Some(obj) = value.as_object_mut() {
-        obj.insert("tool".into(), json!(tool_name));
-        obj.insert("tool_use_id".into(), json!(tool_use_id));
-        obj.insert("mode".into(), json!(mode.as_str()));
-    }
-    value
 }
 
 /// The files a writing call names (absolute), for file evidence.

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-
 use tokio::sync::Mutex as AsyncMutex;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio::task::JoinHandle;

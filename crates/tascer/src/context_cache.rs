@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-
 use tascer_ledger::ContextCapturer;
 
 /// The most capturers kept; the least recently used one is dropped first.

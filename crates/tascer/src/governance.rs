@@ -9,23 +9,19 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-
 use serde_json::{Value, json};
-use tascer_core::PermissionDenial;
+use tascer_core::{HookEvent, PermissionDenial};
 use tascer_guard::admission::{Admission, HookActivity};
 use tascer_guard::hooks::{
-    CompactTrigger, HookCommon, HookCommonOutcome, HookEvent, HookRun, HookRunner,
-    PostCompactInput, PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput,
-    SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
+    CompactTrigger, HookCommon, HookCommonOutcome, HookRun, HookRunner, PostCompactInput,
+    PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput, SessionStartSource,
+    StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 use tascer_webhook::Webhooks;
 
-use crate::agent::LoopEnv;
 use crate::call_context::ContextCapture;
-
-/// Why a run stops before the model is done (a hook's `continue: false`,
-/// or a permission decision with `interrupt`).
-pub(crate) use tascer_guard::admission::StopRun as Halt;
+use crate::loop_env::LoopEnv;
+use crate::records::{intent_blocks, verdict_payload};
 
 /// Governance of one session.
 pub(crate) struct Governance {
@@ -279,7 +275,7 @@ impl Governance {
             return (StopVerdict::Finish, Vec::new());
         }
         let blocks = match env.proof.ledger().store().entries(&env.session_id) {
-            Ok(entries) => crate::reviewer::intent_blocks(&entries),
+            Ok(entries) => intent_blocks(&entries),
             Err(err) => {
                 tracing::warn!("cannot count intent-validate's earlier blocks: {err}");
                 0
@@ -290,11 +286,7 @@ impl Governance {
             .review_stop(last_text, blocks, stop_hook_active)
             .await;
         env.proof.reviews(&review.records);
-        let payloads = review
-            .records
-            .iter()
-            .map(crate::reviewer::verdict_payload)
-            .collect();
+        let payloads = review.records.iter().map(verdict_payload).collect();
         match review.block {
             Some(text) => (StopVerdict::Continue(text), payloads),
             None => (StopVerdict::Finish, payloads),

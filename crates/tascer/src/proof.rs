@@ -11,7 +11,6 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-
 use serde_json::{Value, json};
 use tascer_core::{ContentBlock, ToolOutput, Usage};
 use tascer_ledger::{
@@ -19,6 +18,7 @@ use tascer_ledger::{
     ToolStatus, sha256_hex,
 };
 
+use crate::records::verdict_entries;
 use crate::write_failure::WriteFailure;
 
 /// The ledger of one session.
@@ -233,7 +233,7 @@ impl Proof {
     /// Stages LLM reviewer verdicts (written by the next append or
     /// [`flush`](Self::flush), ahead of what they led to).
     pub fn reviews(&self, records: &[tascer_guard::review::ReviewRecord]) {
-        for (kind, payload) in crate::reviewer::verdict_entries(records) {
+        for (kind, payload) in verdict_entries(records) {
             self.stage(kind, payload);
         }
     }

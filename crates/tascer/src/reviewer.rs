@@ -1,7 +1,8 @@
 //! The LLM reviewers' model calls, cache and records (docs/reviewers.md):
 //! [`ModelReviewer`] asks the session's provider, `StoreReviewCache`
 //! keeps verdicts in the store, [`verdict_payload`] is what the ledger
-//! records of each verdict.
+//! records of each verdict (defined with the ledger's other record shapes
+//! in `records.rs`).
 //!
 //! Public for the hosts that run tools themselves (the Claude Code hook in
 //! `tascer-claude`): they connect the same reviewers over the provider of
@@ -15,13 +16,15 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tascer_core::{ChatMessage, ContentBlock, Usage};
 use tascer_guard::review::{
-    CachedVerdict, ModelCall, ModelReply, ReviewCache, ReviewModel, ReviewOutcome, ReviewRecord,
-    ReviewerKind, Reviewers, ReviewersConfig, Transcript,
+    CachedVerdict, ModelCall, ModelReply, ReviewCache, ReviewModel, Reviewers, ReviewersConfig,
+    Transcript,
 };
-use tascer_ledger::{EntryKind, LedgerEntry, ReviewerVerdict};
 use tascer_model::{ModelClient, ModelRequest};
 use tascer_store::{CachedReview, Db, ReviewCacheStore};
 use tokio_util::sync::CancellationToken;
+
+use crate::loop_env::LoopEnv;
+pub use crate::records::{intent_blocks, verdict_entries, verdict_payload};
 
 /// Output tokens a reviewer may use (a verdict and a sentence or two).
 const MAX_REVIEW_TOKENS: u32 = 1024;
@@ -173,7 +176,7 @@ pub fn reviewers(
 /// messages as the transcript.
 pub(crate) fn for_session(
     config: &ReviewersConfig,
-    env: &crate::agent::LoopEnv,
+    env: &LoopEnv,
     model: &str,
     db: &Arc<Db>,
 ) -> Option<Arc<Reviewers>> {
@@ -192,45 +195,4 @@ pub(crate) fn for_session(
         session_id: env.session_id.clone(),
     });
     reviewers(config, model, db, transcript)
-}
-
-/// The ledger payload of one verdict.
-pub fn verdict_payload(record: &ReviewRecord) -> Value {
-    let verdict = ReviewerVerdict {
-        reviewer: record.reviewer.name().to_string(),
-        model: record.model.clone(),
-        verdict: record.verdict().to_string(),
-        reason: record.reason.clone(),
-        outcome: record.outcome.as_str().to_string(),
-        error: record.error.clone(),
-        duration_ms: u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
-        cache_hit: record.cache_hit,
-        tool_use_id: record.call.as_ref().map(|(_, id)| id.clone()),
-        tool: record.call.as_ref().map(|(tool, _)| tool.clone()),
-        usage: record.usage,
-    };
-    verdict.to_payload().unwrap_or(Value::Null)
-}
-
-/// The ledger entries of some verdicts.
-pub fn verdict_entries(records: &[ReviewRecord]) -> Vec<(EntryKind, Value)> {
-    records
-        .iter()
-        .map(|r| (EntryKind::ReviewerVerdict, verdict_payload(r)))
-        .collect()
-}
-
-/// How many stops `intent-validate` blocked in a session, from its ledger.
-pub fn intent_blocks(entries: &[LedgerEntry]) -> u32 {
-    let blocked = entries
-        .iter()
-        .filter(|e| e.kind == EntryKind::ReviewerVerdict)
-        .filter_map(|e| serde_json::from_value::<ReviewerVerdict>(e.payload.clone()).ok())
-        .filter(|v| {
-            v.reviewer == ReviewerKind::IntentValidate.name()
-                && v.verdict == ReviewerKind::IntentValidate.verdict(false)
-                && v.outcome != ReviewOutcome::Skipped.as_str()
-        })
-        .count();
-    u32::try_from(blocked).unwrap_or(u32::MAX)
 }

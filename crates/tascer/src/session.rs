@@ -4,14 +4,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-
 use tascer_core::{ChatMessage, Tool};
 use tascer_model::{ModelClient, ProviderConfig, ProviderKind};
 use tascer_store::{NewSession, SessionStore};
 
-use crate::agent::{Agent, Costs, LoopEnv};
+use crate::agent::Agent;
 use crate::error::Error;
 use crate::governance::Governance;
+use crate::loop_env::{Costs, LoopEnv};
 use crate::options::{Options, SystemPrompt};
 use crate::proof::Proof;
 use crate::system_prompt::default_system_prompt;

@@ -11,12 +11,13 @@ use tascer_core::{
     ChatMessage, ContentBlock, Message, ResultMessage, ResultSubtype, Role, StopReason, Usage,
     UserContent, UserMessage,
 };
+use tascer_guard::admission::StopRun;
 use tascer_guard::hooks::CompactTrigger;
 use tascer_model::ModelError;
 
 use crate::agent::INTERRUPTED;
 use crate::compact::compact;
-use crate::governance::{Halt, StopVerdict};
+use crate::governance::StopVerdict;
 use crate::session::Session;
 
 /// The running totals of one turn.
@@ -37,7 +38,7 @@ struct TurnState {
 enum Outcome {
     Completed,
     PromptBlocked(String),
-    Halted(Halt),
+    Stopped(StopRun),
     MaxTurns,
     Budget,
     Interrupted {
@@ -253,7 +254,7 @@ async fn drive(
                         continue;
                     }
                 },
-                StopVerdict::Stop(reason) => return Outcome::Halted(Halt::Hook(reason)),
+                StopVerdict::Stop(reason) => return Outcome::Stopped(StopRun::Hook(reason)),
                 StopVerdict::Continue(text) => {
                     stop_hook_active = true;
                     env.emit(Message::User(UserMessage::new(
@@ -276,8 +277,8 @@ async fn drive(
             role: Role::User,
             content: blocks,
         });
-        if let Some(halt) = stop {
-            return Outcome::Halted(halt);
+        if let Some(stop) = stop {
+            return Outcome::Stopped(stop);
         }
         if cancel.is_cancelled() {
             return Outcome::Interrupted { during_tools: true };
@@ -368,15 +369,15 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
             result.errors.push(reason);
             result.terminal_reason = "hook_stopped".into();
         }
-        Outcome::Halted(halt) => {
+        Outcome::Stopped(stop) => {
             result.is_error = true;
-            result.result = Some(halt.to_string());
-            result.terminal_reason = match &halt {
-                Halt::Hook(_) => "hook_stopped".into(),
-                Halt::Permission(_) => "permission_denied".into(),
+            result.result = Some(stop.to_string());
+            result.terminal_reason = match &stop {
+                StopRun::Hook(_) => "hook_stopped".into(),
+                StopRun::Permission(_) => "permission_denied".into(),
             };
-            result.errors.push(match halt {
-                Halt::Hook(reason) | Halt::Permission(reason) => reason,
+            result.errors.push(match stop {
+                StopRun::Hook(reason) | StopRun::Permission(reason) => reason,
             });
         }
         Outcome::MaxTurns => {
