@@ -14,8 +14,8 @@ use tascer_mcp::{McpManager, McpServerStatus};
 
 use crate::error::Error;
 use crate::options::Options;
-use crate::query::MessageStream;
 use crate::session::Session;
+use crate::stream::MessageStream;
 use crate::turn::run_turn;
 
 /// A session kept open across prompts.

@@ -27,9 +27,11 @@ mod client;
 pub mod commands;
 mod compact;
 mod context_cache;
+mod duration;
 mod error;
 mod frontmatter;
 mod governance;
+mod history;
 pub mod host;
 mod loop_env;
 pub mod memory;
@@ -43,6 +45,7 @@ mod session;
 mod setup;
 pub mod skills;
 mod slash;
+mod stream;
 mod structured;
 mod system_prompt;
 mod task_tool;
@@ -57,8 +60,9 @@ pub use options::{
     signing_from_env,
 };
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
-pub use query::{MessageStream, query};
+pub use query::query;
 pub use session::default_model;
+pub use stream::MessageStream;
 pub use system_prompt::default_system_prompt;
 
 pub use tascer_core::*;

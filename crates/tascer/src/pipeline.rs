@@ -22,6 +22,7 @@ use tascer_ledger::ToolStatus;
 
 use crate::agent::{Agent, Call, INTERRUPTED};
 use crate::call_context::changed_files;
+use crate::duration::micros;
 use crate::governance::record_activity;
 use crate::records::{decision_record, gate_outcomes, verdict_payload};
 
@@ -50,8 +51,8 @@ impl Agent {
         tracing::debug!(
             target: GOVERNANCE_TRACE_TARGET,
             tool = %call.name,
-            governance_us = u64::try_from(governance.as_micros()).unwrap_or(u64::MAX),
-            tool_us = u64::try_from(tool_time.as_micros()).unwrap_or(u64::MAX),
+            governance_us = micros(governance),
+            tool_us = micros(tool_time),
             "governed tool call"
         );
         outcome

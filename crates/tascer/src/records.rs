@@ -12,6 +12,8 @@ use tascer_guard::permissions::{PermissionDecision, PermissionMode};
 use tascer_guard::review::{ReviewOutcome, ReviewRecord, ReviewerKind};
 use tascer_ledger::{EntryKind, GateOutcome, LedgerEntry, ReviewerVerdict};
 
+use crate::duration::millis;
+
 /// Gate results as the ledger records them.
 pub fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
     results
@@ -50,7 +52,7 @@ pub fn verdict_payload(record: &ReviewRecord) -> Value {
         reason: record.reason.clone(),
         outcome: record.outcome.as_str().to_string(),
         error: record.error.clone(),
-        duration_ms: u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
+        duration_ms: millis(record.duration),
         cache_hit: record.cache_hit,
         tool_use_id: record.call.as_ref().map(|(_, id)| id.clone()),
         tool: record.call.as_ref().map(|(tool, _)| tool.clone()),

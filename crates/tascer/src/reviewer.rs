@@ -23,6 +23,7 @@ use tascer_model::{ModelClient, ModelRequest};
 use tascer_store::{CachedReview, Db, ReviewCacheStore};
 use tokio_util::sync::CancellationToken;
 
+use crate::duration::millis;
 use crate::loop_env::LoopEnv;
 pub use crate::records::{intent_blocks, verdict_entries, verdict_payload};
 
@@ -145,7 +146,7 @@ impl ReviewCache for StoreReviewCache {
             reason: verdict.reason.clone(),
             model: verdict.model.clone(),
         };
-        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let ttl_ms = millis(ttl);
         if let Err(err) = self.store.put(&cache_key(key), &row, ttl_ms) {
             tracing::warn!("cannot write the review cache: {err}");
         }

@@ -14,11 +14,11 @@ use tascer_core::{
 };
 
 use crate::agent::{Agent, INTERRUPTED};
+use crate::duration::millis;
 use crate::governance::{Governance, StopVerdict};
 use crate::loop_env::LoopEnv;
 use crate::options::AgentDefinition;
 use crate::system_prompt::default_system_prompt;
-use crate::turn::millis;
 
 /// The tool's name, as in Claude Code.
 pub(crate) const TASK_TOOL_NAME: &str = "Task";
