@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tascer_guard::gates::{GateContext, Phase};
 
-use crate::context_cache::{SharedCapturer, prewarm, shared_capturer};
+use crate::context_cache::{ContextCache, SharedCapturer, prewarm};
 
 /// Tools whose calls may change the worktree: context is refreshed after
 /// them (unless the capturer watches the worktree).
@@ -19,26 +19,31 @@ const WRITING_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit", "
 /// Context capture of one session (shared by its agents).
 pub(crate) struct ContextCapture {
     context_env: Vec<String>,
+    /// Where the capturers come from (shared with other sessions that
+    /// hold the same cache).
+    cache: ContextCache,
     /// The context capturer of the directory calls last ran in.
     capturer: Mutex<Option<(PathBuf, SharedCapturer)>>,
 }
 
 impl ContextCapture {
-    /// Captures context with these environment variables allowlisted.
-    pub fn new(context_env: Vec<String>) -> Self {
+    /// Captures context with these environment variables allowlisted,
+    /// with the capturers of `cache`.
+    pub fn new(context_env: Vec<String>, cache: ContextCache) -> Self {
         ContextCapture {
             context_env,
+            cache,
             capturer: Mutex::new(None),
         }
     }
 
-    /// The (process-wide) context capturer for `cwd`, made this session's.
+    /// The cache's context capturer for `cwd`, made this session's.
     fn capturer_for(&self, cwd: &Path) -> SharedCapturer {
         let mut slot = self.capturer.lock();
         match slot.as_ref() {
             Some((dir, capturer)) if dir == cwd => Arc::clone(capturer),
             _ => {
-                let capturer = shared_capturer(cwd, &self.context_env);
+                let capturer = self.cache.capturer(cwd, &self.context_env);
                 *slot = Some((cwd.to_path_buf(), Arc::clone(&capturer)));
                 capturer
             }

@@ -54,6 +54,7 @@ mod turn;
 mod write_failure;
 
 pub use client::{AgentInfo, Client, CommandInfo, Interrupter};
+pub use context_cache::ContextCache;
 pub use error::Error;
 pub use options::{
     AgentDefinition, DEFAULT_CONTEXT_ENV, Options, OutputFormat, SIGNING_ENV, SystemPrompt,
