@@ -49,6 +49,7 @@ mod stream;
 mod structured;
 mod system_prompt;
 mod task_tool;
+mod toolset;
 mod transcript;
 mod turn;
 mod write_failure;

@@ -119,6 +119,12 @@ impl Proof {
         }
     }
 
+    /// Where a failed write is recorded (the session's store writes record
+    /// theirs there too).
+    pub fn failure(&self) -> &WriteFailure {
+        &self.inner.failure
+    }
+
     /// The underlying ledger.
     pub fn ledger(&self) -> &Ledger {
         &self.inner.ledger

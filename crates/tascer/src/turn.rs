@@ -187,7 +187,7 @@ async fn drive(
             let options = &session.options;
             session
                 .agent
-                .set_mcp_tools(fresh, |name| !crate::session::removed(options, name));
+                .set_mcp_tools(fresh, |name| !crate::toolset::removed(options, name));
         }
         // Once compacted, the next call is not compacted again even if its
         // input is still over the limit (the system prompt and tools alone
