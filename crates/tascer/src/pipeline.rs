@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use tascer_core::HookEvent;
-use tascer_core::{Tool, ToolCall, ToolContext, ToolOutput};
+use tascer_core::{HookEvent, Tool, ToolCall, ToolContext, ToolOutput};
 use tascer_guard::admission::{CallRequest, StopRun};
 use tascer_guard::hooks::{PostToolUseFailureInput, PostToolUseInput, PreToolUseInput};
 use tascer_ledger::ToolStatus;
