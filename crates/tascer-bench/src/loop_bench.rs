@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use tascer::{Message, Options, ProviderConfig, Tool, ToolContext, ToolOutput};
+use tascer::{ContextCache, Message, Options, ProviderConfig, Tool, ToolContext, ToolOutput};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
 use crate::repo::REPO_FILES;
@@ -122,9 +122,13 @@ async fn loop_iterations(
     server: &MockServer,
     cwd: &std::path::Path,
     home: &std::path::Path,
+    cache: &ContextCache,
 ) -> anyhow::Result<Vec<f64>> {
     // Allowed by a rule, so every call goes through the full decision.
-    loop_iterations_with(server, cwd, home, |o| o.allowed_tools(["Noop"])).await
+    loop_iterations_with(server, cwd, home, |o| {
+        o.allowed_tools(["Noop"]).context_cache(cache.clone())
+    })
+    .await
 }
 
 /// [`loop_iterations`] of a session whose options `configure` finishes
@@ -206,11 +210,14 @@ async fn sessions(
     governance: &GovernanceTimes,
 ) -> anyhow::Result<(Vec<f64>, Vec<f64>)> {
     let mut iterations = Vec::new();
+    // The sessions of a workspace share one context cache, as sessions
+    // started one after another in one directory should.
+    let cache = ContextCache::new();
     for i in 0..(WARMUP + SESSIONS) {
         if i == WARMUP {
             governance.take();
         }
-        let times = loop_iterations(server, cwd, home).await?;
+        let times = loop_iterations(server, cwd, home, &cache).await?;
         if i >= WARMUP {
             iterations.extend(times);
         }

@@ -18,7 +18,7 @@ use crate::report::{ContractReport, RunStatus, RunSummary, SessionOutcome, resul
 use crate::session::run_session;
 use crate::worktree::{self, Worktree, repo_root};
 use crate::writeback::{move_into, write_back};
-use tascer::Options;
+use tascer::{ContextCache, Options};
 
 /// How to run contracts.
 #[derive(Clone)]
@@ -152,6 +152,7 @@ impl RunOptions {
 /// first, so two executors never run it at once; one left `in_progress` by
 /// an executor that died is retried once, then marked failed.
 pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
+    let opts = &with_context_cache(opts);
     let dir = opts.contracts_dir()?;
     let completed_dir = opts.completed_dir()?;
     let cwd = opts.working_dir()?;
@@ -207,6 +208,17 @@ pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
     }
     summary.contracts.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(summary)
+}
+
+/// `opts` whose sessions share one context cache (the caller's, else a new
+/// one): the contracts run one after another in the same directory, so
+/// each session starts from the git state the previous one left.
+fn with_context_cache(opts: &RunOptions) -> RunOptions {
+    let mut opts = opts.clone();
+    opts.base
+        .context_cache
+        .get_or_insert_with(ContextCache::new);
+    opts
 }
 
 /// Where one contract runs and where its file goes.

@@ -4,14 +4,14 @@
 //! from `TASCER_REVIEW_MODEL`, else `TASCER_MODEL`, else the provider's
 //! default.
 //!
-//! The loop's LLM reviewers (`tascer`'s `reviewer` module) make the same
-//! kind of call (a system prompt, one user message, the answer's text) for
-//! the reviewers configured in settings; this one answers the gatekeeper's
-//! own three questions with prompts of its own.
+//! The call itself is the loop's LLM reviewers' own
+//! ([`tascer::reviewer::ask_model`]: a system prompt, one user message, the
+//! answer's text); this one answers the gatekeeper's own three questions
+//! with prompts of its own.
 
 use serde_json::Value;
-use tascer::{ChatMessage, ContentBlock, ModelClient, ModelRequest, ProviderConfig, ProviderKind};
-use tokio_util::sync::CancellationToken;
+use tascer::reviewer::{ModelQuestion, ask_model};
+use tascer::{ModelClient, ProviderConfig, ProviderKind};
 
 use crate::error::{GatekeeperError, Result};
 
@@ -53,30 +53,19 @@ impl Reviewer {
 
     /// One model call; returns the text of the answer.
     pub async fn ask(&self, system: &str, user: String) -> Result<String> {
-        let request = ModelRequest {
+        let question = ModelQuestion {
             model: self.model.clone(),
-            system: Some(system.to_owned()),
-            messages: vec![ChatMessage::user_text(user)],
-            max_tokens: Some(2048),
-            ..ModelRequest::default()
+            system: system.to_owned(),
+            user,
+            max_tokens: 2048,
         };
-        let response = self
-            .client
-            .send(&request, None, &CancellationToken::new())
-            .await
-            .map_err(|source| GatekeeperError::Reviewer {
+        let answer = ask_model(&self.client, question).await.map_err(|source| {
+            GatekeeperError::Reviewer {
                 model: self.name(),
                 source: Box::new(source),
-            })?;
-        Ok(response
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"))
+            }
+        })?;
+        Ok(answer.text("\n"))
     }
 }
 

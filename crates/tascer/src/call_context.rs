@@ -1,18 +1,16 @@
-//! What the loop records around a call besides admission's decision: the
-//! context it was made in (git state, allowlisted environment), and the
-//! shapes the ledger stores.
+//! The context a call is made in, as the loop records it around
+//! admission's decision: git state, allowlisted environment, the files a
+//! writing call names.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
-use tascer_guard::gates::{GateContext, GateResult, Phase};
-use tascer_guard::permissions::{PermissionDecision, PermissionMode};
-use tascer_ledger::GateOutcome;
+use tascer_guard::gates::{GateContext, Phase};
 
-use crate::agent::lock;
-use crate::context_cache::{SharedCapturer, prewarm, shared_capturer};
+use crate::context_cache::{ContextCache, SharedCapturer, prewarm};
 
 /// Tools whose calls may change the worktree: context is refreshed after
 /// them (unless the capturer watches the worktree).
@@ -21,26 +19,31 @@ const WRITING_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit", "
 /// Context capture of one session (shared by its agents).
 pub(crate) struct ContextCapture {
     context_env: Vec<String>,
+    /// Where the capturers come from (shared with other sessions that
+    /// hold the same cache).
+    cache: ContextCache,
     /// The context capturer of the directory calls last ran in.
     capturer: Mutex<Option<(PathBuf, SharedCapturer)>>,
 }
 
 impl ContextCapture {
-    /// Captures context with these environment variables allowlisted.
-    pub fn new(context_env: Vec<String>) -> Self {
+    /// Captures context with these environment variables allowlisted,
+    /// with the capturers of `cache`.
+    pub fn new(context_env: Vec<String>, cache: ContextCache) -> Self {
         ContextCapture {
             context_env,
+            cache,
             capturer: Mutex::new(None),
         }
     }
 
-    /// The (process-wide) context capturer for `cwd`, made this session's.
+    /// The cache's context capturer for `cwd`, made this session's.
     fn capturer_for(&self, cwd: &Path) -> SharedCapturer {
-        let mut slot = lock(&self.capturer);
+        let mut slot = self.capturer.lock();
         match slot.as_ref() {
             Some((dir, capturer)) if dir == cwd => Arc::clone(capturer),
             _ => {
-                let capturer = shared_capturer(cwd, &self.context_env);
+                let capturer = self.cache.capturer(cwd, &self.context_env);
                 *slot = Some((cwd.to_path_buf(), Arc::clone(&capturer)));
                 capturer
             }
@@ -67,7 +70,7 @@ impl ContextCapture {
                     .map(|v| (k.clone(), v))
             })
             .collect();
-        let snapshot = lock(&capturer).capture_with_env(vars);
+        let snapshot = capturer.lock().capture_with_env(vars);
         serde_json::to_value(snapshot)
             .unwrap_or_else(|_| json!({ "cwd": cwd.display().to_string() }))
     }
@@ -76,40 +79,11 @@ impl ContextCapture {
     /// state is marked stale.
     pub fn after_call(&self, tool_name: &str) {
         if WRITING_TOOLS.contains(&tool_name)
-            && let Some((_, capturer)) = lock(&self.capturer).as_ref()
+            && let Some((_, capturer)) = self.capturer.lock().as_ref()
         {
-            lock(capturer).worktree_may_have_changed();
+            capturer.lock().worktree_may_have_changed();
         }
     }
-}
-
-/// Gate results as the ledger records them.
-pub fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
-    results
-        .iter()
-        .map(|r| GateOutcome {
-            gate: r.gate.clone(),
-            passed: r.passed,
-            message: r.message.clone(),
-            duration_ms: r.duration_ms,
-        })
-        .collect()
-}
-
-/// The permission decision as recorded in the ledger.
-pub fn decision_record(
-    decision: &PermissionDecision,
-    tool_name: &str,
-    tool_use_id: &str,
-    mode: PermissionMode,
-) -> Value {
-    let mut value = serde_json::to_value(decision).unwrap_or(Value::Null);
-    if let Some(obj) = value.as_object_mut() {
-        obj.insert("tool".into(), json!(tool_name));
-        obj.insert("tool_use_id".into(), json!(tool_use_id));
-        obj.insert("mode".into(), json!(mode.as_str()));
-    }
-    value
 }
 
 /// The files a writing call names (absolute), for file evidence.

@@ -1,8 +1,9 @@
 //! [`Client`]: a session kept open for many prompts.
 
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::Arc;
 
-use tokio::sync::Mutex;
+use parking_lot::Mutex;
+use tokio::sync::Mutex as AsyncMutex;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -11,11 +12,10 @@ use tascer_guard::hooks::SessionEndReason;
 use tascer_guard::permissions::{PermissionEngine, PermissionMode};
 use tascer_mcp::{McpManager, McpServerStatus};
 
-use crate::agent::lock;
 use crate::error::Error;
 use crate::options::Options;
-use crate::query::MessageStream;
 use crate::session::Session;
+use crate::stream::MessageStream;
 use crate::turn::run_turn;
 
 /// A session kept open across prompts.
@@ -24,19 +24,19 @@ use crate::turn::run_turn;
 /// `receive_response` streams its messages up to and including the result,
 /// `interrupt` stops the running turn, `disconnect` ends the session.
 pub struct Client {
-    session: Arc<Mutex<Session>>,
+    session: Arc<AsyncMutex<Session>>,
     session_id: String,
     current: Option<MessageStream>,
-    cancel: Arc<StdMutex<CancellationToken>>,
+    cancel: Arc<Mutex<CancellationToken>>,
     task: Option<JoinHandle<()>>,
     permissions: Arc<PermissionEngine>,
     mcp: Option<McpManager>,
     /// The model the session started with (what `set_model(None)` restores).
     default_model: String,
     /// A model switch to apply before the next turn.
-    next_model: Arc<StdMutex<Option<String>>>,
+    next_model: Arc<Mutex<Option<String>>>,
     /// The model of the last `set_model` (else the default model).
-    chosen_model: StdMutex<String>,
+    chosen_model: Mutex<String>,
 }
 
 /// A slash command a session knows (built-in or from a command file).
@@ -73,11 +73,11 @@ impl Client {
             mcp: session.mcp.clone(),
             default_model: session.agent.model.clone(),
             next_model: Arc::default(),
-            chosen_model: StdMutex::new(session.agent.model.clone()),
-            session: Arc::new(Mutex::new(session)),
+            chosen_model: Mutex::new(session.agent.model.clone()),
+            session: Arc::new(AsyncMutex::new(session)),
             session_id,
             current: None,
-            cancel: Arc::new(StdMutex::new(CancellationToken::new())),
+            cancel: Arc::new(Mutex::new(CancellationToken::new())),
             task: None,
         })
     }
@@ -96,14 +96,14 @@ impl Client {
                 .map_err(|_| Error::State("the previous turn crashed"))?;
         }
         let cancel = CancellationToken::new();
-        *lock(&self.cancel) = cancel.clone();
+        *self.cancel.lock() = cancel.clone();
         let (tx, rx) = unbounded_channel();
         let session = Arc::clone(&self.session);
         let prompt = prompt.into();
         let next_model = Arc::clone(&self.next_model);
         self.task = Some(tokio::spawn(async move {
             let mut session = session.lock().await;
-            if let Some(model) = lock(&next_model).take() {
+            if let Some(model) = next_model.lock().take() {
                 session.agent.model = model;
             }
             run_turn(&mut session, prompt, tx, cancel).await;
@@ -123,7 +123,7 @@ impl Client {
                 .map_err(|_| Error::State("the previous turn crashed"))?;
         }
         let cancel = CancellationToken::new();
-        *lock(&self.cancel) = cancel.clone();
+        *self.cancel.lock() = cancel.clone();
         let mut session = self.session.lock().await;
         let pre_tokens = session.last_input_tokens;
         crate::compact::compact(
@@ -173,14 +173,14 @@ impl Client {
     /// model the session started with. A running turn keeps its model.
     pub fn set_model(&self, model: Option<&str>) {
         let model = model.map_or_else(|| self.default_model.clone(), str::to_string);
-        *lock(&self.chosen_model) = model.clone();
-        *lock(&self.next_model) = Some(model);
+        *self.chosen_model.lock() = model.clone();
+        *self.next_model.lock() = Some(model);
     }
 
     /// The session's model: the one it started with, or the last one
     /// [`set_model`](Self::set_model) chose.
     pub fn model(&self) -> String {
-        lock(&self.chosen_model).clone()
+        self.chosen_model.lock().clone()
     }
 
     /// The state of the session's MCP servers (empty without any).
@@ -270,12 +270,12 @@ impl Client {
 /// Interrupts a [`Client`]'s running turn.
 #[derive(Clone)]
 pub struct Interrupter {
-    cancel: Arc<StdMutex<CancellationToken>>,
+    cancel: Arc<Mutex<CancellationToken>>,
 }
 
 impl Interrupter {
     /// Interrupts the running turn, if any.
     pub fn interrupt(&self) {
-        lock(&self.cancel).cancel();
+        self.cancel.lock().cancel();
     }
 }

@@ -17,8 +17,8 @@ use tascer_guard::hooks::CompactTrigger;
 use tascer_store::compacted_history_start;
 use tokio_util::sync::CancellationToken;
 
+use crate::history::push_user;
 use crate::session::Session;
-use crate::turn::push_user;
 
 /// What the model is asked for.
 pub(crate) const SUMMARY_REQUEST: &str = "Your context is about to be compacted. Write a \

@@ -6,24 +6,22 @@
 //! run and reviewer verdict is recorded in the ledger (hook runs also as
 //! `system/hook_response` messages).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
-use tascer_core::PermissionDenial;
+use tascer_core::{HookEvent, PermissionDenial};
 use tascer_guard::admission::{Admission, HookActivity};
 use tascer_guard::hooks::{
-    CompactTrigger, HookCommon, HookCommonOutcome, HookEvent, HookRun, HookRunner,
-    PostCompactInput, PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput,
-    SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
+    CompactTrigger, HookCommon, HookCommonOutcome, HookRun, HookRunner, PostCompactInput,
+    PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput, SessionStartSource,
+    StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 use tascer_webhook::Webhooks;
 
-use crate::agent::{LoopEnv, lock};
 use crate::call_context::ContextCapture;
-
-/// Why a run stops before the model is done (a hook's `continue: false`,
-/// or a permission decision with `interrupt`).
-pub(crate) use tascer_guard::admission::StopRun as Halt;
+use crate::loop_env::LoopEnv;
+use crate::records::{intent_blocks, verdict_payload};
 
 /// Governance of one session.
 pub(crate) struct Governance {
@@ -99,7 +97,7 @@ impl Governance {
     /// Records a call that was not allowed to run (for the result's
     /// `permission_denials`).
     pub fn add_denial(&self, tool_name: &str, tool_use_id: &str, input: &Value) {
-        lock(&self.denials).push(PermissionDenial {
+        self.denials.lock().push(PermissionDenial {
             tool_name: tool_name.to_string(),
             tool_use_id: tool_use_id.to_string(),
             tool_input: input.clone(),
@@ -108,7 +106,7 @@ impl Governance {
 
     /// Takes the denials recorded since the last call.
     pub fn take_denials(&self) -> Vec<PermissionDenial> {
-        std::mem::take(&mut *lock(&self.denials))
+        std::mem::take(&mut *self.denials.lock())
     }
 
     /// Runs SessionStart hooks; returns the context they add for the model.
@@ -277,7 +275,7 @@ impl Governance {
             return (StopVerdict::Finish, Vec::new());
         }
         let blocks = match env.proof.ledger().store().entries(&env.session_id) {
-            Ok(entries) => crate::reviewer::intent_blocks(&entries),
+            Ok(entries) => intent_blocks(&entries),
             Err(err) => {
                 tracing::warn!("cannot count intent-validate's earlier blocks: {err}");
                 0
@@ -288,11 +286,7 @@ impl Governance {
             .review_stop(last_text, blocks, stop_hook_active)
             .await;
         env.proof.reviews(&review.records);
-        let payloads = review
-            .records
-            .iter()
-            .map(crate::reviewer::verdict_payload)
-            .collect();
+        let payloads = review.records.iter().map(verdict_payload).collect();
         match review.block {
             Some(text) => (StopVerdict::Continue(text), payloads),
             None => (StopVerdict::Finish, payloads),

@@ -18,9 +18,9 @@ use tascer_guard::permissions::{PermissionEngine, PermissionMode};
 use tascer_guard::review::Reviewers;
 use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsSource};
 
-pub use crate::call_context::{decision_record, gate_outcomes};
 use crate::error::Error;
 use crate::options::Options;
+pub use crate::records::{decision_record, gate_outcomes};
 use crate::setup;
 
 /// Which step of a call the host asks about; each builds only what it

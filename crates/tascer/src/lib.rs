@@ -20,43 +20,67 @@
 //! # }
 //! ```
 
-mod agent;
-pub mod agents;
-mod call_context;
-mod client;
-pub mod commands;
-mod compact;
-mod context_cache;
-mod error;
-mod frontmatter;
-mod governance;
-pub mod host;
-pub mod memory;
-mod options;
-mod pipeline;
-mod proof;
-mod query;
-pub mod reviewer;
-mod session;
-mod setup;
-pub mod skills;
-mod slash;
-mod structured;
-mod system_prompt;
-mod task_tool;
-mod transcript;
-mod turn;
-mod write_failure;
+// The files, from the entry points down to the leaves; each imports only
+// files listed after it or in its own group (no import circles):
+//
+// Entry points: `query` and `Client`, and the stream of a turn's messages.
+mod client; //        Client: a session kept open for many prompts
+mod query; //         query: one prompt, its messages as a stream
+mod stream; //        MessageStream
+
+// A session and its turns.
+mod compact; //       compaction: the model summarizes the conversation
+mod session; //       Session and Session::start, in named steps
+mod slash; //         `/name args` prompts: custom and built-in commands
+mod toolset; //       the session's tools: built-in, custom, MCP, Skill, Task
+mod turn; //          one turn: prompt, model calls and tool calls, result
+
+// One agent (the main loop or a subagent) and the pipeline of a tool call.
+mod agent; //         call the model, emit its answer, run the tools it asks for
+mod pipeline; //      one tool call: context, admission, the tool, review, record
+mod task_tool; //     the Task tool: runs a subagent
+
+// Governance: admission around the calls, hooks around the session.
+mod call_context; //  the context a call is recorded with (git state, env)
+mod governance; //    session-level hook events, denials, webhooks, stop review
+pub mod host; //      admission for hosts that run tools themselves
+pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
+mod setup; //         governance parts from options and settings
+mod transcript; //    what reviewers see of a loop session's conversation
+
+// The handles every agent of a session shares, and its ledger.
+mod loop_env; //      LoopEnv: client, store, ledger, sink, costs
+mod proof; //         the session's ledger writer
+mod records; //       what the ledger records of decisions and verdicts
+mod write_failure; // the first write a session could not make
+
+// What the session's files and options configure.
+pub mod agents; //    subagent definition files
+pub mod commands; //  slash command files
+mod error; //         Error
+mod frontmatter; //   the YAML front matter of those files
+pub mod memory; //    CLAUDE.md / AGENTS.md memory files
+mod options; //       Options
+pub mod skills; //    skills and the Skill tool
+mod structured; //    structured output: the final answer against a schema
+mod system_prompt; // the default system prompt
+
+// Small leaves.
+mod context_cache; // ContextCache: git-state capturers sessions may share
+mod duration; //      milliseconds and microseconds, saturating
+mod history; //       how a user message joins the conversation
 
 pub use client::{AgentInfo, Client, CommandInfo, Interrupter};
+pub use context_cache::ContextCache;
 pub use error::Error;
 pub use options::{
     AgentDefinition, DEFAULT_CONTEXT_ENV, Options, OutputFormat, SIGNING_ENV, SystemPrompt,
     signing_from_env,
 };
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
-pub use query::{MessageStream, query};
+pub use query::query;
 pub use session::default_model;
+pub use stream::MessageStream;
 pub use system_prompt::default_system_prompt;
 
 pub use tascer_core::*;

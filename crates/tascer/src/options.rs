@@ -12,6 +12,8 @@ use tascer_guard::settings::SettingsSource;
 use tascer_mcp::{McpServerConfig, McpTunnel, SdkServer};
 use tascer_model::ProviderConfig;
 
+use crate::context_cache::ContextCache;
+
 /// The system prompt to use.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum SystemPrompt {
@@ -146,6 +148,12 @@ pub struct Options {
     /// Environment variables recorded in each tool call's context (never
     /// any other); default: [`DEFAULT_CONTEXT_ENV`].
     pub context_env: Option<Vec<String>>,
+    /// Where the session's git-state capturers come from: sessions given
+    /// the same [`ContextCache`] (clones of one) in the same directory
+    /// share the git status one of them computed. `None` (the default): a
+    /// cache of the session's own. Pass one when starting several sessions
+    /// in one directory, one after another or side by side.
+    pub context_cache: Option<ContextCache>,
     /// MCP servers by name (Claude Code's `mcpServers` shape). Their tools
     /// appear as `mcp__<server>__<tool>` and go through the same pipeline
     /// as built-in tools.
@@ -496,6 +504,13 @@ impl Options {
     /// Asks for a final answer valid against this JSON Schema.
     pub fn json_schema(mut self, schema: serde_json::Value) -> Self {
         self.output_format = Some(OutputFormat::JsonSchema { schema });
+        self
+    }
+
+    /// Shares this context cache with the other sessions given it (see
+    /// [`Options::context_cache`](struct@Options)).
+    pub fn context_cache(mut self, cache: ContextCache) -> Self {
+        self.context_cache = Some(cache);
         self
     }
 

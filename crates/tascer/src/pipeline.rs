@@ -14,14 +14,16 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use tascer_core::{Tool, ToolCall, ToolContext, ToolOutput};
-use tascer_guard::admission::CallRequest;
-use tascer_guard::hooks::{HookEvent, PostToolUseFailureInput, PostToolUseInput, PreToolUseInput};
+use tascer_core::{HookEvent, Tool, ToolCall, ToolContext, ToolOutput};
+use tascer_guard::admission::{CallRequest, StopRun};
+use tascer_guard::hooks::{PostToolUseFailureInput, PostToolUseInput, PreToolUseInput};
 use tascer_ledger::ToolStatus;
 
 use crate::agent::{Agent, Call, INTERRUPTED};
-use crate::call_context::{changed_files, decision_record, gate_outcomes};
-use crate::governance::{Halt, record_activity};
+use crate::call_context::changed_files;
+use crate::duration::micros;
+use crate::governance::record_activity;
+use crate::records::{decision_record, gate_outcomes, verdict_payload};
 
 /// How long a tool gets to wind down after an interrupt before it is dropped.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
@@ -40,7 +42,7 @@ impl Agent {
         &self,
         call: &Call,
         cancel: &CancellationToken,
-    ) -> (ToolOutput, Option<Halt>) {
+    ) -> (ToolOutput, Option<StopRun>) {
         let started = Instant::now();
         let mut tool_time = Duration::ZERO;
         let outcome = self.govern(call, cancel, &mut tool_time).await;
@@ -48,8 +50,8 @@ impl Agent {
         tracing::debug!(
             target: GOVERNANCE_TRACE_TARGET,
             tool = %call.name,
-            governance_us = u64::try_from(governance.as_micros()).unwrap_or(u64::MAX),
-            tool_us = u64::try_from(tool_time.as_micros()).unwrap_or(u64::MAX),
+            governance_us = micros(governance),
+            tool_us = micros(tool_time),
             "governed tool call"
         );
         outcome
@@ -61,7 +63,7 @@ impl Agent {
         call: &Call,
         cancel: &CancellationToken,
         tool_time: &mut Duration,
-    ) -> (ToolOutput, Option<Halt>) {
+    ) -> (ToolOutput, Option<StopRun>) {
         let governance = &self.governance;
         let admission = &governance.admission;
         let cwd = self.env.shared_cwd.lock().clone();
@@ -238,7 +240,7 @@ impl Agent {
             "reviews": admitted
                 .reviews
                 .iter()
-                .map(crate::reviewer::verdict_payload)
+                .map(verdict_payload)
                 .collect::<Vec<_>>(),
         });
         self.governance

@@ -8,8 +8,9 @@
 //! retries) is recorded in the session's [`WriteFailure`]: no tool runs
 //! after it and the turn stops with an error naming the database.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tascer_core::{ContentBlock, ToolOutput, Usage};
 use tascer_ledger::{
@@ -17,6 +18,7 @@ use tascer_ledger::{
     ToolStatus, sha256_hex,
 };
 
+use crate::records::verdict_entries;
 use crate::write_failure::WriteFailure;
 
 /// The ledger of one session.
@@ -57,7 +59,7 @@ impl Inner {
         let Staged {
             mut entries,
             evidence,
-        } = std::mem::take(&mut *crate::agent::lock(&self.staged));
+        } = std::mem::take(&mut *self.staged.lock());
         entries.extend(entry);
         if entries.is_empty() && evidence.is_empty() {
             return true;
@@ -117,6 +119,12 @@ impl Proof {
         }
     }
 
+    /// Where a failed write is recorded (the session's store writes record
+    /// theirs there too).
+    pub fn failure(&self) -> &WriteFailure {
+        &self.inner.failure
+    }
+
     /// The underlying ledger.
     pub fn ledger(&self) -> &Ledger {
         &self.inner.ledger
@@ -133,9 +141,7 @@ impl Proof {
 
     /// Stages an entry for the next write.
     fn stage(&self, kind: EntryKind, payload: Value) {
-        crate::agent::lock(&self.inner.staged)
-            .entries
-            .push((kind, payload));
+        self.inner.staged.lock().entries.push((kind, payload));
     }
 
     /// Appends a `checkpoint` naming a child session and its head (see
@@ -156,9 +162,7 @@ impl Proof {
     pub fn evidence(&self, bytes: &[u8]) -> String {
         let evidence = Evidence::new(bytes.to_vec());
         let digest = evidence.digest().to_string();
-        crate::agent::lock(&self.inner.staged)
-            .evidence
-            .push(evidence);
+        self.inner.staged.lock().evidence.push(evidence);
         digest
     }
 
@@ -235,7 +239,7 @@ impl Proof {
     /// Stages LLM reviewer verdicts (written by the next append or
     /// [`flush`](Self::flush), ahead of what they led to).
     pub fn reviews(&self, records: &[tascer_guard::review::ReviewRecord]) {
-        for (kind, payload) in crate::reviewer::verdict_entries(records) {
+        for (kind, payload) in verdict_entries(records) {
             self.stage(kind, payload);
         }
     }

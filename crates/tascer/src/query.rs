@@ -1,64 +1,13 @@
 //! [`query`]: one prompt, its messages as a stream.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use futures::Stream;
 use serde_json::Map;
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 
 use tascer_core::{Message, ResultMessage, ResultSubtype, Usage};
 
 use crate::client::Client;
 use crate::options::Options;
-
-/// A stream of [`Message`]s ending with a [`Message::Result`].
-pub struct MessageStream {
-    rx: Option<UnboundedReceiver<Message>>,
-    done: bool,
-}
-
-impl MessageStream {
-    pub(crate) fn new(rx: UnboundedReceiver<Message>) -> Self {
-        MessageStream {
-            rx: Some(rx),
-            done: false,
-        }
-    }
-
-    pub(crate) fn empty() -> Self {
-        MessageStream {
-            rx: None,
-            done: true,
-        }
-    }
-}
-
-impl Stream for MessageStream {
-    type Item = Message;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Message>> {
-        if self.done {
-            return Poll::Ready(None);
-        }
-        let Some(rx) = self.rx.as_mut() else {
-            return Poll::Ready(None);
-        };
-        match rx.poll_recv(cx) {
-            Poll::Ready(Some(message)) => {
-                if matches!(message, Message::Result(_)) {
-                    self.done = true;
-                }
-                Poll::Ready(Some(message))
-            }
-            Poll::Ready(None) => {
-                self.done = true;
-                Poll::Ready(None)
-            }
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
+use crate::stream::MessageStream;
 
 /// Runs one prompt and yields its messages: `system/init`, assistant and
 /// user (tool result) messages, then one result.
@@ -94,7 +43,7 @@ pub fn query(prompt: impl Into<String>, options: Options) -> MessageStream {
 }
 
 /// The zeroed result of a session that could not start.
-pub(crate) fn startup_failure(error: &str) -> ResultMessage {
+fn startup_failure(error: &str) -> ResultMessage {
     ResultMessage {
         subtype: ResultSubtype::ErrorDuringExecution,
         is_error: true,

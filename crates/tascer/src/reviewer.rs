@@ -1,12 +1,16 @@
 //! The LLM reviewers' model calls, cache and records (docs/reviewers.md):
 //! [`ModelReviewer`] asks the session's provider, `StoreReviewCache`
 //! keeps verdicts in the store, [`verdict_payload`] is what the ledger
-//! records of each verdict.
+//! records of each verdict (defined with the ledger's other record shapes
+//! in `records.rs`).
 //!
 //! Public for the hosts that run tools themselves (the Claude Code hook in
 //! `tascer-claude`): they connect the same reviewers over the provider of
 //! their environment ([`reviewers`]) and record their verdicts as a loop
-//! session does ([`verdict_entries`], [`intent_blocks`]).
+//! session does ([`verdict_entries`], [`intent_blocks`]). [`ask_model`] is
+//! the reviewers' one kind of model call (a system prompt, one user
+//! message, the answer's text), for hosts that ask a model questions of
+//! their own (the gatekeeper).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,13 +19,16 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tascer_core::{ChatMessage, ContentBlock, Usage};
 use tascer_guard::review::{
-    CachedVerdict, ModelCall, ModelReply, ReviewCache, ReviewModel, ReviewOutcome, ReviewRecord,
-    ReviewerKind, Reviewers, ReviewersConfig, Transcript,
+    CachedVerdict, ModelCall, ModelReply, ReviewCache, ReviewModel, Reviewers, ReviewersConfig,
+    Transcript,
 };
-use tascer_ledger::{EntryKind, LedgerEntry, ReviewerVerdict};
-use tascer_model::{ModelClient, ModelRequest};
+use tascer_model::{ModelClient, ModelError, ModelRequest};
 use tascer_store::{CachedReview, Db, ReviewCacheStore};
 use tokio_util::sync::CancellationToken;
+
+use crate::duration::millis;
+use crate::loop_env::LoopEnv;
+pub use crate::records::{intent_blocks, verdict_entries, verdict_payload};
 
 /// Output tokens a reviewer may use (a verdict and a sentence or two).
 const MAX_REVIEW_TOKENS: u32 = 1024;
@@ -52,40 +59,27 @@ impl ModelReviewer {
 impl ReviewModel for ModelReviewer {
     fn complete<'a>(&'a self, call: &'a ModelCall) -> BoxFuture<'a, Result<ModelReply, String>> {
         Box::pin(async move {
-            let request = ModelRequest {
+            let question = ModelQuestion {
                 model: call
                     .model
                     .clone()
                     .unwrap_or_else(|| self.default_model.clone()),
-                system: Some(call.system.clone()),
-                messages: vec![ChatMessage::user_text(call.user.clone())],
-                tools: Vec::new(),
-                max_tokens: Some(MAX_REVIEW_TOKENS),
-                stream: false,
+                system: call.system.clone(),
+                user: call.user.clone(),
+                max_tokens: MAX_REVIEW_TOKENS,
             };
             // Dropping this future (the reviewer's timeout) drops the
             // request.
-            let response = self
-                .client
-                .send(&request, None, &CancellationToken::new())
+            let answer = ask_model(&self.client, question)
                 .await
                 .map_err(|e| e.to_string())?;
             if let Some(sink) = &self.on_usage {
-                sink(&response.model, &response.usage);
+                sink(&answer.model, &answer.usage);
             }
-            let text = response
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("");
             Ok(ModelReply {
-                text,
-                model: response.model,
-                usage: response.usage,
+                text: answer.text(""),
+                model: answer.model,
+                usage: answer.usage,
             })
         })
     }
@@ -93,6 +87,72 @@ impl ReviewModel for ModelReviewer {
     fn default_model(&self) -> String {
         self.default_model.clone()
     }
+}
+
+/// One question to a model: a system prompt and one user message, no
+/// tools, not streamed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelQuestion {
+    /// The model to ask.
+    pub model: String,
+    /// The system prompt.
+    pub system: String,
+    /// The one user message.
+    pub user: String,
+    /// The answer's output token limit.
+    pub max_tokens: u32,
+}
+
+/// A model's answer to a [`ModelQuestion`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelAnswer {
+    /// The answer's text blocks, in order (its other blocks left out).
+    pub texts: Vec<String>,
+    /// The model that answered (the fallback model after a fallback).
+    pub model: String,
+    /// What the call used.
+    pub usage: Usage,
+}
+
+impl ModelAnswer {
+    /// The answer's text: its text blocks joined with `separator`.
+    pub fn text(&self, separator: &str) -> String {
+        self.texts.join(separator)
+    }
+}
+
+/// Asks `client` one question and returns the answer's text. The LLM
+/// reviewers ask theirs this way, and so can any host with a question of
+/// its own (the gatekeeper's `confirm`, commit messages,
+/// `validate_intent`). Dropping the future drops the request.
+pub async fn ask_model(
+    client: &ModelClient,
+    question: ModelQuestion,
+) -> Result<ModelAnswer, ModelError> {
+    let request = ModelRequest {
+        model: question.model,
+        system: Some(question.system),
+        messages: vec![ChatMessage::user_text(question.user)],
+        tools: Vec::new(),
+        max_tokens: Some(question.max_tokens),
+        stream: false,
+    };
+    let response = client
+        .send(&request, None, &CancellationToken::new())
+        .await?;
+    let texts = response
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    Ok(ModelAnswer {
+        texts,
+        model: response.model,
+        usage: response.usage,
+    })
 }
 
 /// Verdicts kept in the store's `review_cache` table, under the SHA-256 of
@@ -142,7 +202,7 @@ impl ReviewCache for StoreReviewCache {
             reason: verdict.reason.clone(),
             model: verdict.model.clone(),
         };
-        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let ttl_ms = millis(ttl);
         if let Err(err) = self.store.put(&cache_key(key), &row, ttl_ms) {
             tracing::warn!("cannot write the review cache: {err}");
         }
@@ -173,7 +233,7 @@ pub fn reviewers(
 /// messages as the transcript.
 pub(crate) fn for_session(
     config: &ReviewersConfig,
-    env: &crate::agent::LoopEnv,
+    env: &LoopEnv,
     model: &str,
     db: &Arc<Db>,
 ) -> Option<Arc<Reviewers>> {
@@ -192,45 +252,4 @@ pub(crate) fn for_session(
         session_id: env.session_id.clone(),
     });
     reviewers(config, model, db, transcript)
-}
-
-/// The ledger payload of one verdict.
-pub fn verdict_payload(record: &ReviewRecord) -> Value {
-    let verdict = ReviewerVerdict {
-        reviewer: record.reviewer.name().to_string(),
-        model: record.model.clone(),
-        verdict: record.verdict().to_string(),
-        reason: record.reason.clone(),
-        outcome: record.outcome.as_str().to_string(),
-        error: record.error.clone(),
-        duration_ms: u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
-        cache_hit: record.cache_hit,
-        tool_use_id: record.call.as_ref().map(|(_, id)| id.clone()),
-        tool: record.call.as_ref().map(|(tool, _)| tool.clone()),
-        usage: record.usage,
-    };
-    verdict.to_payload().unwrap_or(Value::Null)
-}
-
-/// The ledger entries of some verdicts.
-pub fn verdict_entries(records: &[ReviewRecord]) -> Vec<(EntryKind, Value)> {
-    records
-        .iter()
-        .map(|r| (EntryKind::ReviewerVerdict, verdict_payload(r)))
-        .collect()
-}
-
-/// How many stops `intent-validate` blocked in a session, from its ledger.
-pub fn intent_blocks(entries: &[LedgerEntry]) -> u32 {
-    let blocked = entries
-        .iter()
-        .filter(|e| e.kind == EntryKind::ReviewerVerdict)
-        .filter_map(|e| serde_json::from_value::<ReviewerVerdict>(e.payload.clone()).ok())
-        .filter(|v| {
-            v.reviewer == ReviewerKind::IntentValidate.name()
-                && v.verdict == ReviewerKind::IntentValidate.verdict(false)
-                && v.outcome != ReviewOutcome::Skipped.as_str()
-        })
-        .count();
-    u32::try_from(blocked).unwrap_or(u32::MAX)
 }

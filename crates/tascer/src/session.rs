@@ -1,24 +1,35 @@
-//! A session: its identity, history, tools, model client and store.
+//! A session: its identity, history, tools, model client and store, and
+//! how one starts ([`Session::start`], in named steps).
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use tascer_core::{ChatMessage, Tool};
+use parking_lot::Mutex;
+use tascer_core::ChatMessage;
+use tascer_guard::hooks::SessionStartSource;
+use tascer_guard::settings::LoadedSettings;
+use tascer_mcp::McpManager;
 use tascer_model::{ModelClient, ProviderConfig, ProviderKind};
 use tascer_store::{NewSession, SessionStore};
 
-use crate::agent::{Agent, Costs, LoopEnv};
+use crate::agent::Agent;
+use crate::commands::SlashCommand;
 use crate::error::Error;
 use crate::governance::Governance;
+use crate::loop_env::{Costs, LoopEnv};
+use crate::memory::{MemoryFile, MemoryLocations};
 use crate::options::{Options, SystemPrompt};
 use crate::proof::Proof;
+use crate::setup::GovernanceParts;
+use crate::skills::Skill;
+use crate::structured::StructuredOutput;
 use crate::system_prompt::default_system_prompt;
+use crate::toolset::{Extras, connect_mcp, select_tools};
 use crate::write_failure::WriteFailure;
-use tascer_guard::hooks::SessionStartSource;
-use tascer_mcp::{McpManager, McpOptions};
 
 /// The home's signing key, created on first use with a one-line notice.
-fn home_signing_key(home: &std::path::Path) -> Result<tascer_ledger::SigningKey, Error> {
+fn home_signing_key(home: &Path) -> Result<tascer_ledger::SigningKey, Error> {
     let (key, created) = tascer_ledger::load_or_create_home_signing_key(home)?;
     if let Some(paths) = created {
         tracing::warn!(
@@ -70,21 +81,116 @@ pub(crate) struct Session {
     /// after it.
     pub just_compacted: bool,
     /// The memory files (`CLAUDE.md`, …) in the system prompt.
-    pub memory: Vec<crate::memory::MemoryFile>,
+    pub memory: Vec<MemoryFile>,
     /// Skills offered through the `Skill` tool.
-    pub skills: Vec<crate::skills::Skill>,
+    pub skills: Vec<Skill>,
     /// Custom slash commands.
-    pub commands: Vec<crate::commands::SlashCommand>,
+    pub commands: Vec<SlashCommand>,
     /// The output schema the final answer must match, if any.
-    pub structured: Option<crate::structured::StructuredOutput>,
+    pub structured: Option<StructuredOutput>,
 }
 
 impl Session {
     /// Opens or creates the session the options describe.
+    ///
+    /// The steps run in this order, which is also the order of what they
+    /// store, write to the ledger and tell hooks: the store's session row,
+    /// the ledger's `session_start`, the webhooks, the MCP servers, then
+    /// the SessionStart hooks.
     pub async fn start(mut options: Options) -> Result<Session, Error> {
         let cwd = resolve_cwd(options.cwd.as_ref())?;
-        let cwd_text = cwd.display().to_string();
+        let provider = Provider::from_options(&options)?;
+        let home = options.home.clone().unwrap_or_else(crate::tascer_home);
+        let store = Arc::new(SessionStore::open_in_home(&home)?);
+        check_session_choice(&options)?;
+        let opened = open_or_create(&store, &options, &cwd, &provider.model)?;
+        let files = SessionFiles::load(&mut options, &cwd)?;
+        let system_prompt = system_prompt(&options, &cwd, &files);
+        let settings = crate::setup::load_settings(&options, &cwd, &home)?;
+        let mut parts = crate::setup::build(&options, &settings, &cwd, provider.secrets)?;
 
+        let proof = open_ledger(&options, &home, &store, &opened.id)?;
+        proof.start(
+            &provider.model,
+            &options_digest_value(&options, &provider.model),
+            &system_prompt,
+            serde_json::json!({
+                "cwd": cwd.display().to_string(),
+                "tascer_version": crate::VERSION,
+                "memory_files": files.memory,
+            }),
+        )?;
+        let tool_env = std::mem::take(&mut parts.env);
+        let env = loop_env(
+            &options,
+            &cwd,
+            &opened,
+            provider.client,
+            store,
+            tool_env,
+            proof,
+        );
+        let governance = governance(&env, &provider.model, &home, &settings, &cwd, parts)?;
+        governance.context.prewarm(&cwd);
+
+        let mcp = connect_mcp(&options).await;
+        let mcp_tools = mcp
+            .as_ref()
+            .map(McpManager::tools_snapshot)
+            .unwrap_or_default();
+        let extras = Extras {
+            home: &home,
+            skills: &files.skills,
+            memory_section: files.memory_section,
+        };
+        let tools = select_tools(
+            &options,
+            &env,
+            &provider.model,
+            &cwd,
+            &governance,
+            mcp_tools,
+            extras,
+        );
+        let pending_context = governance
+            .on_session_start(&env, start_source(&options), &provider.model)
+            .await;
+        let agent = Agent::new(env, provider.model, system_prompt, tools, None, governance);
+
+        Ok(Session {
+            id: opened.id,
+            cwd,
+            history: opened.history,
+            options,
+            api_key_source: provider.api_key_source,
+            total_turns: opened.total_turns,
+            agent,
+            mcp,
+            pending_context,
+            last_input_tokens: 0,
+            just_compacted: false,
+            memory: files.memory,
+            skills: files.skills,
+            commands: files.commands,
+            structured: files.structured,
+        })
+    }
+}
+
+/// The model provider of a session, and its model.
+struct Provider {
+    client: ModelClient,
+    model: String,
+    /// Where the API key came from, for `system/init`.
+    api_key_source: String,
+    /// The provider's own keys, which must never leak into output.
+    secrets: Vec<String>,
+}
+
+impl Provider {
+    /// The options' provider (else the environment's) with the options'
+    /// fallback model, and the options' model (else the default one).
+    fn from_options(options: &Options) -> Result<Self, Error> {
         let mut provider = match &options.provider {
             Some(p) => p.clone(),
             None => ProviderConfig::from_env()?,
@@ -99,243 +205,287 @@ impl Session {
             .unwrap_or_else(|| default_model(provider.kind));
         let secrets: Vec<String> = provider.api_key.iter().cloned().collect();
         let client = ModelClient::new(provider)?;
+        Ok(Provider {
+            client,
+            model,
+            api_key_source,
+            secrets,
+        })
+    }
+}
 
-        let home = options.home.clone().unwrap_or_else(crate::tascer_home);
-        let store = Arc::new(SessionStore::open_in_home(&home)?);
-
-        if options.resume.is_some() && options.continue_conversation {
+/// Refuses options that name the session to open in contradicting ways.
+fn check_session_choice(options: &Options) -> Result<(), Error> {
+    if options.resume.is_some() && options.continue_conversation {
+        return Err(Error::InvalidOptions(
+            "use either resume or continue, not both".into(),
+        ));
+    }
+    if let Some(id) = &options.session_id {
+        if uuid_like(id).is_none() {
+            return Err(Error::InvalidOptions(format!(
+                "session id must be a UUID, got {id:?}"
+            )));
+        }
+        if (options.resume.is_some() || options.continue_conversation) && !options.fork_session {
             return Err(Error::InvalidOptions(
-                "use either resume or continue, not both".into(),
+                "--session-id with --resume or --continue requires --fork-session".into(),
             ));
         }
-        if let Some(id) = &options.session_id {
-            if uuid_like(id).is_none() {
-                return Err(Error::InvalidOptions(format!(
-                    "session id must be a UUID, got {id:?}"
-                )));
-            }
-            if (options.resume.is_some() || options.continue_conversation) && !options.fork_session
-            {
-                return Err(Error::InvalidOptions(
-                    "--session-id with --resume or --continue requires --fork-session".into(),
-                ));
-            }
+    }
+    Ok(())
+}
+
+/// The stored session a session starts from.
+struct Opened {
+    id: String,
+    history: Vec<ChatMessage>,
+    total_turns: u32,
+    total_cost_usd: f64,
+}
+
+/// Opens the session the options name (resumed, continued, or forked from
+/// it) or creates a new one in the store, and reads its history and
+/// totals.
+fn open_or_create(
+    store: &SessionStore,
+    options: &Options,
+    cwd: &Path,
+    model: &str,
+) -> Result<Opened, Error> {
+    let cwd_text = cwd.display().to_string();
+    let existing = if let Some(id) = &options.resume {
+        Some(
+            store
+                .session(id)?
+                .ok_or_else(|| tascer_store::StoreError::NotFound(id.clone()))?,
+        )
+    } else if options.continue_conversation {
+        Some(
+            store
+                .latest_for_cwd(&cwd_text)?
+                .ok_or_else(|| Error::NothingToContinue(cwd_text.clone()))?,
+        )
+    } else {
+        None
+    };
+    let new_id = || {
+        options
+            .session_id
+            .clone()
+            .unwrap_or_else(tascer_core::new_id)
+    };
+    let id = match existing {
+        Some(info) if options.fork_session => {
+            let id = new_id();
+            store.fork(&info.id, &id)?;
+            id
         }
+        Some(info) => info.id,
+        None => {
+            let id = new_id();
+            store.create_session(&NewSession {
+                id: &id,
+                cwd: &cwd_text,
+                model,
+                forked_from: None,
+            })?;
+            id
+        }
+    };
+    let history = store.history(&id)?;
+    let (total_turns, total_cost_usd) = match store.session(&id)? {
+        Some(info) => (info.num_turns, info.total_cost_usd),
+        None => (0, 0.0),
+    };
+    Ok(Opened {
+        id,
+        history,
+        total_turns,
+        total_cost_usd,
+    })
+}
 
-        let existing = if let Some(id) = &options.resume {
-            Some(
-                store
-                    .session(id)?
-                    .ok_or_else(|| tascer_store::StoreError::NotFound(id.clone()))?,
-            )
-        } else if options.continue_conversation {
-            Some(
-                store
-                    .latest_for_cwd(&cwd_text)?
-                    .ok_or_else(|| Error::NothingToContinue(cwd_text.clone()))?,
-            )
-        } else {
-            None
-        };
+/// What the session's files add: memory files, slash commands, skills,
+/// agents (merged into the options), and the output schema.
+struct SessionFiles {
+    memory: Vec<MemoryFile>,
+    /// The memory files as a system prompt section.
+    memory_section: Option<String>,
+    commands: Vec<SlashCommand>,
+    skills: Vec<Skill>,
+    structured: Option<StructuredOutput>,
+}
 
-        let id = match existing {
-            Some(info) if options.fork_session => {
-                let new_id = options
-                    .session_id
-                    .clone()
-                    .unwrap_or_else(tascer_core::new_id);
-                store.fork(&info.id, &new_id)?;
-                new_id
-            }
-            Some(info) => info.id,
-            None => {
-                let id = options
-                    .session_id
-                    .clone()
-                    .unwrap_or_else(tascer_core::new_id);
-                store.create_session(&NewSession {
-                    id: &id,
-                    cwd: &cwd_text,
-                    model: &model,
-                    forked_from: None,
-                })?;
-                id
-            }
-        };
-        let history = store.history(&id)?;
-        let (total_turns, total_cost_usd) = match store.session(&id)? {
-            Some(info) => (info.num_turns, info.total_cost_usd),
-            None => (0, 0.0),
-        };
-
-        let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let mut system_prompt = match &options.system_prompt {
-            SystemPrompt::Default => default_system_prompt(&cwd, &today),
-            SystemPrompt::Replace(text) => text.clone(),
-            SystemPrompt::Append(text) => {
-                format!("{}\n\n{}", default_system_prompt(&cwd, &today), text)
-            }
-        };
-
+impl SessionFiles {
+    /// Reads the files the options' setting sources name; agent files join
+    /// the options' own agents, which win.
+    fn load(options: &mut Options, cwd: &Path) -> Result<Self, Error> {
         let user_dir = options
             .claude_config_dir
             .clone()
             .or_else(crate::memory::default_user_dir);
         let user_home = std::env::home_dir();
         let memory = crate::memory::load(
-            &crate::memory::MemoryLocations {
-                cwd: &cwd,
+            &MemoryLocations {
+                cwd,
                 user_dir: user_dir.as_deref(),
                 home: user_home.as_deref(),
             },
             &options.setting_sources,
         );
         let memory_section = crate::memory::prompt_section(&memory);
-        if let Some(section) = &memory_section {
-            system_prompt.push_str("\n\n");
-            system_prompt.push_str(section);
-        }
-
-        let commands = crate::commands::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
-        let skills = crate::skills::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
-        // Agent files, then the options' own agents (which win).
-        let mut agents = crate::agents::load(&cwd, user_dir.as_deref(), &options.setting_sources)?;
+        let sources = &options.setting_sources;
+        let commands = crate::commands::load(cwd, user_dir.as_deref(), sources)?;
+        let skills = crate::skills::load(cwd, user_dir.as_deref(), sources)?;
+        let mut agents = crate::agents::load(cwd, user_dir.as_deref(), sources)?;
         agents.append(&mut options.agents);
         options.agents = agents;
         let structured = match &options.output_format {
-            Some(format) => Some(crate::structured::StructuredOutput::new(
+            Some(format) => Some(StructuredOutput::new(
                 format,
                 options.max_structured_output_retries,
             )?),
             None => None,
         };
-        if let Some(structured) = &structured {
-            system_prompt.push_str("\n\n");
-            system_prompt.push_str(&structured.prompt_section());
-        }
-
-        let settings = crate::setup::load_settings(&options, &cwd, &home)?;
-        let parts = crate::setup::build(&options, &settings, &cwd, secrets)?;
-
-        let signing_key = match &options.signing_key {
-            Some(key) => Some(key.clone()),
-            None if crate::options::signing_on(&options) => Some(home_signing_key(&home)?),
-            None => None,
-        };
-        // One backend for the session store and the ledger: with SQLite,
-        // one connection, so their writes queue inside this process instead
-        // of competing for the file lock; with PostgreSQL, one pool.
-        let ledger = Arc::new(tascer_ledger::Ledger::with_backend(
-            Arc::clone(store.backend()),
-            home.join("evidence"),
-            signing_key,
-        ));
-        let failure = WriteFailure::default();
-        let proof = Proof::new(ledger, id.clone(), failure.clone());
-        proof.start(
-            &model,
-            &options_digest_value(&options, &model),
-            &system_prompt,
-            serde_json::json!({
-                "cwd": cwd_text,
-                "tascer_version": crate::VERSION,
-                "memory_files": memory,
-            }),
-        )?;
-        let shared_cwd = tascer_core::ToolContext::shared_cwd(cwd.clone());
-        let env = LoopEnv {
-            session_id: id.clone(),
-            client,
-            store,
-            shared_cwd,
-            env: Arc::new(parts.env),
-            include_partial_messages: options.include_partial_messages,
-            max_tokens: options.max_tokens,
-            costs: Arc::new(Mutex::new(Costs {
-                total_usd: total_cost_usd,
-                per_model: Vec::new(),
-            })),
-            sink: Arc::new(Mutex::new(None)),
-            pending_totals: Arc::default(),
-            proof,
-            failure,
-        };
-        // The reviewers' cache and the webhook outbox live in the home's
-        // local SQLite file (the store's own when it is SQLite).
-        let needs_local = !parts.safety.reviewers.is_empty() || !settings.webhooks().is_empty();
-        let local_db = match needs_local {
-            true => Some(crate::setup::local_db(&env.store, &home)?),
-            false => None,
-        };
-        let reviewers = local_db
-            .as_ref()
-            .and_then(|db| crate::reviewer::for_session(&parts.safety.reviewers, &env, &model, db));
-        let webhooks = match &local_db {
-            Some(db) => tascer_webhook::Webhooks::open(
-                settings.webhooks(),
-                db,
-                tascer_webhook::Source::Run,
-            )?,
-            None => None,
-        };
-        if let Some(webhooks) = &webhooks {
-            webhooks.start_delivery();
-        }
-        let governance = Arc::new(
-            Governance::new(
-                parts.admission.reviewers(reviewers),
-                parts.context,
-                cwd_text.clone(),
-                env.store.location().to_string(),
-            )
-            .with_webhooks(webhooks),
-        );
-        governance.context.prewarm(&cwd);
-        let mcp = connect_mcp(&options).await;
-        let mcp_tools = match &mcp {
-            Some(m) => m.tools_snapshot(),
-            None => Vec::new(),
-        };
-        let tools = select_tools(
-            &options,
-            &env,
-            &model,
-            &cwd,
-            &governance,
-            mcp_tools,
-            Extras {
-                home: &home,
-                skills: &skills,
-                memory_section,
-            },
-        );
-        let source = if options.fork_session {
-            SessionStartSource::Fork
-        } else if options.resume.is_some() || options.continue_conversation {
-            SessionStartSource::Resume
-        } else {
-            SessionStartSource::Startup
-        };
-        let pending_context = governance.on_session_start(&env, source, &model).await;
-        let agent = Agent::new(env, model, system_prompt, tools, None, governance);
-
-        Ok(Session {
-            id,
-            cwd,
-            history,
-            options,
-            api_key_source,
-            total_turns,
-            agent,
-            mcp,
-            pending_context,
-            last_input_tokens: 0,
-            just_compacted: false,
+        Ok(SessionFiles {
             memory,
-            skills,
+            memory_section,
             commands,
+            skills,
             structured,
         })
+    }
+}
+
+/// The session's system prompt: the options' (or the default one), then
+/// the memory files, then the output schema.
+fn system_prompt(options: &Options, cwd: &Path, files: &SessionFiles) -> String {
+    let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+    let mut system_prompt = match &options.system_prompt {
+        SystemPrompt::Default => default_system_prompt(cwd, &today),
+        SystemPrompt::Replace(text) => text.clone(),
+        SystemPrompt::Append(text) => {
+            format!("{}\n\n{}", default_system_prompt(cwd, &today), text)
+        }
+    };
+    if let Some(section) = &files.memory_section {
+        system_prompt.push_str("\n\n");
+        system_prompt.push_str(section);
+    }
+    if let Some(structured) = &files.structured {
+        system_prompt.push_str("\n\n");
+        system_prompt.push_str(&structured.prompt_section());
+    }
+    system_prompt
+}
+
+/// The session's ledger, signed with the options' key or the home's (when
+/// signing is on). It shares the session store's backend: with SQLite, one
+/// connection, so their writes queue inside this process instead of
+/// competing for the file lock; with PostgreSQL, one pool.
+fn open_ledger(
+    options: &Options,
+    home: &Path,
+    store: &SessionStore,
+    session_id: &str,
+) -> Result<Proof, Error> {
+    let signing_key = match &options.signing_key {
+        Some(key) => Some(key.clone()),
+        None if crate::options::signing_on(options) => Some(home_signing_key(home)?),
+        None => None,
+    };
+    let ledger = Arc::new(tascer_ledger::Ledger::with_backend(
+        Arc::clone(store.backend()),
+        home.join("evidence"),
+        signing_key,
+    ));
+    Ok(Proof::new(
+        ledger,
+        session_id.to_string(),
+        WriteFailure::default(),
+    ))
+}
+
+/// The handles the session's agents share; `tool_env` is the environment
+/// of its tools.
+fn loop_env(
+    options: &Options,
+    cwd: &Path,
+    opened: &Opened,
+    client: ModelClient,
+    store: Arc<SessionStore>,
+    tool_env: HashMap<String, String>,
+    proof: Proof,
+) -> LoopEnv {
+    LoopEnv {
+        session_id: opened.id.clone(),
+        client,
+        store,
+        shared_cwd: tascer_core::ToolContext::shared_cwd(cwd.to_path_buf()),
+        env: Arc::new(tool_env),
+        include_partial_messages: options.include_partial_messages,
+        max_tokens: options.max_tokens,
+        costs: Arc::new(Mutex::new(Costs {
+            total_usd: opened.total_cost_usd,
+            per_model: Vec::new(),
+        })),
+        sink: Arc::new(Mutex::new(None)),
+        pending_totals: Arc::default(),
+        failure: proof.failure().clone(),
+        proof,
+    }
+}
+
+/// The session's governance: the admission the options and settings
+/// configure with the LLM reviewers they turn on, context capture, and
+/// the webhooks (their delivery started).
+fn governance(
+    env: &LoopEnv,
+    model: &str,
+    home: &Path,
+    settings: &LoadedSettings,
+    cwd: &Path,
+    parts: GovernanceParts,
+) -> Result<Arc<Governance>, Error> {
+    // The reviewers' cache and the webhook outbox live in the home's
+    // local SQLite file (the store's own when it is SQLite).
+    let needs_local = !parts.safety.reviewers.is_empty() || !settings.webhooks().is_empty();
+    let local_db = match needs_local {
+        true => Some(crate::setup::local_db(&env.store, home)?),
+        false => None,
+    };
+    let reviewers = local_db
+        .as_ref()
+        .and_then(|db| crate::reviewer::for_session(&parts.safety.reviewers, env, model, db));
+    let webhooks = match &local_db {
+        Some(db) => {
+            tascer_webhook::Webhooks::open(settings.webhooks(), db, tascer_webhook::Source::Run)?
+        }
+        None => None,
+    };
+    if let Some(webhooks) = &webhooks {
+        webhooks.start_delivery();
+    }
+    Ok(Arc::new(
+        Governance::new(
+            parts.admission.reviewers(reviewers),
+            parts.context,
+            cwd.display().to_string(),
+            env.store.location().to_string(),
+        )
+        .with_webhooks(webhooks),
+    ))
+}
+
+/// The SessionStart hooks' `source`.
+fn start_source(options: &Options) -> SessionStartSource {
+    if options.fork_session {
+        SessionStartSource::Fork
+    } else if options.resume.is_some() || options.continue_conversation {
+        SessionStartSource::Resume
+    } else {
+        SessionStartSource::Startup
     }
 }
 
@@ -373,111 +523,6 @@ fn api_key_source(provider: &ProviderConfig) -> String {
         (ProviderKind::OpenAi, true) => "OPENAI_API_KEY".into(),
         (_, false) => "none".into(),
     }
-}
-
-/// Connects the configured MCP servers (concurrently, each under the
-/// startup timeout). A server that fails is reported in `system/init`,
-/// never fatal.
-async fn connect_mcp(options: &Options) -> Option<McpManager> {
-    if options.mcp_servers.is_empty() && options.sdk_servers.is_empty() {
-        return None;
-    }
-    let mut configs = options.mcp_servers.clone();
-    for sdk in &options.sdk_servers {
-        configs
-            .entry(sdk.name().to_string())
-            .or_insert_with(|| tascer_mcp::McpServerConfig::Sdk {
-                name: sdk.name().to_string(),
-            });
-    }
-    let mcp_options = McpOptions {
-        sdk_servers: options.sdk_servers.clone(),
-        tunnel: options.mcp_tunnel.clone(),
-        ..McpOptions::default()
-    };
-    let manager = McpManager::connect_with(configs, mcp_options).await;
-    for status in manager.statuses() {
-        if let Some(error) = &status.error {
-            tracing::warn!(server = %status.name, "MCP server failed to start: {error}");
-        }
-    }
-    Some(manager)
-}
-
-/// True when a tool is removed from the model's context: a bare-name
-/// `disallowed_tools` entry.
-pub(crate) fn removed(options: &Options, name: &str) -> bool {
-    options.disallowed_tools.iter().any(|n| n == name)
-}
-
-/// Where tools come from besides the options: the home, and what the
-/// session's files add.
-struct Extras<'a> {
-    /// The Tascer home (the todo list lives there).
-    home: &'a std::path::Path,
-    /// Skills for the `Skill` tool.
-    skills: &'a [crate::skills::Skill],
-    /// The memory section, for subagents' system prompts.
-    memory_section: Option<String>,
-}
-
-fn select_tools(
-    options: &Options,
-    env: &LoopEnv,
-    model: &str,
-    cwd: &std::path::Path,
-    governance: &Arc<Governance>,
-    mcp_tools: Vec<Arc<dyn Tool>>,
-    extras: Extras<'_>,
-) -> Vec<Arc<dyn Tool>> {
-    let (home, skills) = (extras.home, extras.skills);
-    let offered = |name: &str| {
-        options
-            .tools
-            .as_ref()
-            .is_none_or(|only| only.iter().any(|n| n == name))
-            && !options.disallowed_tools.iter().any(|n| n == name)
-    };
-    let mut state = tascer_tools::ToolState::new().with_todo_dir(home.join("todos"));
-    if let Some(answerer) = &options.user_answerer {
-        state = state.with_user_answerer(Arc::clone(answerer));
-    }
-    let mut tools: Vec<Arc<dyn Tool>> = tascer_tools::builtin_tools(state)
-        .into_iter()
-        .filter(|t| offered(t.name()))
-        .chain(
-            options
-                .custom_tools
-                .iter()
-                .filter(|t| !removed(options, t.name()))
-                .cloned(),
-        )
-        .chain(
-            mcp_tools
-                .into_iter()
-                .filter(|t| !removed(options, t.name())),
-        )
-        .collect();
-    if !skills.is_empty() && offered(crate::skills::SKILL_TOOL_NAME) {
-        tools.push(Arc::new(crate::skills::SkillTool::new(skills.to_vec())));
-    }
-    if offered(crate::task_tool::TASK_TOOL_NAME) {
-        let task = crate::task_tool::TaskTool::new(
-            env.clone(),
-            model.to_string(),
-            cwd.to_path_buf(),
-            tools
-                .iter()
-                .filter(|t| t.offered_to_subagents())
-                .cloned()
-                .collect(),
-            options.agents.clone(),
-            Arc::clone(governance),
-        )
-        .with_memory(extras.memory_section);
-        tools.insert(0, Arc::new(task));
-    }
-    tools
 }
 
 /// Returns the id if it looks like a UUID (8-4-4-4-12 hex).

@@ -91,7 +91,10 @@ pub(crate) fn build(
     env.extend(options.env.clone());
     Ok(GovernanceParts {
         admission,
-        context: ContextCapture::new(context_env),
+        context: ContextCapture::new(
+            context_env,
+            options.context_cache.clone().unwrap_or_default(),
+        ),
         env,
         safety,
     })

@@ -13,11 +13,12 @@ use tascer_core::{
     ChatMessage, Message, Role, Tool, ToolContext, ToolOutput, Usage, UserContent, UserMessage,
 };
 
-use crate::agent::{Agent, INTERRUPTED, LoopEnv};
+use crate::agent::{Agent, INTERRUPTED};
+use crate::duration::millis;
 use crate::governance::{Governance, StopVerdict};
+use crate::loop_env::LoopEnv;
 use crate::options::AgentDefinition;
 use crate::system_prompt::default_system_prompt;
-use crate::turn::millis;
 
 /// The tool's name, as in Claude Code.
 pub(crate) const TASK_TOOL_NAME: &str = "Task";
@@ -248,8 +249,8 @@ impl TaskTool {
                 role: Role::User,
                 content: blocks,
             });
-            if let Some(halt) = stop {
-                return ToolOutput::error(format!("The subagent stopped. {halt}"));
+            if let Some(stop) = stop {
+                return ToolOutput::error(format!("The subagent stopped. {stop}"));
             }
         }
         let raw = json!({

@@ -11,12 +11,15 @@ use tascer_core::{
     ChatMessage, ContentBlock, Message, ResultMessage, ResultSubtype, Role, StopReason, Usage,
     UserContent, UserMessage,
 };
+use tascer_guard::admission::StopRun;
 use tascer_guard::hooks::CompactTrigger;
-use tascer_model::ModelError;
+use tascer_model::{ModelError, ModelResponse};
 
-use crate::agent::INTERRUPTED;
+use crate::agent::{Call, INTERRUPTED};
 use crate::compact::compact;
-use crate::governance::{Halt, StopVerdict};
+use crate::duration::millis;
+use crate::governance::StopVerdict;
+use crate::history::push_user;
 use crate::session::Session;
 
 /// The running totals of one turn.
@@ -37,7 +40,7 @@ struct TurnState {
 enum Outcome {
     Completed,
     PromptBlocked(String),
-    Halted(Halt),
+    Stopped(StopRun),
     MaxTurns,
     Budget,
     Interrupted {
@@ -133,19 +136,57 @@ pub(crate) async fn run_turn(
     env.set_sink(None);
 }
 
+/// The turn after its prompt was resolved: the prompt goes in, then model
+/// calls and tool calls alternate until one of them ends the turn.
 async fn drive(
     session: &mut Session,
     prompt: String,
     cancel: &CancellationToken,
     state: &mut TurnState,
 ) -> Outcome {
+    if let Err(outcome) = submit_prompt(session, prompt).await {
+        return outcome;
+    }
+    let mut stop_hook_active = false;
+    loop {
+        if let Some(outcome) = limit_reached(session, state, cancel) {
+            return outcome;
+        }
+        refresh_mcp_tools(session).await;
+        compact_if_due(session, cancel).await;
+        let response = match session.agent.call_model(&session.history, cancel).await {
+            Ok(r) => r,
+            Err(ModelError::Cancelled) => {
+                return Outcome::Interrupted {
+                    during_tools: false,
+                };
+            }
+            Err(err) => return Outcome::ApiError(err),
+        };
+        let (answer, calls) = take_response(session, state, response);
+        if calls.is_empty() {
+            match model_stopped(session, state, &answer, &mut stop_hook_active).await {
+                Some(outcome) => return outcome,
+                None => continue,
+            }
+        }
+        if let Some(outcome) = run_calls(session, &calls, cancel).await {
+            return outcome;
+        }
+    }
+}
+
+/// `system/init`, then the prompt through the UserPromptSubmit hooks (which
+/// may block it) into the history, with the context they and the
+/// SessionStart hooks add.
+async fn submit_prompt(session: &mut Session, prompt: String) -> Result<(), Outcome> {
     let env = session.agent.env.clone();
     let governance = session.agent.governance.clone();
     env.emit(init_message(session));
-    let context = match governance.on_prompt(&env, &prompt).await {
-        Ok(context) => context,
-        Err(reason) => return Outcome::PromptBlocked(reason),
-    };
+    let context = governance
+        .on_prompt(&env, &prompt)
+        .await
+        .map_err(Outcome::PromptBlocked)?;
     env.emit(Message::User(UserMessage::new(
         UserContent::Text(prompt.clone()),
         &session.id,
@@ -157,132 +198,180 @@ async fn drive(
         user.content.push(ContentBlock::text(text));
     }
     push_user(&mut session.history, user);
-    let mut stop_hook_active = false;
+    Ok(())
+}
 
-    loop {
-        if let Some(failure) = env.failure.get() {
-            return Outcome::WriteFailed(failure);
-        }
-        if cancel.is_cancelled() {
-            return Outcome::Interrupted {
-                during_tools: false,
-            };
-        }
-        if let Some(max) = session.options.max_turns
-            && state.num_turns >= max
-        {
-            return Outcome::MaxTurns;
-        }
-        if let Some(budget) = session.options.max_budget_usd
-            && env.total_cost_usd() >= budget
-        {
-            return Outcome::Budget;
-        }
-
-        if let Some(mcp) = &session.mcp {
-            let fresh = mcp.tools().await;
-            let options = &session.options;
-            session
-                .agent
-                .set_mcp_tools(fresh, |name| !crate::session::removed(options, name));
-        }
-        // Once compacted, the next call is not compacted again even if its
-        // input is still over the limit (the system prompt and tools alone
-        // can be): that would summarize a summary at every call.
-        let just_compacted = std::mem::take(&mut session.just_compacted);
-        if let Some(limit) = session.options.auto_compact_tokens
-            && session.last_input_tokens >= limit
-            && !just_compacted
-        {
-            let pre_tokens = session.last_input_tokens;
-            session.last_input_tokens = 0;
-            let outcome = compact(session, CompactTrigger::Auto, None, pre_tokens, cancel).await;
-            session.just_compacted = outcome.is_ok();
-            if let Err(err) = outcome {
-                tracing::warn!(session = %session.id, "{err}");
-                env.emit(env.system_message(
-                    "informational",
-                    json!({"content": format!("Not compacted: {err}")}),
-                ));
-            }
-        }
-        let response = match session.agent.call_model(&session.history, cancel).await {
-            Ok(r) => r,
-            Err(ModelError::Cancelled) => {
-                return Outcome::Interrupted {
-                    during_tools: false,
-                };
-            }
-            Err(err) => return Outcome::ApiError(err),
-        };
-        state.num_turns += 1;
-        let usage = &response.usage;
-        session.last_input_tokens =
-            usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
-        state.api_time += response.api_duration;
-        state.usage.add(&response.usage);
-        state.stop_reason = response.stop_reason.clone();
-        // Keep the stored totals current, so a crash mid-turn loses no
-        // turns or cost: they are stored with the response, just below.
-        env.defer_totals(session.total_turns + state.num_turns, "running");
-
-        let (text, calls) = session.agent.emit_response(&response);
-        let answer = text.clone();
-        if !text.is_empty() {
-            state.last_text = text;
-        }
-        session.history.push(ChatMessage {
-            role: Role::Assistant,
-            content: response.content,
+/// Why the turn must end before the next model call, if it must: a failed
+/// write, an interrupt, the turn limit, the budget.
+fn limit_reached(
+    session: &Session,
+    state: &TurnState,
+    cancel: &CancellationToken,
+) -> Option<Outcome> {
+    let env = &session.agent.env;
+    if let Some(failure) = env.failure.get() {
+        return Some(Outcome::WriteFailed(failure));
+    }
+    if cancel.is_cancelled() {
+        return Some(Outcome::Interrupted {
+            during_tools: false,
         });
-        if calls.is_empty() {
-            match governance
-                .on_stop(&env, None, stop_hook_active, &state.last_text)
-                .await
-            {
-                StopVerdict::Finish => match check_structured(session, state, &answer) {
-                    None => return Outcome::Completed,
-                    Some(Err(problem)) => return Outcome::StructuredOutputRetries(problem),
-                    Some(Ok(fix)) => {
-                        env.emit(Message::User(UserMessage::new(
-                            UserContent::Text(fix.clone()),
-                            &session.id,
-                        )));
-                        env.proof.prompt(&fix, None);
-                        push_user(&mut session.history, ChatMessage::user_text(fix));
-                        continue;
-                    }
-                },
-                StopVerdict::Stop(reason) => return Outcome::Halted(Halt::Hook(reason)),
-                StopVerdict::Continue(text) => {
-                    stop_hook_active = true;
-                    env.emit(Message::User(UserMessage::new(
-                        UserContent::Text(text.clone()),
-                        &session.id,
-                    )));
-                    env.proof.prompt(&text, None);
-                    push_user(&mut session.history, ChatMessage::user_text(text));
-                    continue;
-                }
-            }
-        }
+    }
+    if let Some(max) = session.options.max_turns
+        && state.num_turns >= max
+    {
+        return Some(Outcome::MaxTurns);
+    }
+    if let Some(budget) = session.options.max_budget_usd
+        && env.total_cost_usd() >= budget
+    {
+        return Some(Outcome::Budget);
+    }
+    None
+}
 
-        // A response that could not be stored is not acted on.
-        if let Some(failure) = env.failure.get() {
-            return Outcome::WriteFailed(failure);
-        }
-        let (blocks, stop) = session.agent.run_tools(&calls, cancel).await;
-        session.history.push(ChatMessage {
-            role: Role::User,
-            content: blocks,
-        });
-        if let Some(halt) = stop {
-            return Outcome::Halted(halt);
-        }
-        if cancel.is_cancelled() {
-            return Outcome::Interrupted { during_tools: true };
+/// Takes the MCP servers' current tool lists into the main agent's tools.
+async fn refresh_mcp_tools(session: &mut Session) {
+    if let Some(mcp) = &session.mcp {
+        let fresh = mcp.tools().await;
+        let options = &session.options;
+        session
+            .agent
+            .set_mcp_tools(fresh, |name| !crate::toolset::removed(options, name));
+    }
+}
+
+/// Compacts the conversation when the last model call's input reached the
+/// options' limit; a compaction that did not happen is reported and the
+/// turn goes on.
+async fn compact_if_due(session: &mut Session, cancel: &CancellationToken) {
+    // Once compacted, the next call is not compacted again even if its
+    // input is still over the limit (the system prompt and tools alone
+    // can be): that would summarize a summary at every call.
+    let just_compacted = std::mem::take(&mut session.just_compacted);
+    let Some(limit) = session.options.auto_compact_tokens else {
+        return;
+    };
+    if session.last_input_tokens < limit || just_compacted {
+        return;
+    }
+    let pre_tokens = session.last_input_tokens;
+    session.last_input_tokens = 0;
+    let outcome = compact(session, CompactTrigger::Auto, None, pre_tokens, cancel).await;
+    session.just_compacted = outcome.is_ok();
+    if let Err(err) = outcome {
+        tracing::warn!(session = %session.id, "{err}");
+        let env = &session.agent.env;
+        env.emit(env.system_message(
+            "informational",
+            json!({"content": format!("Not compacted: {err}")}),
+        ));
+    }
+}
+
+/// Counts a model response in the turn's totals, emits it and adds it to
+/// the history; returns its text and the tool calls it asks for.
+fn take_response(
+    session: &mut Session,
+    state: &mut TurnState,
+    response: ModelResponse,
+) -> (String, Vec<Call>) {
+    state.num_turns += 1;
+    let usage = &response.usage;
+    session.last_input_tokens =
+        usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+    state.api_time += response.api_duration;
+    state.usage.add(&response.usage);
+    state.stop_reason = response.stop_reason.clone();
+    // Keep the stored totals current, so a crash mid-turn loses no
+    // turns or cost: they are stored with the response, just below.
+    session
+        .agent
+        .env
+        .defer_totals(session.total_turns + state.num_turns, "running");
+
+    let (text, calls) = session.agent.emit_response(&response);
+    let answer = text.clone();
+    if !text.is_empty() {
+        state.last_text = text;
+    }
+    session.history.push(ChatMessage {
+        role: Role::Assistant,
+        content: response.content,
+    });
+    (answer, calls)
+}
+
+/// The model answered without tool calls: the Stop hooks and
+/// `intent-validate` decide whether the turn ends, then the answer is
+/// checked against the output schema. `None` means go on: a hook's or a
+/// schema fix's text was sent as the next user message.
+async fn model_stopped(
+    session: &mut Session,
+    state: &mut TurnState,
+    answer: &str,
+    stop_hook_active: &mut bool,
+) -> Option<Outcome> {
+    let env = session.agent.env.clone();
+    let verdict = session
+        .agent
+        .governance
+        .on_stop(&env, None, *stop_hook_active, &state.last_text)
+        .await;
+    match verdict {
+        StopVerdict::Finish => match check_structured(session, state, answer) {
+            None => Some(Outcome::Completed),
+            Some(Err(problem)) => Some(Outcome::StructuredOutputRetries(problem)),
+            Some(Ok(fix)) => {
+                send_user_text(session, fix);
+                None
+            }
+        },
+        StopVerdict::Stop(reason) => Some(Outcome::Stopped(StopRun::Hook(reason))),
+        StopVerdict::Continue(text) => {
+            *stop_hook_active = true;
+            send_user_text(session, text);
+            None
         }
     }
+}
+
+/// Sends `text` as the next user message: to the consumer, the ledger and
+/// the history.
+fn send_user_text(session: &mut Session, text: String) {
+    let env = &session.agent.env;
+    env.emit(Message::User(UserMessage::new(
+        UserContent::Text(text.clone()),
+        &session.id,
+    )));
+    env.proof.prompt(&text, None);
+    push_user(&mut session.history, ChatMessage::user_text(text));
+}
+
+/// Runs the tool calls of a response and adds their results to the
+/// history. `Some` when the turn ends there: a write failed before, a
+/// hook or permission decision stopped the run, or the user interrupted.
+async fn run_calls(
+    session: &mut Session,
+    calls: &[Call],
+    cancel: &CancellationToken,
+) -> Option<Outcome> {
+    // A response that could not be stored is not acted on.
+    if let Some(failure) = session.agent.env.failure.get() {
+        return Some(Outcome::WriteFailed(failure));
+    }
+    let (blocks, stop) = session.agent.run_tools(calls, cancel).await;
+    session.history.push(ChatMessage {
+        role: Role::User,
+        content: blocks,
+    });
+    if let Some(stop) = stop {
+        return Some(Outcome::Stopped(stop));
+    }
+    if cancel.is_cancelled() {
+        return Some(Outcome::Interrupted { during_tools: true });
+    }
+    None
 }
 
 /// Checks the final answer against the output schema. `None`: done (no
@@ -368,15 +457,15 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
             result.errors.push(reason);
             result.terminal_reason = "hook_stopped".into();
         }
-        Outcome::Halted(halt) => {
+        Outcome::Stopped(stop) => {
             result.is_error = true;
-            result.result = Some(halt.to_string());
-            result.terminal_reason = match &halt {
-                Halt::Hook(_) => "hook_stopped".into(),
-                Halt::Permission(_) => "permission_denied".into(),
+            result.result = Some(stop.to_string());
+            result.terminal_reason = match &stop {
+                StopRun::Hook(_) => "hook_stopped".into(),
+                StopRun::Permission(_) => "permission_denied".into(),
             };
-            result.errors.push(match halt {
-                Halt::Hook(reason) | Halt::Permission(reason) => reason,
+            result.errors.push(match stop {
+                StopRun::Hook(reason) | StopRun::Permission(reason) => reason,
             });
         }
         Outcome::MaxTurns => {
@@ -452,39 +541,4 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
         }
     }
     result
-}
-
-pub(crate) fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// Adds a user message to the history, merged into the last message when
-/// that is a user message too (a resumed session can end with the results
-/// of interrupted calls, an interrupted turn with tool results): strict
-/// chat templates of some OpenAI-compatible servers refuse two user
-/// messages in a row.
-pub(crate) fn push_user(history: &mut Vec<ChatMessage>, message: ChatMessage) {
-    match history.last_mut() {
-        Some(last) if last.role == Role::User => last.content.extend(message.content),
-        _ => history.push(message),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_user_message_after_a_user_message_is_merged_into_it() {
-        let mut history = vec![ChatMessage::user_text("first")];
-        push_user(&mut history, ChatMessage::user_text("second"));
-        assert_eq!(history.len(), 1);
-        assert_eq!(history[0].content.len(), 2);
-        history.push(ChatMessage {
-            role: Role::Assistant,
-            content: vec![ContentBlock::text("ok")],
-        });
-        push_user(&mut history, ChatMessage::user_text("third"));
-        assert_eq!(history.len(), 3);
-    }
 }

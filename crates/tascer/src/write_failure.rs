@@ -6,9 +6,9 @@
 //! the failure is recorded here, nothing more is stored, no further tool
 //! runs, and the turn ends with an error result naming the database.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use crate::agent::lock;
+use parking_lot::Mutex;
 
 /// Shared by the session's store writes and ledger writes. Cheap to clone.
 #[derive(Clone, Default)]
@@ -25,7 +25,7 @@ impl WriteFailure {
         location: &str,
         err: &dyn std::fmt::Display,
     ) {
-        let mut slot = lock(&self.0);
+        let mut slot = self.0.lock();
         if slot.is_some() {
             return;
         }
@@ -40,11 +40,11 @@ impl WriteFailure {
 
     /// The first failure, if a write failed.
     pub fn get(&self) -> Option<String> {
-        lock(&self.0).clone()
+        self.0.lock().clone()
     }
 
     /// True once a write failed.
     pub fn is_set(&self) -> bool {
-        lock(&self.0).is_some()
+        self.0.lock().is_some()
     }
 }

@@ -1,0 +1,143 @@
+//! The handles every agent of a session shares ([`LoopEnv`]): the model
+//! client, the store and the ledger, where the running turn's messages go,
+//! the session's running cost, and the first write that failed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc::UnboundedSender;
+
+use tascer_core::{Message, ModelUsage, SystemMessage, Usage};
+use tascer_model::ModelClient;
+use tascer_store::{SessionStore, Totals};
+
+use crate::proof::Proof;
+use crate::write_failure::WriteFailure;
+
+/// Running cost of a session, shared by the main loop and its subagents.
+#[derive(Debug, Default)]
+pub(crate) struct Costs {
+    pub total_usd: f64,
+    pub per_model: Vec<(String, ModelUsage)>,
+}
+
+/// Handles shared by every agent of a session. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct LoopEnv {
+    pub session_id: String,
+    pub client: ModelClient,
+    pub store: Arc<SessionStore>,
+    pub shared_cwd: tascer_core::SharedCwd,
+    pub env: Arc<HashMap<String, String>>,
+    pub include_partial_messages: bool,
+    pub max_tokens: Option<u32>,
+    pub costs: Arc<Mutex<Costs>>,
+    /// Where the running turn's messages go (set at the start of each turn),
+    /// so subagents can stream into their parent's turn.
+    pub sink: Arc<Mutex<Option<UnboundedSender<Message>>>>,
+    /// Running totals to store with the next stored message
+    /// ([`defer_totals`](Self::defer_totals)).
+    pub pending_totals: Arc<Mutex<Option<Totals>>>,
+    /// The session's ledger.
+    pub proof: Proof,
+    /// The first store or ledger write that failed: once set, nothing more
+    /// is stored and the turn stops.
+    pub failure: WriteFailure,
+}
+
+impl LoopEnv {
+    /// Sends a message to the running turn's consumer and stores it.
+    /// Stream events are sent but not stored. A store failure is recorded
+    /// in [`failure`](Self::failure) and stops the turn; after one, nothing
+    /// more is stored, so the stored history is a prefix of the session
+    /// with no hole in it.
+    pub fn emit(&self, message: Message) {
+        if !matches!(message, Message::StreamEvent(_)) && !self.failure.is_set() {
+            let totals = self.pending_totals.lock().take();
+            if let Err(err) =
+                self.store
+                    .append_message_with_totals(&self.session_id, &message, totals.as_ref())
+            {
+                self.failure.record(
+                    &self.session_id,
+                    &format!("a {} message", message_kind(&message)),
+                    self.store.location(),
+                    &err,
+                );
+            }
+        }
+        if let Some(sink) = self.sink.lock().as_ref() {
+            // A consumer that went away is not an error: the turn still
+            // finishes and is stored.
+            let _ = sink.send(message);
+        }
+    }
+
+    /// Stores the session's running totals with the next stored message
+    /// (the same transaction), as after a model call whose response is
+    /// emitted next.
+    pub fn defer_totals(&self, num_turns: u32, status: &str) {
+        *self.pending_totals.lock() = Some(Totals {
+            num_turns,
+            total_cost_usd: self.total_cost_usd(),
+            status: status.to_string(),
+        });
+    }
+
+    /// Sets where the running turn's messages go.
+    pub fn set_sink(&self, sink: Option<UnboundedSender<Message>>) {
+        *self.sink.lock() = sink;
+    }
+
+    /// Adds one model call's usage to the session's cost.
+    pub fn add_usage(&self, model: &str, usage: &Usage) {
+        let cost = self.client.cost_usd(model, usage);
+        let mut costs = self.costs.lock();
+        costs.total_usd += cost;
+        match costs.per_model.iter_mut().find(|(m, _)| m == model) {
+            Some((_, total)) => total.add(usage, cost),
+            None => {
+                let mut total = ModelUsage::default();
+                total.add(usage, cost);
+                costs.per_model.push((model.to_string(), total));
+            }
+        }
+    }
+
+    /// The session's cost so far, USD.
+    pub fn total_cost_usd(&self) -> f64 {
+        self.costs.lock().total_usd
+    }
+
+    /// Cumulative usage per model.
+    pub fn model_usage(&self) -> Vec<(String, ModelUsage)> {
+        self.costs.lock().per_model.clone()
+    }
+
+    /// A system message of this session.
+    pub fn system_message(&self, subtype: &str, data: Value) -> Message {
+        let data = match data {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        Message::System(SystemMessage {
+            subtype: subtype.to_string(),
+            session_id: self.session_id.clone(),
+            uuid: tascer_core::new_id(),
+            data,
+        })
+    }
+}
+
+/// The frame type of a message, for error messages.
+fn message_kind(message: &Message) -> &'static str {
+    match message {
+        Message::User(_) => "user",
+        Message::Assistant(_) => "assistant",
+        Message::System(_) => "system",
+        Message::Result(_) => "result",
+        Message::StreamEvent(_) => "stream event",
+    }
+}

@@ -1,0 +1,122 @@
+//! A session's tool set: the built-in tools its options offer, custom
+//! tools, the tools of its MCP servers, `Skill` and `Task`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tascer_core::Tool;
+use tascer_mcp::{McpManager, McpOptions};
+
+use crate::governance::Governance;
+use crate::loop_env::LoopEnv;
+use crate::options::Options;
+use crate::skills::{SKILL_TOOL_NAME, Skill, SkillTool};
+use crate::task_tool::{TASK_TOOL_NAME, TaskTool};
+
+/// Connects the configured MCP servers (concurrently, each under the
+/// startup timeout). A server that fails is reported in `system/init`,
+/// never fatal.
+pub(crate) async fn connect_mcp(options: &Options) -> Option<McpManager> {
+    if options.mcp_servers.is_empty() && options.sdk_servers.is_empty() {
+        return None;
+    }
+    let mut configs = options.mcp_servers.clone();
+    for sdk in &options.sdk_servers {
+        configs
+            .entry(sdk.name().to_string())
+            .or_insert_with(|| tascer_mcp::McpServerConfig::Sdk {
+                name: sdk.name().to_string(),
+            });
+    }
+    let mcp_options = McpOptions {
+        sdk_servers: options.sdk_servers.clone(),
+        tunnel: options.mcp_tunnel.clone(),
+        ..McpOptions::default()
+    };
+    let manager = McpManager::connect_with(configs, mcp_options).await;
+    for status in manager.statuses() {
+        if let Some(error) = &status.error {
+            tracing::warn!(server = %status.name, "MCP server failed to start: {error}");
+        }
+    }
+    Some(manager)
+}
+
+/// True when a tool is removed from the model's context: a bare-name
+/// `disallowed_tools` entry.
+pub(crate) fn removed(options: &Options, name: &str) -> bool {
+    options.disallowed_tools.iter().any(|n| n == name)
+}
+
+/// Where tools come from besides the options: the home, and what the
+/// session's files add.
+pub(crate) struct Extras<'a> {
+    /// The Tascer home (the todo list lives there).
+    pub home: &'a Path,
+    /// Skills for the `Skill` tool.
+    pub skills: &'a [Skill],
+    /// The memory section, for subagents' system prompts.
+    pub memory_section: Option<String>,
+}
+
+/// The session's tools: the built-in ones the options offer, the custom
+/// ones, the MCP servers' tools, `Skill` when there are skills, and `Task`
+/// (first) over the tools subagents may use.
+pub(crate) fn select_tools(
+    options: &Options,
+    env: &LoopEnv,
+    model: &str,
+    cwd: &Path,
+    governance: &Arc<Governance>,
+    mcp_tools: Vec<Arc<dyn Tool>>,
+    extras: Extras<'_>,
+) -> Vec<Arc<dyn Tool>> {
+    let (home, skills) = (extras.home, extras.skills);
+    let offered = |name: &str| {
+        options
+            .tools
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|n| n == name))
+            && !options.disallowed_tools.iter().any(|n| n == name)
+    };
+    let mut state = tascer_tools::ToolState::new().with_todo_dir(home.join("todos"));
+    if let Some(answerer) = &options.user_answerer {
+        state = state.with_user_answerer(Arc::clone(answerer));
+    }
+    let mut tools: Vec<Arc<dyn Tool>> = tascer_tools::builtin_tools(state)
+        .into_iter()
+        .filter(|t| offered(t.name()))
+        .chain(
+            options
+                .custom_tools
+                .iter()
+                .filter(|t| !removed(options, t.name()))
+                .cloned(),
+        )
+        .chain(
+            mcp_tools
+                .into_iter()
+                .filter(|t| !removed(options, t.name())),
+        )
+        .collect();
+    if !skills.is_empty() && offered(SKILL_TOOL_NAME) {
+        tools.push(Arc::new(SkillTool::new(skills.to_vec())));
+    }
+    if offered(TASK_TOOL_NAME) {
+        let task = TaskTool::new(
+            env.clone(),
+            model.to_string(),
+            cwd.to_path_buf(),
+            tools
+                .iter()
+                .filter(|t| t.offered_to_subagents())
+                .cloned()
+                .collect(),
+            options.agents.clone(),
+            Arc::clone(governance),
+        )
+        .with_memory(extras.memory_section);
+        tools.insert(0, Arc::new(task));
+    }
+    tools
+}
