@@ -14,9 +14,67 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
+pub use crate::error::BuildError;
 use crate::error::StoreError;
-use crate::store::{NewSession, SessionInfo, Totals};
 use crate::summary::SessionSummary;
+
+/// What is known about a stored session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionInfo {
+    /// Session id (a UUID).
+    pub id: String,
+    /// Working directory the session ran in.
+    pub cwd: String,
+    /// Model it was started with.
+    pub model: String,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last write.
+    pub updated_at: String,
+    /// The session it was forked from, if any.
+    pub forked_from: Option<String>,
+    /// Model calls so far.
+    pub num_turns: u32,
+    /// Cost so far, USD.
+    pub total_cost_usd: f64,
+    /// `open`, `success`, `error`, …
+    pub status: String,
+    /// The first prompt, for listings.
+    pub first_prompt: Option<String>,
+    /// Number of stored messages.
+    pub message_count: u64,
+}
+
+/// A session to create.
+#[derive(Debug, Clone)]
+pub struct NewSession<'a> {
+    /// Session id (a UUID).
+    pub id: &'a str,
+    /// Working directory.
+    pub cwd: &'a str,
+    /// Model.
+    pub model: &'a str,
+    /// The session it forks, if any.
+    pub forked_from: Option<&'a str>,
+}
+
+/// A session's running totals, as stored on its row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Totals {
+    /// Model calls so far.
+    pub num_turns: u32,
+    /// Cost so far, USD.
+    pub total_cost_usd: f64,
+    /// `running`, `success`, `error`, ...
+    pub status: String,
+}
+
+/// Now, as stored: RFC 3339 UTC with milliseconds.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
 
 /// One ledger row as stored (the ledger's `RawEntry`): verification reads
 /// these, so that a corrupt row is reported, not a load error.
@@ -131,10 +189,6 @@ pub struct LedgerBatch {
     /// The session's new head (replaces the stored one).
     pub head: Option<HeadRow>,
 }
-
-/// An error of a [`BatchBuilder`], handed back by
-/// [`StoreError::Build`] as it was.
-pub type BuildError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Builds the entries of one append from the chain's tail (`None` for an
 /// empty chain). It runs inside the append's transaction, after the tail

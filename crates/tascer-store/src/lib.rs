@@ -30,7 +30,7 @@ mod summary;
 
 pub use backend::{
     Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, HeadRow, LedgerBatch,
-    MessageRow, Projection, StoredMessage, Tail,
+    MessageRow, NewSession, Projection, SessionInfo, StoredMessage, Tail, Totals,
 };
 pub use config::{STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend};
 pub use db::{Contention, Db, DbError};
@@ -44,5 +44,5 @@ pub use outbox::{Delivery, DropRecord, Enqueued, NewDelivery, WebhookOutbox};
 pub use postgres::{PgBackend, PgOptions};
 pub use review_cache::{CachedReview, ReviewCacheStore};
 pub use sqlite::SqliteBackend;
-pub use store::{NewSession, SessionInfo, SessionStore, Totals};
+pub use store::SessionStore;
 pub use summary::SessionSummary;

@@ -7,13 +7,12 @@ use std::sync::Arc;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::backend::{
-    Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, Projection,
-    StoredMessage, Tail, with_session_id,
+    Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, NewSession,
+    Projection, SessionInfo, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::schema;
-use crate::store::{NewSession, SessionInfo, Totals, now};
 use crate::summary::SessionSummary;
 
 /// The SQLite backend: sessions, messages and the ledger's tables in one

@@ -16,11 +16,10 @@ use tokio_postgres::types::ToSql;
 use super::error::Failure;
 use super::{PgBackend, Tx, lock};
 use crate::backend::{
-    Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, Projection,
-    StoredMessage, Tail, with_session_id,
+    Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, NewSession,
+    Projection, SessionInfo, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::error::StoreError;
-use crate::store::{NewSession, SessionInfo, Totals, now};
 use crate::summary::SessionSummary;
 
 /// Advisory lock class of a session's messages.
