@@ -20,7 +20,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use ed25519_dalek::SigningKey;
-use rusqlite::Connection;
 use serde_json::Value;
 use tascer_store::{
     Backend, Db, EntryRow, HeadRow, LedgerBatch, Projection, SqliteBackend, StoreError,
@@ -113,11 +112,6 @@ impl LedgerStore {
     /// The backend.
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
-    }
-
-    /// The SQLite database, when the store is one.
-    pub fn sqlite_db(&self) -> Option<&Arc<Db>> {
-        self.backend.sqlite_db()
     }
 
     /// Appends one entry to a session's chain, in one transaction that also
@@ -290,15 +284,6 @@ impl LedgerStore {
     /// projections), in one transaction.
     pub fn import_entries(&self, rows: &[RawEntry]) -> Result<()> {
         self.backend.import_entries(rows).map_err(from_store)
-    }
-
-    /// Runs `f` with the underlying SQLite connection (for tests and tools
-    /// that need raw SQL); an error when the store is not SQLite.
-    pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T> {
-        match self.backend.sqlite_db() {
-            Some(db) => Ok(db.read(f)),
-            None => Err(LedgerError::NotSqlite(self.location().to_string())),
-        }
     }
 }
 

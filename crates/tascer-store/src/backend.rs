@@ -13,9 +13,12 @@
 //! so verification reads the same canonical bytes from either.
 
 use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::db::Db;
 pub use crate::error::BuildError;
 use crate::error::StoreError;
 use crate::summary::SessionSummary;
@@ -247,7 +250,7 @@ impl fmt::Display for BackendKind {
 /// connection, a serialization failure); when the retries are spent it
 /// returns an error naming the store. No method updates or deletes a
 /// ledger entry.
-pub trait Backend: fmt::Debug + Send + Sync {
+pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// The engine.
     fn kind(&self) -> BackendKind;
 
@@ -255,10 +258,27 @@ pub trait Backend: fmt::Debug + Send + Sync {
     /// PostgreSQL URL without its password.
     fn location(&self) -> &str;
 
-    /// The SQLite database, when this backend is one (for tools and tests
-    /// that need raw SQL).
-    fn sqlite_db(&self) -> Option<&std::sync::Arc<crate::Db>> {
-        None
+    /// The home's local SQLite database, for what stays on this host (the
+    /// LLM reviewers' cache, the webhook outbox): the store's own file when
+    /// the store is SQLite, else `<home>/tascer.db`.
+    fn local_db(&self, home: &Path) -> Result<Arc<Db>, StoreError> {
+        Ok(Arc::new(Db::open_in_home(home)?))
+    }
+
+    /// Keeps the store's write-ahead log bounded, for a process that
+    /// opened it short-lived (see
+    /// [`StoreConfig::open_short_lived`](crate::StoreConfig::open_short_lived)),
+    /// before it ends: SQLite checkpoints and truncates the WAL once it
+    /// has grown past [`WAL_TRUNCATE_BYTES`](crate::db::WAL_TRUNCATE_BYTES).
+    /// Nothing to do elsewhere (the default).
+    fn bound_wal(&self) {}
+
+    /// True when the store's file is no longer the one this backend opened
+    /// (deleted or replaced, as when a home is removed): a long-lived
+    /// process then opens the store again. Always false for a store that
+    /// is not a file (the default).
+    fn replaced(&self) -> bool {
+        false
     }
 
     /// True when every evidence blob, whatever its size, is kept in the

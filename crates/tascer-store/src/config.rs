@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::backend::Backend;
+use crate::db::HOME_DB_FILE;
 use crate::error::StoreError;
 use crate::postgres::{PgBackend, describe_config, parse_url};
 use crate::sqlite::SqliteBackend;
@@ -61,7 +62,7 @@ impl StoreConfig {
                 ))
             });
         }
-        Ok(StoreConfig::Sqlite(home.join("tascer.db")))
+        Ok(StoreConfig::Sqlite(home.join(HOME_DB_FILE)))
     }
 
     /// Reads one store value; relative `sqlite:` paths are under `home`.
@@ -72,7 +73,7 @@ impl StoreConfig {
             return Ok(StoreConfig::Postgres(value.to_string()));
         }
         if value == "sqlite" {
-            return Ok(StoreConfig::Sqlite(home.join("tascer.db")));
+            return Ok(StoreConfig::Sqlite(home.join(HOME_DB_FILE)));
         }
         if let Some(path) = value.strip_prefix("sqlite:").filter(|p| !p.is_empty()) {
             return Ok(StoreConfig::Sqlite(home.join(path)));
@@ -114,11 +115,29 @@ impl StoreConfig {
             StoreConfig::Postgres(url) => Arc::new(PgBackend::open(url)?),
         })
     }
+
+    /// Opens the store for a short-lived process (a hook process writes a
+    /// few entries and exits): an SQLite file's connection then leaves the
+    /// WAL in place on close ([`SqliteBackend::open_short_lived`]); call
+    /// [`Backend::bound_wal`] before the process ends. A PostgreSQL store
+    /// opens as [`open`](Self::open) does.
+    pub fn open_short_lived(&self) -> Result<Arc<dyn Backend>, StoreError> {
+        Ok(match self {
+            StoreConfig::Sqlite(path) => Arc::new(SqliteBackend::open_short_lived(path)?),
+            StoreConfig::Postgres(url) => Arc::new(PgBackend::open(url)?),
+        })
+    }
 }
 
 /// Opens the store the home is configured for ([`StoreConfig::for_home`]).
 pub fn open_home_backend(home: &Path) -> Result<Arc<dyn Backend>, StoreError> {
     StoreConfig::for_home(home)?.open()
+}
+
+/// Opens the store the home is configured for, for a short-lived process
+/// ([`StoreConfig::open_short_lived`]).
+pub fn open_home_backend_short_lived(home: &Path) -> Result<Arc<dyn Backend>, StoreError> {
+    StoreConfig::for_home(home)?.open_short_lived()
 }
 
 /// The `store` value of `<home>/settings.json`, if the file sets one.

@@ -15,6 +15,7 @@
 //! in its own tables.
 
 pub mod backend;
+pub mod baseline;
 mod config;
 pub mod db;
 mod error;
@@ -32,8 +33,10 @@ pub use backend::{
     Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, HeadRow, LedgerBatch,
     MessageRow, NewSession, Projection, SessionInfo, StoredMessage, Tail, Totals,
 };
-pub use config::{STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend};
-pub use db::{Contention, Db, DbError};
+pub use config::{
+    STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend, open_home_backend_short_lived,
+};
+pub use db::{Contention, Db, DbError, HOME_DB_FILE};
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
 pub use lease::{

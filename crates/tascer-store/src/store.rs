@@ -60,11 +60,6 @@ impl SessionStore {
         &self.backend
     }
 
-    /// The SQLite database, when the store is one.
-    pub fn sqlite_db(&self) -> Option<&Arc<Db>> {
-        self.backend.sqlite_db()
-    }
-
     /// Creates a session row.
     pub fn create_session(&self, new: &NewSession<'_>) -> Result<(), StoreError> {
         self.backend.create_session(new)

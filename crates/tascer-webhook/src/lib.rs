@@ -196,10 +196,7 @@ impl Webhooks {
         // Its own connection: the session's writes never queue behind a
         // delivery's bookkeeping in this process (SQLite's WAL keeps the
         // two consistent).
-        let outbox = match Db::open(self.outbox.db().path())
-            .map_err(StoreError::from)
-            .and_then(|db| WebhookOutbox::with_db(Arc::new(db)))
-        {
+        let outbox = match self.outbox.reopen() {
             Ok(outbox) => outbox,
             Err(err) => {
                 tracing::warn!("webhooks are queued but not delivered by this session: {err}");

@@ -36,10 +36,7 @@ pub(crate) fn local_db(
     store: &tascer_store::SessionStore,
     home: &Path,
 ) -> Result<Arc<tascer_store::Db>, tascer_store::StoreError> {
-    match store.sqlite_db() {
-        Some(db) => Ok(Arc::clone(db)),
-        None => Ok(Arc::new(tascer_store::Db::open(home.join("tascer.db"))?)),
-    }
+    store.backend().local_db(home)
 }
 
 /// Reads the settings files the options ask for.
