@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use ed25519_dalek::SigningKey;
 use serde_json::Value;
 use tascer_store::{
-    Backend, Db, EntryRow, HeadRow, LedgerBatch, Projection, SqliteBackend, StoreError,
+    Backend, Db, EntryRow, LedgerBatch, Projection, SignedHead, SqliteBackend, StoreError,
 };
 
 use crate::digest::GENESIS_PREV_HASH;
@@ -30,38 +30,12 @@ use crate::entry::{EntryKind, LedgerEntry, now_ts};
 use crate::error::{LedgerError, Result};
 use crate::jcs;
 use crate::record::ToolRecord;
-use crate::sign::SignedHead;
+use crate::sign::HeadSigning as _;
 
 /// A ledger row as stored, before any check: verification reads these so
 /// that a corrupt row is reported, not a load error (parse it with
 /// [`LedgerEntry::from_row`]).
 pub type RawEntry = EntryRow;
-
-impl From<HeadRow> for SignedHead {
-    fn from(row: HeadRow) -> Self {
-        SignedHead {
-            session_id: row.session_id,
-            seq: row.seq,
-            hash: row.hash,
-            signature: row.signature,
-            key_id: row.key_id,
-            signed_at: row.signed_at,
-        }
-    }
-}
-
-impl From<&SignedHead> for HeadRow {
-    fn from(head: &SignedHead) -> Self {
-        HeadRow {
-            session_id: head.session_id.clone(),
-            seq: head.seq,
-            hash: head.hash.clone(),
-            signature: head.signature.clone(),
-            key_id: head.key_id.clone(),
-            signed_at: head.signed_at.clone(),
-        }
-    }
-}
 
 /// A backend error as a ledger error: a builder's own error comes back as
 /// it was raised.
@@ -207,16 +181,12 @@ impl LedgerStore {
 
     /// The stored head of a session, if any.
     pub fn head(&self, session_id: &str) -> Result<Option<SignedHead>> {
-        Ok(self
-            .backend
-            .head(session_id)
-            .map_err(from_store)?
-            .map(SignedHead::from))
+        self.backend.head(session_id).map_err(from_store)
     }
 
     /// Replaces a session's head (used by checkpoint signing).
     pub fn put_head(&self, head: &SignedHead) -> Result<()> {
-        self.backend.put_head(&head.into()).map_err(from_store)
+        self.backend.put_head(head).map_err(from_store)
     }
 
     /// Ids of every session with ledger entries, sorted.
@@ -352,7 +322,7 @@ impl ChainBuilder {
                 Some(key) => SignedHead::sign(&self.session_id, last.seq, &last.hash, key)?,
                 None => SignedHead::unsigned(&self.session_id, last.seq, &last.hash),
             };
-            batch.head = Some((&head).into());
+            batch.head = Some(head);
         }
         let mut slot = match self.appended.lock() {
             Ok(guard) => guard,

@@ -9,6 +9,7 @@ use crate::entry::{EntryKind, LedgerEntry};
 use crate::error::{LedgerError, Result};
 use crate::evidence::{EvidenceStore, SessionEvidence};
 use crate::keys::key_id;
+use crate::sign::HeadSigning as _;
 use crate::store::LedgerStore;
 
 /// The outcome of [`verify_session`].

@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::db::Db;
 pub use crate::error::BuildError;
@@ -99,21 +99,38 @@ pub struct EntryRow {
     pub hash: String,
 }
 
-/// A session's ledger head as stored (the ledger's `SignedHead`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeadRow {
+/// A session's ledger head, as stored in `ledger_heads` and as written to
+/// an archive's head file: the last entry's seq and hash, and the Ed25519
+/// signature over them when signed. The signature is made and checked by
+/// `tascer-ledger` (its `HeadSigning`); the store only keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignedHead {
     /// Session id.
     pub session_id: String,
-    /// Seq of the last entry.
+    /// Sequence number of the last entry (equal to the entry count).
     pub seq: u64,
     /// Hash of the last entry.
     pub hash: String,
-    /// Signature over the head, when signed.
+    /// Base64 Ed25519 signature over the head's message, if signed.
     pub signature: Option<String>,
-    /// Id of the signing key.
+    /// Key id of the signing key, if signed.
     pub key_id: Option<String>,
-    /// When it was signed.
+    /// When it was signed (not covered by the signature).
     pub signed_at: Option<String>,
+}
+
+impl SignedHead {
+    /// An unsigned head.
+    pub fn unsigned(session_id: impl Into<String>, seq: u64, hash: impl Into<String>) -> Self {
+        SignedHead {
+            session_id: session_id.into(),
+            seq,
+            hash: hash.into(),
+            signature: None,
+            key_id: None,
+            signed_at: None,
+        }
+    }
 }
 
 /// The last entry of a session's chain, which the next entry links to.
@@ -190,7 +207,7 @@ pub struct LedgerBatch {
     /// Query rows derived from them.
     pub projections: Vec<Projection>,
     /// The session's new head (replaces the stored one).
-    pub head: Option<HeadRow>,
+    pub head: Option<SignedHead>,
 }
 
 /// Builds the entries of one append from the chain's tail (`None` for an
@@ -341,10 +358,10 @@ pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     fn last_entry(&self, session_id: &str) -> Result<Option<EntryRow>, StoreError>;
 
     /// The stored head of a session.
-    fn head(&self, session_id: &str) -> Result<Option<HeadRow>, StoreError>;
+    fn head(&self, session_id: &str) -> Result<Option<SignedHead>, StoreError>;
 
     /// Replaces a session's head.
-    fn put_head(&self, head: &HeadRow) -> Result<(), StoreError>;
+    fn put_head(&self, head: &SignedHead) -> Result<(), StoreError>;
 
     /// Ids of every session with ledger entries, sorted.
     fn ledger_sessions(&self) -> Result<Vec<String>, StoreError>;

@@ -30,8 +30,8 @@ mod store;
 mod summary;
 
 pub use backend::{
-    Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, HeadRow, LedgerBatch,
-    MessageRow, NewSession, Projection, SessionInfo, StoredMessage, Tail, Totals,
+    Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, LedgerBatch, MessageRow,
+    NewSession, Projection, SessionInfo, SignedHead, StoredMessage, Tail, Totals,
 };
 pub use config::{
     STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend, open_home_backend_short_lived,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::backend::{
-    Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, NewSession,
-    Projection, SessionInfo, StoredMessage, Tail, Totals, now, with_session_id,
+    Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
+    SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::db::Db;
 use crate::error::StoreError;
@@ -341,7 +341,7 @@ impl Backend for SqliteBackend {
         })
     }
 
-    fn head(&self, session_id: &str) -> Result<Option<HeadRow>, StoreError> {
+    fn head(&self, session_id: &str) -> Result<Option<SignedHead>, StoreError> {
         self.db.read(|conn| {
             Ok(conn
                 .query_row(
@@ -349,7 +349,7 @@ impl Backend for SqliteBackend {
                      FROM ledger_heads WHERE session_id = ?1",
                     params![session_id],
                     |r| {
-                        Ok(HeadRow {
+                        Ok(SignedHead {
                             session_id: r.get(0)?,
                             seq: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
                             hash: r.get(2)?,
@@ -363,7 +363,7 @@ impl Backend for SqliteBackend {
         })
     }
 
-    fn put_head(&self, head: &HeadRow) -> Result<(), StoreError> {
+    fn put_head(&self, head: &SignedHead) -> Result<(), StoreError> {
         self.db.write(|tx| Ok(write_head(tx, head)?))
     }
 
@@ -516,7 +516,7 @@ fn insert_blob(
     Ok(())
 }
 
-fn write_head(conn: &Connection, head: &HeadRow) -> rusqlite::Result<()> {
+fn write_head(conn: &Connection, head: &SignedHead) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO ledger_heads (session_id, seq, hash, signature, key_id, signed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)

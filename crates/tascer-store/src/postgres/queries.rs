@@ -16,8 +16,8 @@ use tokio_postgres::types::ToSql;
 use super::error::Failure;
 use super::{PgBackend, Tx, lock};
 use crate::backend::{
-    Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, NewSession,
-    Projection, SessionInfo, StoredMessage, Tail, Totals, now, with_session_id,
+    Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
+    SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::error::StoreError;
 use crate::summary::SessionSummary;
@@ -125,8 +125,8 @@ fn entry_from_row(r: &Row) -> Result<EntryRow, tokio_postgres::Error> {
     })
 }
 
-fn head_from_row(r: &Row) -> Result<HeadRow, tokio_postgres::Error> {
-    Ok(HeadRow {
+fn head_from_row(r: &Row) -> Result<SignedHead, tokio_postgres::Error> {
+    Ok(SignedHead {
         session_id: r.try_get(0)?,
         seq: to_u64(r.try_get(1)?),
         hash: r.try_get(2)?,
@@ -233,7 +233,7 @@ fn entry_params(row: &EntryRow) -> Vec<Box<dyn ToSql + Sync + Send>> {
     ]
 }
 
-fn head_params(head: &HeadRow) -> Vec<Box<dyn ToSql + Sync + Send>> {
+fn head_params(head: &SignedHead) -> Vec<Box<dyn ToSql + Sync + Send>> {
     vec![
         Box::new(head.session_id.clone()),
         Box::new(to_i64(head.seq)),
@@ -725,7 +725,7 @@ impl Backend for PgBackend {
         })
     }
 
-    fn head(&self, session_id: &str) -> Result<Option<HeadRow>, StoreError> {
+    fn head(&self, session_id: &str) -> Result<Option<SignedHead>, StoreError> {
         let id = session_id.to_string();
         self.read("read a ledger head", move |client| {
             let id = id.clone();
@@ -742,7 +742,7 @@ impl Backend for PgBackend {
         })
     }
 
-    fn put_head(&self, head: &HeadRow) -> Result<(), StoreError> {
+    fn put_head(&self, head: &SignedHead) -> Result<(), StoreError> {
         let values = Arc::new(head_params(head));
         self.transact("write a ledger head", move |tx, _| {
             let values = Arc::clone(&values);
