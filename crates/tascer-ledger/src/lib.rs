@@ -63,7 +63,7 @@ pub use keys::{
     load_signing_key, load_verifying_key, sslib_keyid,
 };
 pub use ledger::{Ledger, export_attestation};
-pub use payload::{ModelResponse, ReviewerVerdict, SessionEnd, SessionStart};
+pub use payload::{ModelResponsePayload, ReviewerVerdict, SessionEnd, SessionStart};
 pub use record::{GateOutcome, ToolRecord, ToolStatus};
 pub use report::{ReportData, ReportReview, ReportTool};
 pub use report_text::{report_lines, verify_lines};
