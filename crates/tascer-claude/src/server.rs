@@ -21,9 +21,10 @@
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use tascer_hook_client::make_private_dir;
 use tascer_ledger::Ledger;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -57,10 +58,7 @@ impl LedgerCache {
     /// `None` when it cannot be opened (the event then opens it itself and
     /// reports the error as a hook process would).
     fn get(&self) -> Option<Arc<Ledger>> {
-        let mut open = match self.open.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut open = self.open.lock();
         if let Some(ledger) = open.as_ref() {
             if !ledger.store().backend().replaced() {
                 return Some(Arc::clone(ledger));

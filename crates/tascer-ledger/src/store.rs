@@ -17,9 +17,10 @@
 //! so verification reads the same canonical bytes.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
+use parking_lot::Mutex;
 use serde_json::Value;
 use tascer_store::{
     Backend, Db, EntryRow, LedgerBatch, Projection, SignedHead, SqliteBackend, StoreError,
@@ -149,11 +150,7 @@ impl LedgerStore {
                 Box::new(move |tail| builder.build(tail).map_err(Into::into)),
             )
             .map_err(from_store)?;
-        let mut appended = match appended.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        Ok(std::mem::take(&mut *appended))
+        Ok(std::mem::take(&mut *appended.lock()))
     }
 
     /// Every stored row of a session, ordered by `seq`, unchecked.
@@ -324,11 +321,7 @@ impl ChainBuilder {
             };
             batch.head = Some(head);
         }
-        let mut slot = match self.appended.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        *slot = appended;
+        *self.appended.lock() = appended;
         Ok(batch)
     }
 }

@@ -18,9 +18,9 @@
 //! the database file ([`DbError::Contended`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use parking_lot::{Mutex, MutexGuard};
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior};
 
 /// Environment variable: how long SQLite waits for a lock, in milliseconds.
@@ -276,10 +276,7 @@ impl Db {
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
-        match self.conn.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        self.conn.lock()
     }
 
     /// Runs `f` with the connection, for reads (WAL readers do not wait

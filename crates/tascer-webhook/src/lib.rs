@@ -24,6 +24,7 @@ mod flush;
 
 use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 use tascer_guard::hooks::HookEvent;
 use tascer_guard::safety::settings::WebhookSettings;
@@ -75,14 +76,10 @@ pub struct Webhooks {
     source: Source,
     wake: Arc<Notify>,
     stop: CancellationToken,
-    delivery: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    delivery: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The delivery task's slot, even if a thread panicked holding it.
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// How long a session's end waits for a delivery under way.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -100,7 +97,7 @@ impl std::fmt::Debug for Webhooks {
 impl Drop for Webhooks {
     fn drop(&mut self) {
         self.stop.cancel();
-        if let Some(task) = lock(&self.delivery).take() {
+        if let Some(task) = self.delivery.lock().take() {
             task.abort();
         }
     }
@@ -123,7 +120,7 @@ impl Webhooks {
             source,
             wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
-            delivery: std::sync::Mutex::new(None),
+            delivery: Mutex::new(None),
         })))
     }
 
@@ -213,7 +210,7 @@ impl Webhooks {
         let wake = Arc::clone(&self.wake);
         let stop = self.stop.clone();
         let task = tokio::spawn(async move { deliverer.run(wake, stop).await });
-        *lock(&self.delivery) = Some(task);
+        *self.delivery.lock() = Some(task);
     }
 
     /// Stops the background delivery, letting a POST under way finish
@@ -221,7 +218,7 @@ impl Webhooks {
     /// deliverer. What is left waits in the outbox.
     pub async fn stop_delivery(&self) {
         self.stop.cancel();
-        let task = lock(&self.delivery).take();
+        let task = self.delivery.lock().take();
         if let Some(mut task) = task
             && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
                 .await

@@ -7,14 +7,15 @@
 //! (`pg_advisory_xact_lock(class, hashtext(session_id))`); the primary
 //! keys `(session_id, seq)` back it up.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::{BoxFuture, try_join_all};
+use parking_lot::Mutex;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::error::Failure;
-use super::{PgBackend, Tx, lock};
+use super::{PgBackend, Tx};
 use crate::backend::{
     Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
     SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
@@ -658,7 +659,7 @@ impl Backend for PgBackend {
             );
             Box::pin(async move {
                 lock_session(tx, LEDGER_LOCK, &session).await?;
-                let written = lock(&previous).clone();
+                let written = previous.lock().clone();
                 if let Some((seq, hash)) = written.filter(|_| attempt > 1)
                     && exists(
                         tx,
@@ -685,10 +686,10 @@ impl Backend for PgBackend {
                     None => None,
                 };
                 let batch = {
-                    let mut build = lock(&build);
+                    let mut build = build.lock();
                     (*build)(tail.as_ref()).map_err(StoreError::Build)?
                 };
-                *lock(&previous) = batch.entries.last().map(|e| (e.seq, e.hash.clone()));
+                *previous.lock() = batch.entries.last().map(|e| (e.seq, e.hash.clone()));
                 write_batch(tx, &session, &blobs, &batch).await
             })
         })
