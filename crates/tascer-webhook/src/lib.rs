@@ -16,8 +16,9 @@
 //! A crate of its own, below the agent loop: the loop sends its sessions'
 //! hook events here (`tascer run`), and so does the Claude Code host
 //! (`tascer-claude`, which builds on the loop). It needs the store (the
-//! outbox and the flusher's lease), the guard's [`HookEvent`] and an HTTP
-//! client, and nothing of the loop.
+//! outbox and the flusher's lease), the settings' webhook shape
+//! (`tascer-settings`), [`HookEvent`] and an HTTP client, and nothing of
+//! the loop or of governance.
 
 mod deliver;
 mod flush;
@@ -26,8 +27,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
-use tascer_guard::hooks::HookEvent;
-use tascer_guard::safety::settings::WebhookSettings;
+use tascer_core::HookEvent;
+use tascer_settings::safety::WebhookSettings;
 use tascer_store::{Db, Enqueued, NewDelivery, StoreError, WebhookOutbox, now_ms};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
