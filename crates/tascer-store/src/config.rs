@@ -7,7 +7,8 @@
 //! 1. `TASCER_STORE`, when set and not empty;
 //! 2. `"store"` in the home's own settings file, `$TASCER_HOME/settings.json`
 //!    (a per-host setting: a project's settings files cannot move a
-//!    session's records elsewhere);
+//!    session's records elsewhere; read by `tascer-settings`, the one
+//!    settings reader);
 //! 3. the SQLite file `$TASCER_HOME/tascer.db`.
 //!
 //! A value is `postgres://…` (or `postgresql://…`) for the shared
@@ -16,6 +17,8 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use tascer_settings::{HostSettings, home_settings_file};
 
 use crate::backend::Backend;
 use crate::db::HOME_DB_FILE;
@@ -26,8 +29,9 @@ use crate::sqlite::SqliteBackend;
 /// Environment variable naming the store (see the module docs).
 pub const STORE_ENV: &str = "TASCER_STORE";
 
-/// The settings key naming the store, in `$TASCER_HOME/settings.json`.
-pub const STORE_SETTING: &str = "store";
+/// The settings key naming the store, in `$TASCER_HOME/settings.json`
+/// (read by `tascer-settings`' [`HostSettings`]).
+pub const STORE_SETTING: &str = tascer_settings::STORE;
 
 /// Where a home's sessions and ledger are kept.
 #[derive(Clone, PartialEq, Eq)]
@@ -54,11 +58,12 @@ impl StoreConfig {
             return Self::parse(&value, home)
                 .map_err(|detail| StoreError::Config(format!("{STORE_ENV}: {detail}")));
         }
-        if let Some(value) = setting(home)? {
+        let host = HostSettings::read(home).map_err(|e| StoreError::Config(e.to_string()))?;
+        if let Some(value) = host.store {
             return Self::parse(&value, home).map_err(|detail| {
                 StoreError::Config(format!(
                     "{}: \"{STORE_SETTING}\": {detail}",
-                    home.join("settings.json").display()
+                    home_settings_file(home).display()
                 ))
             });
         }
@@ -138,32 +143,6 @@ pub fn open_home_backend(home: &Path) -> Result<Arc<dyn Backend>, StoreError> {
 /// ([`StoreConfig::open_short_lived`]).
 pub fn open_home_backend_short_lived(home: &Path) -> Result<Arc<dyn Backend>, StoreError> {
     StoreConfig::for_home(home)?.open_short_lived()
-}
-
-/// The `store` value of `<home>/settings.json`, if the file sets one.
-fn setting(home: &Path) -> Result<Option<String>, StoreError> {
-    let path = home.join("settings.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(StoreError::Config(format!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
-    };
-    let settings: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| StoreError::Config(format!("{} is not valid JSON: {e}", path.display())))?;
-    match settings.get(STORE_SETTING) {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(serde_json::Value::String(s)) if s.trim().is_empty() => Ok(None),
-        Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(StoreError::Config(format!(
-            "{}: \"{STORE_SETTING}\" must be a string, not {other}",
-            path.display()
-        ))),
-    }
 }
 
 #[cfg(test)]
