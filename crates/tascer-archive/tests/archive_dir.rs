@@ -148,15 +148,13 @@ async fn a_changed_object_is_named() {
 #[tokio::test]
 async fn a_broken_ledger_is_not_archived() {
     let s = recorded_session(0);
-    s.ledger
-        .store()
-        .with_connection(|c| {
-            c.execute(
-                "UPDATE ledger_entries SET payload = '{\"status\":\"failure\"}' WHERE seq = 3",
-                [],
-            )
-            .unwrap()
-        })
+    // Tampered with through the file, as anyone with access to it could.
+    rusqlite::Connection::open(s.ledger.store().location())
+        .unwrap()
+        .execute(
+            "UPDATE ledger_entries SET payload = '{\"status\":\"failure\"}' WHERE seq = 3",
+            [],
+        )
         .unwrap();
     let err = stage(&request(&s)).unwrap_err();
     assert!(matches!(err, ArchiveError::BrokenLedger { .. }), "{err}");

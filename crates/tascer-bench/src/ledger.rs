@@ -138,21 +138,10 @@ fn evidence_puts(ledger: &Ledger, session: &str, n: usize) -> anyhow::Result<Vec
 /// the ledger's connection: what SQLite alone costs.
 fn bare_inserts(ledger: &Ledger, n: usize) -> anyhow::Result<Vec<f64>> {
     let payload = record(1).to_payload()?.to_string();
-    ledger.store().with_connection(|c| {
-        c.execute_batch(
-            "CREATE TABLE IF NOT EXISTS bench_raw (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)",
-        )
-        .context("cannot create the baseline table")?;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            let t = Instant::now();
-            c.execute_batch("BEGIN IMMEDIATE")?;
-            c.execute("INSERT INTO bench_raw (payload) VALUES (?1)", [&payload])?;
-            c.execute_batch("COMMIT")?;
-            out.push(ms_since(t));
-        }
-        Ok(out)
-    })?
+    let times =
+        tascer::store::baseline::bare_insert_times(ledger.store().backend().as_ref(), &payload, n)
+            .context("cannot time the baseline inserts")?;
+    Ok(times.iter().map(|t| t.as_secs_f64() * 1000.0).collect())
 }
 
 /// Times turning a tool record into its payload, canonical JSON and hash:

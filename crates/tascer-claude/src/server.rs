@@ -21,9 +21,10 @@
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use tascer_hook_client::make_private_dir;
 use tascer_ledger::Ledger;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -49,7 +50,7 @@ pub fn idle_from_env() -> Duration {
 /// file it was opened on is no longer the one at its path.
 struct LedgerCache {
     home: PathBuf,
-    open: Mutex<Option<(Arc<Ledger>, String)>>,
+    open: Mutex<Option<Arc<Ledger>>>,
 }
 
 impl LedgerCache {
@@ -57,29 +58,17 @@ impl LedgerCache {
     /// `None` when it cannot be opened (the event then opens it itself and
     /// reports the error as a hook process would).
     fn get(&self) -> Option<Arc<Ledger>> {
-        let mut open = match self.open.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some((ledger, identity)) = open.as_ref() {
-            if database_identity(ledger).is_none_or(|now| now == *identity) {
+        let mut open = self.open.lock();
+        if let Some(ledger) = open.as_ref() {
+            if !ledger.store().backend().replaced() {
                 return Some(Arc::clone(ledger));
             }
             tracing::info!("the database file changed: reopening the ledger");
         }
         let ledger = Arc::new(open_ledger(&self.home).ok()?);
-        let identity = database_identity(&ledger).unwrap_or_default();
-        *open = Some((Arc::clone(&ledger), identity));
+        *open = Some(Arc::clone(&ledger));
         Some(ledger)
     }
-}
-
-/// The identity of the ledger's SQLite file (`None` for PostgreSQL).
-fn database_identity(ledger: &Ledger) -> Option<String> {
-    ledger
-        .store()
-        .sqlite_db()
-        .map(|db| same_file_identity(db.path()))
 }
 
 /// The device and inode of a file ("-" when absent): what changes when a

@@ -62,35 +62,12 @@ impl HookSession {
         Ok(session)
     }
 
-    /// Ends this process's use of the database. The connection closes
-    /// without a checkpoint (see [`leave_wal_on_close`]); once the WAL has
-    /// grown past [`WAL_TRUNCATE_BYTES`], this process first checkpoints it
-    /// into the database and truncates it. That keeps the WAL bounded: a
-    /// process that opens the database alone recovers the WAL and no longer
-    /// knows which frames were checkpointed, so without a truncation every
-    /// process would append to it. If other processes hold the database,
-    /// the truncation is left to a later hook (or to their own close).
+    /// Ends this process's use of the database: the connection closes
+    /// without a checkpoint (the ledger was opened short-lived, see
+    /// [`open_ledger`]), and the store keeps its WAL bounded
+    /// ([`Backend::bound_wal`](tascer_store::Backend::bound_wal)).
     pub(crate) fn close(self) {
-        let Some(db) = self.ledger.store().sqlite_db() else {
-            return; // A PostgreSQL store: nothing to truncate here.
-        };
-        let mut wal = db.path().as_os_str().to_owned();
-        wal.push("-wal");
-        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-        if size <= WAL_TRUNCATE_BYTES {
-            return;
-        }
-        let truncated = db.read(|conn| {
-            conn.busy_timeout(WAL_TRUNCATE_WAIT)?;
-            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
-                row.get::<_, i64>(0)
-            })
-        });
-        match truncated {
-            Ok(0) => {}
-            Ok(_) => tracing::debug!("the WAL is in use; a later process truncates it"),
-            Err(e) => tracing::debug!("cannot truncate the WAL: {e}"),
-        }
+        self.ledger.store().backend().bound_wal();
     }
 
     /// The session's first event opens its ledger session.
@@ -153,11 +130,12 @@ impl HookSession {
     /// `tascer.db` in the home (as the loop's sessions find theirs).
     pub(crate) fn local_db(&self) -> Result<Arc<Db>, String> {
         self.local_db
-            .get_or_init(|| match self.ledger.store().sqlite_db() {
-                Some(db) => Ok(Arc::clone(db)),
-                None => Db::open(self.home.join("tascer.db"))
-                    .map(Arc::new)
-                    .map_err(|e| format!("cannot open the local store: {e}")),
+            .get_or_init(|| {
+                self.ledger
+                    .store()
+                    .backend()
+                    .local_db(&self.home)
+                    .map_err(|e| format!("cannot open the local store: {e}"))
             })
             .clone()
     }
@@ -189,50 +167,15 @@ impl HookSession {
 }
 
 /// Opens the home's ledger the way a hook event uses it: signed with the
-/// home's key, its connection leaving the WAL on close (a hook process
-/// writes a few entries and exits; the next one would only create the WAL
-/// again).
+/// home's key, opened short-lived (a hook process writes a few entries and
+/// exits; its connection leaves the WAL for the next one instead of
+/// checkpointing it on close, see
+/// [`StoreConfig::open_short_lived`](tascer_store::StoreConfig::open_short_lived)).
 pub fn open_ledger(home: &Path) -> Result<Ledger, String> {
     let key = tascer_ledger::load_home_signing_key(home)
         .map_err(|e| format!("cannot load the signing key from {}: {e}", home.display()))?;
-    let ledger = Ledger::open_in_home(home, key)
-        .map_err(|e| format!("cannot open the ledger in {}: {e}", home.display()))?;
-    leave_wal_on_close(&ledger);
-    Ok(ledger)
-}
-
-/// The WAL size past which a hook process checkpoints and truncates it
-/// before it exits (see [`HookSession::close`]): it bounds what the next
-/// process reads to recover the WAL, and how often a hook pays for the
-/// checkpoint's `fsync`s (every 15 to 20 events).
-const WAL_TRUNCATE_BYTES: u64 = 512 * 1024;
-
-/// How long that checkpoint waits for other connections before leaving the
-/// truncation to a later process.
-const WAL_TRUNCATE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// A hook process writes a few entries and exits. Closing the last
-/// connection to a WAL database checkpoints it (four `fsync`s) and deletes
-/// the WAL and its index, which the next hook process creates again: on a
-/// busy disk that costs more than everything else the hook does. So the
-/// hook's connection does not checkpoint on close and the WAL stays for the
-/// next process (what it committed is in the WAL, as durable as any commit
-/// with `synchronous = NORMAL`); [`HookSession::close`] truncates it once
-/// it grows. If the connection cannot be tuned, closing just costs the
-/// usual.
-fn leave_wal_on_close(ledger: &Ledger) {
-    let Some(db) = ledger.store().sqlite_db() else {
-        return;
-    };
-    let tuned = db.read(|conn| {
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )
-    });
-    if let Err(e) = tuned {
-        tracing::debug!("cannot keep the WAL on close: {e}");
-    }
+    Ledger::open_in_home_short_lived(home, key)
+        .map_err(|e| format!("cannot open the ledger in {}: {e}", home.display()))
 }
 
 /// A checkpoint entry for an event that decides nothing here.

@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Subcommand};
-use serde_json::{Map, Value};
-use tascer::guard::settings::SettingsLoader;
+use serde_json::Value;
+use tascer::guard::settings::{LoadSettings as _, SettingsLoader};
 use tascer_archive::{
     ArchiveReport, ArchiveSettings, Location, archive_session, list_archives, prune_evidence,
     verify_archive,
@@ -96,27 +96,10 @@ pub enum ArchiveCommand {
 /// project and local settings files of `cwd`, keys of higher layers
 /// overriding lower ones.
 pub(crate) fn archive_settings(home: &Path, cwd: &Path) -> anyhow::Result<ArchiveSettings> {
-    let mut loader = SettingsLoader::new(cwd).user_settings_file(home.join("settings.json"));
-    if let Some(user_home) = std::env::home_dir() {
-        loader = loader.home(user_home);
-    }
-    let loaded = loader.load().context("cannot read the settings")?;
-    let mut merged = Map::new();
-    for layer in loaded.layers.iter().rev() {
-        if let Some(Value::Object(obj)) = layer.settings.other.get("archive") {
-            merged.extend(obj.clone());
-        } else if let Some(other) = layer.settings.other.get("archive")
-            && !other.is_null()
-        {
-            bail!(
-                "invalid settings in {}: archive must be an object, not {other}",
-                layer
-                    .path
-                    .as_deref()
-                    .map_or("--settings".into(), |p| p.display().to_string())
-            );
-        }
-    }
+    let loaded = SettingsLoader::for_home(cwd, home)
+        .load()
+        .context("cannot read the settings")?;
+    let merged = loaded.archive()?;
     ArchiveSettings::from_value(Some(&Value::Object(merged)))
         .map_err(|e| anyhow::anyhow!("invalid settings: {e}"))
 }

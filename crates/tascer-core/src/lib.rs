@@ -14,6 +14,7 @@ pub mod conversation;
 pub mod error_text;
 pub mod hook_event;
 pub mod message;
+pub mod permission_mode;
 pub mod shell;
 pub mod tool;
 pub mod usage;
@@ -28,6 +29,7 @@ pub use message::{
     ApiAssistantMessage, AssistantMessage, Message, PermissionDenial, ResultMessage, ResultSubtype,
     StreamEvent, SystemMessage, UserContent, UserMessage, UserPayload,
 };
+pub use permission_mode::{PermissionMode, ToolClass, UnknownPermissionMode};
 pub use shell::shell_quote;
 pub use tool::{ChildSession, FileAccess, SharedCwd, Tool, ToolContext, ToolOutput};
 pub use usage::{ModelUsage, Usage};

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
+use tascer_settings::FileError;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -37,78 +38,6 @@ pub(crate) struct CheckPlan {
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_secs())
-}
-
-/// A malformed `check` section of `file`: `problem` says what is wrong.
-fn bad_section(file: &Path, problem: String) -> GatekeeperError {
-    GatekeeperError::BadCheckSection {
-        path: file.to_path_buf(),
-        problem,
-    }
-}
-
-/// A string or an array of strings.
-fn commands(value: Option<&Value>, file: &Path, key: &str) -> Result<Vec<String>> {
-    match value {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::String(s)) => Ok(vec![s.clone()]),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| bad_section(file, format!("check.{key} must hold strings")))
-            })
-            .collect(),
-        Some(_) => Err(bad_section(
-            file,
-            format!("check.{key} must be a command string or an array of them"),
-        )),
-    }
-}
-
-/// The `check` section of a settings file (`check`, or `mcpServe.check`).
-fn configured(file: &Path) -> Result<Option<CheckPlan>> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(GatekeeperError::ReadSettings {
-                path: file.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let value: Value =
-        serde_json::from_str(&text).map_err(|source| GatekeeperError::SettingsNotJson {
-            path: file.to_path_buf(),
-            source,
-        })?;
-    let Some(check) = value
-        .get("check")
-        .or_else(|| value.pointer("/mcpServe/check"))
-    else {
-        return Ok(None);
-    };
-    let timeout = match check.get("timeoutSecs") {
-        None => DEFAULT_TIMEOUT,
-        Some(v) => Duration::from_secs(v.as_u64().filter(|s| *s > 0).ok_or_else(|| {
-            bad_section(file, "check.timeoutSecs must be a positive integer".into())
-        })?),
-    };
-    let plan = CheckPlan {
-        lint: commands(check.get("lint"), file, "lint")?,
-        test: commands(check.get("test"), file, "test")?,
-        timeout,
-        source: file.display().to_string(),
-    };
-    if plan.lint.is_empty() && plan.test.is_empty() {
-        return Err(bad_section(
-            file,
-            "the check section names no command (set \"lint\" and/or \"test\")".into(),
-        ));
-    }
-    Ok(Some(plan))
 }
 
 /// Commands for a project with no configuration, from its build files.
@@ -150,14 +79,31 @@ fn detect(repo: &Path) -> Option<CheckPlan> {
 }
 
 /// The check commands of `repo`: the `check` section of
-/// `.tascer/settings.local.json`, else of `.tascer/settings.json`, else
-/// detected from `Cargo.toml`, `package.json`, `go.mod`,
-/// `pyproject.toml`/`setup.py`.
+/// `.tascer/settings.local.json`, else of `.tascer/settings.json` (read by
+/// [`tascer_settings::check_settings`]), else detected from `Cargo.toml`,
+/// `package.json`, `go.mod`, `pyproject.toml`/`setup.py`.
 pub(crate) fn plan(repo: &Path) -> Result<CheckPlan> {
-    for file in [".tascer/settings.local.json", ".tascer/settings.json"] {
-        if let Some(plan) = configured(&repo.join(file))? {
-            return Ok(plan);
-        }
+    let configured = tascer_settings::check_settings(repo).map_err(|e| match e {
+        FileError::Read { path, source } => GatekeeperError::ReadSettings { path, source },
+        FileError::NotJson { path, source } => GatekeeperError::SettingsNotJson { path, source },
+        FileError::Invalid { path, message } => GatekeeperError::BadCheckSection {
+            path,
+            problem: message,
+        },
+        other => GatekeeperError::BadCheckSection {
+            path: repo.to_path_buf(),
+            problem: other.to_string(),
+        },
+    })?;
+    if let Some((file, check)) = configured {
+        return Ok(CheckPlan {
+            lint: check.lint,
+            test: check.test,
+            timeout: check
+                .timeout_secs
+                .map_or(DEFAULT_TIMEOUT, Duration::from_secs),
+            source: file.display().to_string(),
+        });
     }
     detect(repo).ok_or_else(|| GatekeeperError::NoCheckCommands {
         repo: repo.to_path_buf(),

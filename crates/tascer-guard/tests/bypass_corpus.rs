@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tascer_guard::permissions::{Behavior, PermissionEngine, PermissionMode, ToolCall};
-use tascer_guard::settings::SettingsLoader;
+use tascer_guard::settings::{LoadSettings as _, SettingsLoader};
 
 #[derive(Deserialize)]
 struct Corpus {

@@ -7,7 +7,7 @@ use serde_json::json;
 use tascer_guard::permissions::{
     Behavior, DecisionSource, PermissionEngine, PermissionMode, ToolCall,
 };
-use tascer_guard::settings::{SettingsError, SettingsLoader, SettingsSource};
+use tascer_guard::settings::{LoadSettings as _, SettingsError, SettingsLoader, SettingsSource};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

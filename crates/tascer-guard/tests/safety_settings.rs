@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 use tascer_guard::permissions::{Behavior, DecisionSource, PermissionEngine, ToolCall};
 use tascer_guard::review::FailMode;
-use tascer_guard::settings::{SettingsError, SettingsLoader};
+use tascer_guard::settings::{LoadSettings as _, SettingsError, SettingsLoader};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -144,30 +144,10 @@ pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
     let mut orig: Option<Vec<Option<u64>>> = None;
     for (i, raw) in rows.iter().enumerate() {
         let expected = u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
-        if raw.seq < 1 || seq_of(raw) < expected {
+        if let Some(gap) = seq_break(raw, expected) {
             return ChainCheck {
                 entries,
-                broken: broken(
-                    seq_of(raw),
-                    BreakReason::InsertedEntry,
-                    format!(
-                        "a row with seq {} is not part of a chain that starts at 1",
-                        raw.seq
-                    ),
-                ),
-            };
-        }
-        if seq_of(raw) > expected {
-            return ChainCheck {
-                entries,
-                broken: broken(
-                    expected,
-                    BreakReason::DeletedEntry,
-                    format!(
-                        "entry {expected} is missing (next stored entry is {})",
-                        raw.seq
-                    ),
-                ),
+                broken: Some(gap),
             };
         }
         let entry = match LedgerEntry::from_row(raw) {
@@ -180,49 +160,12 @@ pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
             }
         };
         if entry.hash_is_valid() {
-            let want_prev = if i == 0 {
-                GENESIS_PREV_HASH
-            } else {
-                rows[i - 1].hash.as_str()
-            };
-            if entry.prev_hash != want_prev {
-                let why = if i == 0 {
-                    broken(
-                        1,
-                        BreakReason::EditedEntry,
-                        "the first entry does not start from the genesis hash",
-                    )
-                } else {
-                    let before = if i >= 2 {
-                        rows[i - 2].hash.as_str()
-                    } else {
-                        GENESIS_PREV_HASH
-                    };
-                    let prev_seq = expected - 1;
-                    if entry.prev_hash == before {
-                        broken(
-                            prev_seq,
-                            BreakReason::InsertedEntry,
-                            format!(
-                                "entry {expected} links past entry {prev_seq}: {prev_seq} was inserted"
-                            ),
-                        )
-                    } else {
-                        broken(
-                            prev_seq,
-                            BreakReason::EditedEntry,
-                            format!(
-                                "entry {expected} does not link to entry {prev_seq}: \
-                                 {prev_seq} was rewritten with a recomputed hash"
-                            ),
-                        )
-                    }
-                };
+            if let Some(why) = link_break(rows, i, &entry) {
                 // The rewritten/inserted entry was already accepted: drop it.
                 entries.pop();
                 return ChainCheck {
                     entries,
-                    broken: why,
+                    broken: Some(why),
                 };
             }
             entries.push(entry);
@@ -231,52 +174,7 @@ pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
         // The content does not hash to the stored hash at this seq: find out
         // whether it is an intact entry from another position.
         let orig = orig.get_or_insert_with(|| original_seqs(&parsed));
-        // Its predecessor may be gone (deleted): try every position.
-        let found = orig[i].or_else(|| {
-            let max_seq = rows.iter().map(seq_of).max().unwrap_or(0);
-            let limit = max_seq.max(u64::try_from(rows.len()).unwrap_or(u64::MAX)) + 1;
-            (1..=limit).find(|&o| {
-                o != expected && entry.compute_hash_with_seq(o).ok().as_ref() == Some(&entry.hash)
-            })
-        });
-        let why = match found {
-            Some(o) if o > expected => {
-                if orig.contains(&Some(expected)) {
-                    broken(
-                        expected,
-                        BreakReason::Reordered,
-                        format!("entry {o} was moved to position {expected}"),
-                    )
-                } else {
-                    broken(
-                        expected,
-                        BreakReason::DeletedEntry,
-                        format!(
-                            "original entry {expected} is gone; entry {o} was renumbered to {expected}"
-                        ),
-                    )
-                }
-            }
-            Some(o) if o < expected => {
-                entries.truncate(usize::try_from(o - 1).unwrap_or(0));
-                broken(
-                    o,
-                    BreakReason::InsertedEntry,
-                    format!(
-                        "entry {o} was pushed to position {expected}: an entry was inserted at {o}"
-                    ),
-                )
-            }
-            _ => broken(
-                expected,
-                BreakReason::EditedEntry,
-                format!(
-                    "content hashes to {}, the stored hash is {}",
-                    entry.compute_hash().unwrap_or_else(|e| e.to_string()),
-                    entry.hash
-                ),
-            ),
-        };
+        let why = hash_break(rows, orig, &entry, expected, &mut entries);
         return ChainCheck {
             entries,
             broken: why,
@@ -285,5 +183,135 @@ pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
     ChainCheck {
         entries,
         broken: None,
+    }
+}
+
+/// The break when row `raw` is not at seq `expected`: a seq below it (an
+/// inserted row) or above it (a deleted entry).
+fn seq_break(raw: &RawEntry, expected: u64) -> Option<Broken> {
+    if raw.seq < 1 || seq_of(raw) < expected {
+        return broken(
+            seq_of(raw),
+            BreakReason::InsertedEntry,
+            format!(
+                "a row with seq {} is not part of a chain that starts at 1",
+                raw.seq
+            ),
+        );
+    }
+    if seq_of(raw) > expected {
+        return broken(
+            expected,
+            BreakReason::DeletedEntry,
+            format!(
+                "entry {expected} is missing (next stored entry is {})",
+                raw.seq
+            ),
+        );
+    }
+    None
+}
+
+/// The break when the intact entry at row `i` does not link to the row
+/// before it: that row was inserted, or rewritten with a recomputed hash.
+fn link_break(rows: &[RawEntry], i: usize, entry: &LedgerEntry) -> Option<Broken> {
+    let want_prev = if i == 0 {
+        GENESIS_PREV_HASH
+    } else {
+        rows[i - 1].hash.as_str()
+    };
+    if entry.prev_hash == want_prev {
+        return None;
+    }
+    if i == 0 {
+        return broken(
+            1,
+            BreakReason::EditedEntry,
+            "the first entry does not start from the genesis hash",
+        );
+    }
+    let expected = u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
+    let before = if i >= 2 {
+        rows[i - 2].hash.as_str()
+    } else {
+        GENESIS_PREV_HASH
+    };
+    let prev_seq = expected - 1;
+    if entry.prev_hash == before {
+        broken(
+            prev_seq,
+            BreakReason::InsertedEntry,
+            format!("entry {expected} links past entry {prev_seq}: {prev_seq} was inserted"),
+        )
+    } else {
+        broken(
+            prev_seq,
+            BreakReason::EditedEntry,
+            format!(
+                "entry {expected} does not link to entry {prev_seq}: \
+                 {prev_seq} was rewritten with a recomputed hash"
+            ),
+        )
+    }
+}
+
+/// The break at seq `expected`, whose content does not hash to its stored
+/// hash: an intact entry moved from another position (reordered, or
+/// renumbered around a deleted or inserted entry), else an edited one.
+/// `orig` is [`original_seqs`] of the rows; an insertion drops the entries
+/// from the inserted position on.
+fn hash_break(
+    rows: &[RawEntry],
+    orig: &[Option<u64>],
+    entry: &LedgerEntry,
+    expected: u64,
+    entries: &mut Vec<LedgerEntry>,
+) -> Option<Broken> {
+    let i = usize::try_from(expected - 1).unwrap_or(usize::MAX);
+    // Its predecessor may be gone (deleted): try every position.
+    let found = orig[i].or_else(|| {
+        let max_seq = rows.iter().map(seq_of).max().unwrap_or(0);
+        let limit = max_seq.max(u64::try_from(rows.len()).unwrap_or(u64::MAX)) + 1;
+        (1..=limit).find(|&o| {
+            o != expected && entry.compute_hash_with_seq(o).ok().as_ref() == Some(&entry.hash)
+        })
+    });
+    match found {
+        Some(o) if o > expected => {
+            if orig.contains(&Some(expected)) {
+                broken(
+                    expected,
+                    BreakReason::Reordered,
+                    format!("entry {o} was moved to position {expected}"),
+                )
+            } else {
+                broken(
+                    expected,
+                    BreakReason::DeletedEntry,
+                    format!(
+                        "original entry {expected} is gone; entry {o} was renumbered to {expected}"
+                    ),
+                )
+            }
+        }
+        Some(o) if o < expected => {
+            entries.truncate(usize::try_from(o - 1).unwrap_or(0));
+            broken(
+                o,
+                BreakReason::InsertedEntry,
+                format!(
+                    "entry {o} was pushed to position {expected}: an entry was inserted at {o}"
+                ),
+            )
+        }
+        _ => broken(
+            expected,
+            BreakReason::EditedEntry,
+            format!(
+                "content hashes to {}, the stored hash is {}",
+                entry.compute_hash().unwrap_or_else(|e| e.to_string()),
+                entry.hash
+            ),
+        ),
     }
 }

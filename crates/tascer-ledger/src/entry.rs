@@ -121,7 +121,7 @@ pub struct LedgerEntry {
 impl LedgerEntry {
     /// Parses a stored row into an entry (hash not checked); `Err` says
     /// what is malformed.
-    pub fn from_row(row: &crate::store::RawEntry) -> Result<Self, String> {
+    pub fn from_row(row: &tascer_store::EntryRow) -> Result<Self, String> {
         let seq = u64::try_from(row.seq).map_err(|_| format!("negative seq {}", row.seq))?;
         let kind: EntryKind = row.kind.parse().map_err(|e| format!("{e}"))?;
         let payload: Value =

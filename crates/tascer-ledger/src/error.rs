@@ -14,9 +14,6 @@ pub enum LedgerError {
     /// The session store could not be read.
     #[error(transparent)]
     Store(#[from] tascer_store::StoreError),
-    /// A query failed.
-    #[error("ledger query failed: {0}")]
-    Sqlite(#[from] rusqlite::Error),
     /// A file or directory could not be read or written.
     #[error("{action} {path}: {source}")]
     Io {
@@ -76,9 +73,6 @@ pub enum LedgerError {
         /// The digest of what is there now.
         actual: String,
     },
-    /// Raw SQL was asked of a store that is not SQLite.
-    #[error("the store {0} is not an SQLite file; this needs the SQLite store")]
-    NotSqlite(String),
     /// A DSSE envelope is malformed or does not verify.
     #[error("DSSE envelope rejected: {0}")]
     Dsse(String),

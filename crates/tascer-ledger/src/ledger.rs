@@ -100,6 +100,24 @@ impl Ledger {
         ))
     }
 
+    /// [`open_in_home`](Self::open_in_home) for a short-lived process (a
+    /// hook process writes a few entries and exits): see
+    /// [`StoreConfig::open_short_lived`](tascer_store::StoreConfig::open_short_lived).
+    /// Call [`Backend::bound_wal`](tascer_store::Backend::bound_wal) on
+    /// the store's backend before the process ends.
+    pub fn open_in_home_short_lived(
+        home: impl AsRef<Path>,
+        signing_key: Option<SigningKey>,
+    ) -> Result<Self> {
+        let home = home.as_ref();
+        let backend = tascer_store::open_home_backend_short_lived(home)?;
+        Ok(Ledger::with_backend(
+            backend,
+            home.join("evidence"),
+            signing_key,
+        ))
+    }
+
     /// The underlying store.
     pub fn store(&self) -> &LedgerStore {
         &self.store

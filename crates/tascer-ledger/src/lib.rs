@@ -63,11 +63,11 @@ pub use keys::{
     load_signing_key, load_verifying_key, sslib_keyid,
 };
 pub use ledger::{Ledger, export_attestation};
-pub use payload::{ModelResponse, ReviewerVerdict, SessionEnd, SessionStart};
+pub use payload::{ModelResponsePayload, ReviewerVerdict, SessionEnd, SessionStart};
 pub use record::{GateOutcome, ToolRecord, ToolStatus};
 pub use report::{ReportData, ReportReview, ReportTool};
 pub use report_text::{report_lines, verify_lines};
-pub use sign::{SignedHead, head_message};
+pub use sign::{HeadSigning, SignedHead, head_message};
 pub use store::LedgerStore;
 pub use summary::{SummaryMismatch, check_summary};
 pub use tree::{CHILD_SESSION_FIELD, ChildLink, TreeNode, child_link_payload, child_links};

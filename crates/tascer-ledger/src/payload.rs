@@ -29,9 +29,12 @@ pub struct SessionStart {
     pub context: Value,
 }
 
-/// Payload of [`EntryKind::ModelResponse`](crate::EntryKind::ModelResponse).
+/// Payload of [`EntryKind::ModelResponse`](crate::EntryKind::ModelResponse):
+/// what the ledger records of a model call's response (a digest of its
+/// content, not the content; `tascer_model::ModelResponse` is the response
+/// itself).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModelResponse {
+pub struct ModelResponsePayload {
     /// `sha256:<hex>` of the canonical JSON of the response content blocks.
     pub content_digest: String,
     /// Token usage of the call.
@@ -109,4 +112,9 @@ macro_rules! to_payload {
     )*};
 }
 
-to_payload!(SessionStart, ModelResponse, SessionEnd, ReviewerVerdict);
+to_payload!(
+    SessionStart,
+    ModelResponsePayload,
+    SessionEnd,
+    ReviewerVerdict
+);

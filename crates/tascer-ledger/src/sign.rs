@@ -10,29 +10,12 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use ed25519_dalek::{Signature, Signer as _, SigningKey, VerifyingKey};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
+pub use tascer_store::SignedHead;
 
 use crate::entry::now_ts;
 use crate::jcs::{self, JcsError};
 use crate::keys::key_id;
-
-/// A session's head as stored in `ledger_heads`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SignedHead {
-    /// Session id.
-    pub session_id: String,
-    /// Sequence number of the last entry (equal to the entry count).
-    pub seq: u64,
-    /// Hash of the last entry.
-    pub hash: String,
-    /// Base64 Ed25519 signature over [`head_message`], if signed.
-    pub signature: Option<String>,
-    /// Key id ([`key_id`]) of the signing key, if signed.
-    pub key_id: Option<String>,
-    /// When it was signed (not covered by the signature).
-    pub signed_at: Option<String>,
-}
 
 /// The exact bytes signed for a head.
 pub fn head_message(
@@ -49,21 +32,26 @@ pub fn head_message(
     }))
 }
 
-impl SignedHead {
-    /// An unsigned head.
-    pub fn unsigned(session_id: impl Into<String>, seq: u64, hash: impl Into<String>) -> Self {
-        SignedHead {
-            session_id: session_id.into(),
-            seq,
-            hash: hash.into(),
-            signature: None,
-            key_id: None,
-            signed_at: None,
-        }
-    }
-
+/// Signing and checking a session head ([`SignedHead`], the store's own
+/// row type): the ledger's part of it, since the store holds no key.
+pub trait HeadSigning: Sized {
     /// A head signed with `key` now.
-    pub fn sign(
+    fn sign(
+        session_id: impl Into<String>,
+        seq: u64,
+        hash: impl Into<String>,
+        key: &SigningKey,
+    ) -> Result<Self, JcsError>;
+
+    /// The bytes the signature covers ([`head_message`]).
+    fn message(&self) -> Result<Vec<u8>, JcsError>;
+
+    /// Checks the signature with `key`; `Err` says why it fails.
+    fn verify(&self, key: &VerifyingKey) -> Result<(), String>;
+}
+
+impl HeadSigning for SignedHead {
+    fn sign(
         session_id: impl Into<String>,
         seq: u64,
         hash: impl Into<String>,
@@ -78,13 +66,11 @@ impl SignedHead {
         Ok(head)
     }
 
-    /// The bytes the signature covers.
-    pub fn message(&self) -> Result<Vec<u8>, JcsError> {
+    fn message(&self) -> Result<Vec<u8>, JcsError> {
         head_message(&self.session_id, self.seq, &self.hash, self.seq)
     }
 
-    /// Checks the signature with `key`; `Err` says why it fails.
-    pub fn verify(&self, key: &VerifyingKey) -> Result<(), String> {
+    fn verify(&self, key: &VerifyingKey) -> Result<(), String> {
         let sig_b64 = self.signature.as_deref().ok_or("head is not signed")?;
         let bytes = STANDARD
             .decode(sig_b64)

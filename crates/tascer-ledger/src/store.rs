@@ -17,13 +17,13 @@
 //! so verification reads the same canonical bytes.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
-use rusqlite::Connection;
+use parking_lot::Mutex;
 use serde_json::Value;
 use tascer_store::{
-    Backend, Db, EntryRow, HeadRow, LedgerBatch, Projection, SqliteBackend, StoreError,
+    Backend, Db, EntryRow, LedgerBatch, Projection, SignedHead, SqliteBackend, StoreError,
 };
 
 use crate::digest::GENESIS_PREV_HASH;
@@ -31,38 +31,12 @@ use crate::entry::{EntryKind, LedgerEntry, now_ts};
 use crate::error::{LedgerError, Result};
 use crate::jcs;
 use crate::record::ToolRecord;
-use crate::sign::SignedHead;
+use crate::sign::HeadSigning as _;
 
 /// A ledger row as stored, before any check: verification reads these so
 /// that a corrupt row is reported, not a load error (parse it with
 /// [`LedgerEntry::from_row`]).
 pub type RawEntry = EntryRow;
-
-impl From<HeadRow> for SignedHead {
-    fn from(row: HeadRow) -> Self {
-        SignedHead {
-            session_id: row.session_id,
-            seq: row.seq,
-            hash: row.hash,
-            signature: row.signature,
-            key_id: row.key_id,
-            signed_at: row.signed_at,
-        }
-    }
-}
-
-impl From<&SignedHead> for HeadRow {
-    fn from(head: &SignedHead) -> Self {
-        HeadRow {
-            session_id: head.session_id.clone(),
-            seq: head.seq,
-            hash: head.hash.clone(),
-            signature: head.signature.clone(),
-            key_id: head.key_id.clone(),
-            signed_at: head.signed_at.clone(),
-        }
-    }
-}
 
 /// A backend error as a ledger error: a builder's own error comes back as
 /// it was raised.
@@ -113,11 +87,6 @@ impl LedgerStore {
     /// The backend.
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
-    }
-
-    /// The SQLite database, when the store is one.
-    pub fn sqlite_db(&self) -> Option<&Arc<Db>> {
-        self.backend.sqlite_db()
     }
 
     /// Appends one entry to a session's chain, in one transaction that also
@@ -181,11 +150,7 @@ impl LedgerStore {
                 Box::new(move |tail| builder.build(tail).map_err(Into::into)),
             )
             .map_err(from_store)?;
-        let mut appended = match appended.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        Ok(std::mem::take(&mut *appended))
+        Ok(std::mem::take(&mut *appended.lock()))
     }
 
     /// Every stored row of a session, ordered by `seq`, unchecked.
@@ -213,16 +178,12 @@ impl LedgerStore {
 
     /// The stored head of a session, if any.
     pub fn head(&self, session_id: &str) -> Result<Option<SignedHead>> {
-        Ok(self
-            .backend
-            .head(session_id)
-            .map_err(from_store)?
-            .map(SignedHead::from))
+        self.backend.head(session_id).map_err(from_store)
     }
 
     /// Replaces a session's head (used by checkpoint signing).
     pub fn put_head(&self, head: &SignedHead) -> Result<()> {
-        self.backend.put_head(&head.into()).map_err(from_store)
+        self.backend.put_head(head).map_err(from_store)
     }
 
     /// Ids of every session with ledger entries, sorted.
@@ -291,15 +252,6 @@ impl LedgerStore {
     pub fn import_entries(&self, rows: &[RawEntry]) -> Result<()> {
         self.backend.import_entries(rows).map_err(from_store)
     }
-
-    /// Runs `f` with the underlying SQLite connection (for tests and tools
-    /// that need raw SQL); an error when the store is not SQLite.
-    pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> Result<T> {
-        match self.backend.sqlite_db() {
-            Some(db) => Ok(db.read(f)),
-            None => Err(LedgerError::NotSqlite(self.location().to_string())),
-        }
-    }
 }
 
 /// Parses a stored row, naming it when it is corrupt.
@@ -367,13 +319,9 @@ impl ChainBuilder {
                 Some(key) => SignedHead::sign(&self.session_id, last.seq, &last.hash, key)?,
                 None => SignedHead::unsigned(&self.session_id, last.seq, &last.hash),
             };
-            batch.head = Some((&head).into());
+            batch.head = Some(head);
         }
-        let mut slot = match self.appended.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        *slot = appended;
+        *self.appended.lock() = appended;
         Ok(batch)
     }
 }

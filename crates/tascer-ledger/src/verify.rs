@@ -4,11 +4,12 @@ use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chain::{BreakReason, Broken, check_chain};
+use crate::chain::{BreakReason, Broken, ChainCheck, check_chain};
 use crate::entry::{EntryKind, LedgerEntry};
 use crate::error::{LedgerError, Result};
 use crate::evidence::{EvidenceStore, SessionEvidence};
 use crate::keys::key_id;
+use crate::sign::{HeadSigning as _, SignedHead};
 use crate::store::LedgerStore;
 
 /// The outcome of [`verify_session`].
@@ -103,22 +104,9 @@ pub fn verify_session(
     };
     let chain = check_chain(&rows);
     let evidence = SessionEvidence::new(store, session_id, evidence);
-    // Evidence of the entries before the chain break, in order.
-    for entry in &chain.entries {
-        if chain.broken.as_ref().is_some_and(|b| entry.seq >= b.seq) {
-            break;
-        }
-        for digest in evidence_refs(&entry.payload) {
-            if let Err(e) = evidence.verify(&digest) {
-                report.first_broken = Some(Broken {
-                    seq: entry.seq,
-                    reason: BreakReason::EvidenceChanged { digest },
-                    detail: e.to_string(),
-                });
-                return Ok(report);
-            }
-        }
-        report.entries_checked += 1;
+    if let Some(changed) = check_evidence(&chain, &evidence, &mut report) {
+        report.first_broken = Some(changed);
+        return Ok(report);
     }
     if let Some(b) = chain.broken {
         report.first_broken = Some(b);
@@ -147,17 +135,74 @@ pub fn verify_session(
         return Ok(report);
     };
     // Signature first: a consistent-looking head proves nothing unsigned.
+    let bad_signature = check_signature(
+        &head,
+        trusted_key,
+        start_key.as_deref(),
+        last_seq,
+        &mut report,
+    );
+    if let Some(b) = bad_signature {
+        report.first_broken = Some(b);
+        return Ok(report);
+    }
+    let last_hash = last.map(|e| e.hash.as_str()).unwrap_or_default();
+    if let Some(b) = head_mismatch(&head, &entries, last_seq, last_hash) {
+        report.signed = false;
+        report.first_broken = Some(b);
+        return Ok(report);
+    }
+    report.ok = true;
+    Ok(report)
+}
+
+/// Checks the evidence of the entries before the chain's break, in order,
+/// counting each intact entry in `report`; the first changed or missing
+/// evidence is the break.
+fn check_evidence(
+    chain: &ChainCheck,
+    evidence: &SessionEvidence<'_>,
+    report: &mut VerifyReport,
+) -> Option<Broken> {
+    for entry in &chain.entries {
+        if chain.broken.as_ref().is_some_and(|b| entry.seq >= b.seq) {
+            break;
+        }
+        for digest in evidence_refs(&entry.payload) {
+            if let Err(e) = evidence.verify(&digest) {
+                return Some(Broken {
+                    seq: entry.seq,
+                    reason: BreakReason::EvidenceChanged { digest },
+                    detail: e.to_string(),
+                });
+            }
+        }
+        report.entries_checked += 1;
+    }
+    None
+}
+
+/// Checks the head's signature against `trusted_key` and the key the
+/// session started with (`start_key`); an unsigned head of a keyed session
+/// and a signature that does not verify are breaks. Sets `report.signed`
+/// when the signature verifies, and warns when it cannot be checked.
+fn check_signature(
+    head: &SignedHead,
+    trusted_key: Option<&VerifyingKey>,
+    start_key: Option<&str>,
+    last_seq: u64,
+    report: &mut VerifyReport,
+) -> Option<Broken> {
     match (&head.signature, trusted_key) {
         (None, _) => {
-            if let Some(id) = &start_key {
-                report.first_broken = Some(Broken {
+            if let Some(id) = start_key {
+                return Some(Broken {
                     seq: head.seq.min(last_seq).max(1),
                     reason: BreakReason::UnsignedButKeyed,
                     detail: format!(
                         "the session started with signing key {id} but its head is not signed"
                     ),
                 });
-                return Ok(report);
             }
             report
                 .warnings
@@ -165,19 +210,18 @@ pub fn verify_session(
         }
         (Some(_), Some(key)) => {
             let trusted_id = key_id(key);
-            let problem = match &start_key {
-                Some(id) if id != &trusted_id => Some(format!(
+            let problem = match start_key {
+                Some(id) if id != trusted_id => Some(format!(
                     "the session started with key {id}, the trusted key is {trusted_id}"
                 )),
                 _ => head.verify(key).err(),
             };
             if let Some(detail) = problem {
-                report.first_broken = Some(Broken {
+                return Some(Broken {
                     seq: head.seq,
                     reason: BreakReason::BadSignature,
                     detail,
                 });
-                return Ok(report);
             }
             report.signed = true;
         }
@@ -186,40 +230,45 @@ pub fn verify_session(
             head.key_id.as_deref().unwrap_or("(unknown)")
         )),
     }
-    let last_hash = last.map(|e| e.hash.as_str()).unwrap_or_default();
-    if head.seq != last_seq || head.hash != last_hash {
-        let at_head = usize::try_from(head.seq)
-            .ok()
-            .and_then(|s| s.checked_sub(1))
-            .and_then(|i| entries.get(i));
-        let broken = if head.seq < last_seq && at_head.is_some_and(|e| e.hash == head.hash) {
-            Broken {
-                seq: head.seq + 1,
-                reason: BreakReason::InsertedEntry,
-                detail: format!(
-                    "entries {}..={last_seq} were added after the head (seq {})",
-                    head.seq + 1,
-                    head.seq
-                ),
-            }
-        } else {
-            Broken {
-                seq: (last_seq + 1).min(head.seq.max(1)),
-                reason: BreakReason::HeadMismatch {
-                    head_seq: head.seq,
-                    last_seq,
-                },
-                detail: format!(
-                    "the head names entry {} ({}), the ledger ends at entry {last_seq}: \
-                     entries were cut off or the head was replaced",
-                    head.seq, head.hash
-                ),
-            }
-        };
-        report.signed = false;
-        report.first_broken = Some(broken);
-        return Ok(report);
+    None
+}
+
+/// The break when the head does not name the last entry: entries added
+/// after it, or a tail cut off (or the head replaced).
+fn head_mismatch(
+    head: &SignedHead,
+    entries: &[LedgerEntry],
+    last_seq: u64,
+    last_hash: &str,
+) -> Option<Broken> {
+    if head.seq == last_seq && head.hash == last_hash {
+        return None;
     }
-    report.ok = true;
-    Ok(report)
+    let at_head = usize::try_from(head.seq)
+        .ok()
+        .and_then(|s| s.checked_sub(1))
+        .and_then(|i| entries.get(i));
+    if head.seq < last_seq && at_head.is_some_and(|e| e.hash == head.hash) {
+        return Some(Broken {
+            seq: head.seq + 1,
+            reason: BreakReason::InsertedEntry,
+            detail: format!(
+                "entries {}..={last_seq} were added after the head (seq {})",
+                head.seq + 1,
+                head.seq
+            ),
+        });
+    }
+    Some(Broken {
+        seq: (last_seq + 1).min(head.seq.max(1)),
+        reason: BreakReason::HeadMismatch {
+            head_seq: head.seq,
+            last_seq,
+        },
+        detail: format!(
+            "the head names entry {} ({}), the ledger ends at entry {last_seq}: \
+             entries were cut off or the head was replaced",
+            head.seq, head.hash
+        ),
+    })
 }

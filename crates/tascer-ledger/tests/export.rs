@@ -49,12 +49,10 @@ fn broken_ledgers_are_not_attested() {
     ledger
         .append("s", EntryKind::UserPrompt, json!({"text": "a"}))
         .unwrap();
-    ledger
-        .store()
-        .with_connection(|c| {
-            c.execute("UPDATE ledger_entries SET payload = '{\"text\":\"b\"}'", [])
-                .unwrap()
-        })
+    // Tampered with through the file, as anyone with access to it could.
+    rusqlite::Connection::open(ledger.store().location())
+        .unwrap()
+        .execute("UPDATE ledger_entries SET payload = '{\"text\":\"b\"}'", [])
         .unwrap();
     assert!(ledger.export_attestation("s", Vec::new()).is_err());
     let unsigned = Ledger::open_in_home(dir.path(), None).unwrap();

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use tascer_ledger::keys::random_signing_key;
-use tascer_ledger::{GateOutcome, Ledger, ToolRecord, ToolStatus};
+use tascer_ledger::{GateOutcome, HeadSigning as _, Ledger, ToolRecord, ToolStatus};
 
 fn full_record() -> ToolRecord {
     let mut r = ToolRecord::open(

@@ -7,7 +7,9 @@ mod common;
 use rusqlite::{Connection, params};
 use serde_json::json;
 use tascer_ledger::keys::random_signing_key;
-use tascer_ledger::{BreakReason, EntryKind, Ledger, LedgerEntry, VerifyReport, jcs};
+use tascer_ledger::{
+    BreakReason, EntryKind, HeadSigning as _, Ledger, LedgerEntry, VerifyReport, jcs,
+};
 
 const S: &str = "session-1";
 

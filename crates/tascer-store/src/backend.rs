@@ -13,10 +13,71 @@
 //! so verification reads the same canonical bytes from either.
 
 use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
+use crate::db::Db;
+pub use crate::error::BuildError;
 use crate::error::StoreError;
-use crate::store::{NewSession, SessionInfo, Totals};
 use crate::summary::SessionSummary;
+
+/// What is known about a stored session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionInfo {
+    /// Session id (a UUID).
+    pub id: String,
+    /// Working directory the session ran in.
+    pub cwd: String,
+    /// Model it was started with.
+    pub model: String,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last write.
+    pub updated_at: String,
+    /// The session it was forked from, if any.
+    pub forked_from: Option<String>,
+    /// Model calls so far.
+    pub num_turns: u32,
+    /// Cost so far, USD.
+    pub total_cost_usd: f64,
+    /// `open`, `success`, `error`, …
+    pub status: String,
+    /// The first prompt, for listings.
+    pub first_prompt: Option<String>,
+    /// Number of stored messages.
+    pub message_count: u64,
+}
+
+/// A session to create.
+#[derive(Debug, Clone)]
+pub struct NewSession<'a> {
+    /// Session id (a UUID).
+    pub id: &'a str,
+    /// Working directory.
+    pub cwd: &'a str,
+    /// Model.
+    pub model: &'a str,
+    /// The session it forks, if any.
+    pub forked_from: Option<&'a str>,
+}
+
+/// A session's running totals, as stored on its row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Totals {
+    /// Model calls so far.
+    pub num_turns: u32,
+    /// Cost so far, USD.
+    pub total_cost_usd: f64,
+    /// `running`, `success`, `error`, ...
+    pub status: String,
+}
+
+/// Now, as stored: RFC 3339 UTC with milliseconds.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
 
 /// One ledger row as stored (the ledger's `RawEntry`): verification reads
 /// these, so that a corrupt row is reported, not a load error.
@@ -38,21 +99,38 @@ pub struct EntryRow {
     pub hash: String,
 }
 
-/// A session's ledger head as stored (the ledger's `SignedHead`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeadRow {
+/// A session's ledger head, as stored in `ledger_heads` and as written to
+/// an archive's head file: the last entry's seq and hash, and the Ed25519
+/// signature over them when signed. The signature is made and checked by
+/// `tascer-ledger` (its `HeadSigning`); the store only keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignedHead {
     /// Session id.
     pub session_id: String,
-    /// Seq of the last entry.
+    /// Sequence number of the last entry (equal to the entry count).
     pub seq: u64,
     /// Hash of the last entry.
     pub hash: String,
-    /// Signature over the head, when signed.
+    /// Base64 Ed25519 signature over the head's message, if signed.
     pub signature: Option<String>,
-    /// Id of the signing key.
+    /// Key id of the signing key, if signed.
     pub key_id: Option<String>,
-    /// When it was signed.
+    /// When it was signed (not covered by the signature).
     pub signed_at: Option<String>,
+}
+
+impl SignedHead {
+    /// An unsigned head.
+    pub fn unsigned(session_id: impl Into<String>, seq: u64, hash: impl Into<String>) -> Self {
+        SignedHead {
+            session_id: session_id.into(),
+            seq,
+            hash: hash.into(),
+            signature: None,
+            key_id: None,
+            signed_at: None,
+        }
+    }
 }
 
 /// The last entry of a session's chain, which the next entry links to.
@@ -129,12 +207,8 @@ pub struct LedgerBatch {
     /// Query rows derived from them.
     pub projections: Vec<Projection>,
     /// The session's new head (replaces the stored one).
-    pub head: Option<HeadRow>,
+    pub head: Option<SignedHead>,
 }
-
-/// An error of a [`BatchBuilder`], handed back by
-/// [`StoreError::Build`] as it was.
-pub type BuildError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Builds the entries of one append from the chain's tail (`None` for an
 /// empty chain). It runs inside the append's transaction, after the tail
@@ -193,7 +267,7 @@ impl fmt::Display for BackendKind {
 /// connection, a serialization failure); when the retries are spent it
 /// returns an error naming the store. No method updates or deletes a
 /// ledger entry.
-pub trait Backend: fmt::Debug + Send + Sync {
+pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// The engine.
     fn kind(&self) -> BackendKind;
 
@@ -201,10 +275,27 @@ pub trait Backend: fmt::Debug + Send + Sync {
     /// PostgreSQL URL without its password.
     fn location(&self) -> &str;
 
-    /// The SQLite database, when this backend is one (for tools and tests
-    /// that need raw SQL).
-    fn sqlite_db(&self) -> Option<&std::sync::Arc<crate::Db>> {
-        None
+    /// The home's local SQLite database, for what stays on this host (the
+    /// LLM reviewers' cache, the webhook outbox): the store's own file when
+    /// the store is SQLite, else `<home>/tascer.db`.
+    fn local_db(&self, home: &Path) -> Result<Arc<Db>, StoreError> {
+        Ok(Arc::new(Db::open_in_home(home)?))
+    }
+
+    /// Keeps the store's write-ahead log bounded, for a process that
+    /// opened it short-lived (see
+    /// [`StoreConfig::open_short_lived`](crate::StoreConfig::open_short_lived)),
+    /// before it ends: SQLite checkpoints and truncates the WAL once it
+    /// has grown past [`WAL_TRUNCATE_BYTES`](crate::db::WAL_TRUNCATE_BYTES).
+    /// Nothing to do elsewhere (the default).
+    fn bound_wal(&self) {}
+
+    /// True when the store's file is no longer the one this backend opened
+    /// (deleted or replaced, as when a home is removed): a long-lived
+    /// process then opens the store again. Always false for a store that
+    /// is not a file (the default).
+    fn replaced(&self) -> bool {
+        false
     }
 
     /// True when every evidence blob, whatever its size, is kept in the
@@ -267,10 +358,10 @@ pub trait Backend: fmt::Debug + Send + Sync {
     fn last_entry(&self, session_id: &str) -> Result<Option<EntryRow>, StoreError>;
 
     /// The stored head of a session.
-    fn head(&self, session_id: &str) -> Result<Option<HeadRow>, StoreError>;
+    fn head(&self, session_id: &str) -> Result<Option<SignedHead>, StoreError>;
 
     /// Replaces a session's head.
-    fn put_head(&self, head: &HeadRow) -> Result<(), StoreError>;
+    fn put_head(&self, head: &SignedHead) -> Result<(), StoreError>;
 
     /// Ids of every session with ledger entries, sorted.
     fn ledger_sessions(&self) -> Result<Vec<String>, StoreError>;

@@ -7,7 +7,8 @@
 //! 1. `TASCER_STORE`, when set and not empty;
 //! 2. `"store"` in the home's own settings file, `$TASCER_HOME/settings.json`
 //!    (a per-host setting: a project's settings files cannot move a
-//!    session's records elsewhere);
+//!    session's records elsewhere; read by `tascer-settings`, the one
+//!    settings reader);
 //! 3. the SQLite file `$TASCER_HOME/tascer.db`.
 //!
 //! A value is `postgres://…` (or `postgresql://…`) for the shared
@@ -17,7 +18,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tascer_settings::{HostSettings, home_settings_file};
+
 use crate::backend::Backend;
+use crate::db::HOME_DB_FILE;
 use crate::error::StoreError;
 use crate::postgres::{PgBackend, describe_config, parse_url};
 use crate::sqlite::SqliteBackend;
@@ -25,8 +29,9 @@ use crate::sqlite::SqliteBackend;
 /// Environment variable naming the store (see the module docs).
 pub const STORE_ENV: &str = "TASCER_STORE";
 
-/// The settings key naming the store, in `$TASCER_HOME/settings.json`.
-pub const STORE_SETTING: &str = "store";
+/// The settings key naming the store, in `$TASCER_HOME/settings.json`
+/// (read by `tascer-settings`' [`HostSettings`]).
+pub const STORE_SETTING: &str = tascer_settings::STORE;
 
 /// Where a home's sessions and ledger are kept.
 #[derive(Clone, PartialEq, Eq)]
@@ -53,15 +58,16 @@ impl StoreConfig {
             return Self::parse(&value, home)
                 .map_err(|detail| StoreError::Config(format!("{STORE_ENV}: {detail}")));
         }
-        if let Some(value) = setting(home)? {
+        let host = HostSettings::read(home).map_err(|e| StoreError::Config(e.to_string()))?;
+        if let Some(value) = host.store {
             return Self::parse(&value, home).map_err(|detail| {
                 StoreError::Config(format!(
                     "{}: \"{STORE_SETTING}\": {detail}",
-                    home.join("settings.json").display()
+                    home_settings_file(home).display()
                 ))
             });
         }
-        Ok(StoreConfig::Sqlite(home.join("tascer.db")))
+        Ok(StoreConfig::Sqlite(home.join(HOME_DB_FILE)))
     }
 
     /// Reads one store value; relative `sqlite:` paths are under `home`.
@@ -72,7 +78,7 @@ impl StoreConfig {
             return Ok(StoreConfig::Postgres(value.to_string()));
         }
         if value == "sqlite" {
-            return Ok(StoreConfig::Sqlite(home.join("tascer.db")));
+            return Ok(StoreConfig::Sqlite(home.join(HOME_DB_FILE)));
         }
         if let Some(path) = value.strip_prefix("sqlite:").filter(|p| !p.is_empty()) {
             return Ok(StoreConfig::Sqlite(home.join(path)));
@@ -114,6 +120,18 @@ impl StoreConfig {
             StoreConfig::Postgres(url) => Arc::new(PgBackend::open(url)?),
         })
     }
+
+    /// Opens the store for a short-lived process (a hook process writes a
+    /// few entries and exits): an SQLite file's connection then leaves the
+    /// WAL in place on close ([`SqliteBackend::open_short_lived`]); call
+    /// [`Backend::bound_wal`] before the process ends. A PostgreSQL store
+    /// opens as [`open`](Self::open) does.
+    pub fn open_short_lived(&self) -> Result<Arc<dyn Backend>, StoreError> {
+        Ok(match self {
+            StoreConfig::Sqlite(path) => Arc::new(SqliteBackend::open_short_lived(path)?),
+            StoreConfig::Postgres(url) => Arc::new(PgBackend::open(url)?),
+        })
+    }
 }
 
 /// Opens the store the home is configured for ([`StoreConfig::for_home`]).
@@ -121,30 +139,10 @@ pub fn open_home_backend(home: &Path) -> Result<Arc<dyn Backend>, StoreError> {
     StoreConfig::for_home(home)?.open()
 }
 
-/// The `store` value of `<home>/settings.json`, if the file sets one.
-fn setting(home: &Path) -> Result<Option<String>, StoreError> {
-    let path = home.join("settings.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(StoreError::Config(format!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
-    };
-    let settings: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| StoreError::Config(format!("{} is not valid JSON: {e}", path.display())))?;
-    match settings.get(STORE_SETTING) {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(serde_json::Value::String(s)) if s.trim().is_empty() => Ok(None),
-        Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(StoreError::Config(format!(
-            "{}: \"{STORE_SETTING}\" must be a string, not {other}",
-            path.display()
-        ))),
-    }
+/// Opens the store the home is configured for, for a short-lived process
+/// ([`StoreConfig::open_short_lived`]).
+pub fn open_home_backend_short_lived(home: &Path) -> Result<Arc<dyn Backend>, StoreError> {
+    StoreConfig::for_home(home)?.open_short_lived()
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@
 //! the database file ([`DbError::Contended`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use parking_lot::{Mutex, MutexGuard};
 use rusqlite::{Connection, ErrorCode, Transaction, TransactionBehavior};
 
 /// Environment variable: how long SQLite waits for a lock, in milliseconds.
@@ -28,6 +28,21 @@ pub const BUSY_TIMEOUT_ENV: &str = "TASCER_DB_BUSY_TIMEOUT_MS";
 /// Environment variable: how many times a contended write is retried after
 /// the busy timeout ran out.
 pub const RETRIES_ENV: &str = "TASCER_DB_RETRIES";
+
+/// The home's own SQLite file, `<home>/tascer.db`: the default store, and
+/// the local database of what stays on a host when the store is
+/// PostgreSQL (leases, the reviewers' cache, the webhook outbox).
+pub const HOME_DB_FILE: &str = "tascer.db";
+
+/// The WAL size past which [`Db::bound_wal`] checkpoints and truncates
+/// it: it bounds what the next process reads to recover the WAL, and how
+/// often a short-lived process pays for the checkpoint's `fsync`s (a hook
+/// process: every 15 to 20 events).
+pub const WAL_TRUNCATE_BYTES: u64 = 512 * 1024;
+
+/// How long that checkpoint waits for other connections before leaving the
+/// truncation to a later process.
+pub const WAL_TRUNCATE_WAIT: Duration = Duration::from_millis(100);
 
 /// First backoff between retries; doubled each time up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
@@ -131,7 +146,7 @@ pub enum DbError {
 }
 
 /// True for the errors that mean "another connection holds the lock".
-pub fn is_contention(err: &rusqlite::Error) -> bool {
+pub(crate) fn is_contention(err: &rusqlite::Error) -> bool {
     matches!(
         err.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
@@ -193,6 +208,63 @@ impl Db {
         Ok(db)
     }
 
+    /// Opens (creating if needed) the home's own database,
+    /// `<home>/tascer.db` ([`HOME_DB_FILE`]).
+    pub fn open_in_home(home: impl AsRef<Path>) -> Result<Self, DbError> {
+        Self::open(home.as_ref().join(HOME_DB_FILE))
+    }
+
+    /// Leaves the WAL in place when this connection closes, for a
+    /// short-lived process (a hook process writes a few entries and
+    /// exits). Closing the last connection to a WAL database checkpoints
+    /// it (four `fsync`s) and deletes the WAL and its index, which the next
+    /// process creates again: on a busy disk that costs more than
+    /// everything else such a process does. What was committed is in the
+    /// WAL, as durable as any commit with `synchronous = NORMAL`;
+    /// [`bound_wal`](Self::bound_wal) truncates it once it grows. If the
+    /// connection cannot be tuned, closing just costs the usual.
+    pub(crate) fn keep_wal_on_close(&self) {
+        let tuned = self.read(|conn| {
+            conn.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )
+        });
+        if let Err(e) = tuned {
+            tracing::debug!("cannot keep the WAL on close: {e}");
+        }
+    }
+
+    /// Once the WAL has grown past [`WAL_TRUNCATE_BYTES`], checkpoints it
+    /// into the database and truncates it, waiting at most
+    /// [`WAL_TRUNCATE_WAIT`] for other connections (the connection keeps
+    /// that shorter busy wait afterwards: a hook process exits next). A
+    /// process that opens the
+    /// database alone recovers the WAL and no longer knows which frames
+    /// were checkpointed, so without a truncation every process that keeps
+    /// the WAL on close would append to it. If other processes hold the
+    /// database, the truncation is left to a later process (or to their
+    /// own close).
+    pub(crate) fn bound_wal(&self) {
+        let mut wal = self.path.as_os_str().to_owned();
+        wal.push("-wal");
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size <= WAL_TRUNCATE_BYTES {
+            return;
+        }
+        let truncated = self.read(|conn| {
+            conn.busy_timeout(WAL_TRUNCATE_WAIT)?;
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+                row.get::<_, i64>(0)
+            })
+        });
+        match truncated {
+            Ok(0) => {}
+            Ok(_) => tracing::debug!("the WAL is in use; a later process truncates it"),
+            Err(e) => tracing::debug!("cannot truncate the WAL: {e}"),
+        }
+    }
+
     /// Where the database file is.
     pub fn path(&self) -> &Path {
         &self.path
@@ -204,22 +276,19 @@ impl Db {
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
-        match self.conn.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        self.conn.lock()
     }
 
     /// Runs `f` with the connection, for reads (WAL readers do not wait
     /// for writers).
-    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
         f(&self.conn())
     }
 
     /// Creates missing tables: runs `schema` (idempotent DDL) in a write
     /// transaction unless every one of `tables` exists already, so opening
     /// a prepared database takes no write lock.
-    pub fn ensure_schema(&self, tables: &[&str], schema: &str) -> Result<(), DbError> {
+    pub(crate) fn ensure_schema(&self, tables: &[&str], schema: &str) -> Result<(), DbError> {
         let wrapped = |source| DbError::Write {
             path: self.path.clone(),
             source,
@@ -249,7 +318,10 @@ impl Db {
     /// one, up to [`Contention::retries`] times with backoff, so `f` must
     /// read what it needs inside the transaction. An error of `f` itself
     /// rolls back and is returned at once.
-    pub fn write<T, E>(&self, mut f: impl FnMut(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
+    pub(crate) fn write<T, E>(
+        &self,
+        mut f: impl FnMut(&Transaction<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
     where
         E: From<DbError>,
     {

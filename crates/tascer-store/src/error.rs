@@ -1,5 +1,9 @@
 //! Store errors.
 
+/// An error of a [`BatchBuilder`](crate::BatchBuilder), handed back by
+/// [`StoreError::Build`] as it was.
+pub type BuildError = Box<dyn std::error::Error + Send + Sync>;
+
 /// What can go wrong in the session store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -31,7 +35,7 @@ pub enum StoreError {
     AlreadyExists(String),
     /// The ledger's batch builder failed (the error is the ledger's own).
     #[error("cannot build ledger entries: {0}")]
-    Build(crate::backend::BuildError),
+    Build(BuildError),
     /// The store setting (`TASCER_STORE`, or `store` in the home's
     /// settings) is not one Tascer can use.
     #[error("{0}")]

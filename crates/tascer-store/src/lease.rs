@@ -162,7 +162,7 @@ impl LeaseStore {
 
     /// Opens the lease table of `<home>/tascer.db`.
     pub fn open_in_home(home: impl AsRef<Path>) -> Result<Self, StoreError> {
-        Self::open(home.as_ref().join("tascer.db"))
+        Self::open(home.as_ref().join(crate::db::HOME_DB_FILE))
     }
 
     /// The database file.

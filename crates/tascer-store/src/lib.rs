@@ -15,6 +15,7 @@
 //! in its own tables.
 
 pub mod backend;
+pub mod baseline;
 mod config;
 pub mod db;
 mod error;
@@ -29,11 +30,13 @@ mod store;
 mod summary;
 
 pub use backend::{
-    Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, HeadRow, LedgerBatch,
-    MessageRow, Projection, StoredMessage, Tail,
+    Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, LedgerBatch, MessageRow,
+    NewSession, Projection, SessionInfo, SignedHead, StoredMessage, Tail, Totals,
 };
-pub use config::{STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend};
-pub use db::{Contention, Db, DbError};
+pub use config::{
+    STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend, open_home_backend_short_lived,
+};
+pub use db::{Contention, Db, DbError, HOME_DB_FILE};
 pub use error::StoreError;
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
 pub use lease::{
@@ -44,5 +47,5 @@ pub use outbox::{Delivery, DropRecord, Enqueued, NewDelivery, WebhookOutbox};
 pub use postgres::{PgBackend, PgOptions};
 pub use review_cache::{CachedReview, ReviewCacheStore};
 pub use sqlite::SqliteBackend;
-pub use store::{NewSession, SessionInfo, SessionStore, Totals};
+pub use store::SessionStore;
 pub use summary::SessionSummary;

@@ -160,6 +160,13 @@ impl WebhookOutbox {
         Ok(WebhookOutbox { db })
     }
 
+    /// The same outbox over a connection of its own (SQLite's WAL keeps
+    /// the two consistent): a deliverer's bookkeeping then never queues
+    /// behind the writes of the connection this one shares.
+    pub fn reopen(&self) -> Result<Self, StoreError> {
+        Self::with_db(Arc::new(Db::open(self.db.path())?))
+    }
+
     /// The database it lives in.
     pub fn db(&self) -> &Arc<Db> {
         &self.db

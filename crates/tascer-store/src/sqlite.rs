@@ -7,13 +7,12 @@ use std::sync::Arc;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::backend::{
-    Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, Projection,
-    StoredMessage, Tail, with_session_id,
+    Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
+    SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::schema;
-use crate::store::{NewSession, SessionInfo, Totals, now};
 use crate::summary::SessionSummary;
 
 /// The SQLite backend: sessions, messages and the ledger's tables in one
@@ -22,6 +21,9 @@ use crate::summary::SessionSummary;
 pub struct SqliteBackend {
     db: Arc<Db>,
     location: String,
+    /// The file as opened (device and inode), to tell when it was
+    /// replaced.
+    identity: Option<(u64, u64)>,
 }
 
 impl SqliteBackend {
@@ -31,17 +33,40 @@ impl SqliteBackend {
         Self::with_db(Arc::new(Db::open(path)?))
     }
 
+    /// Opens the database at `path` for a short-lived process (a hook
+    /// process writes a few entries and exits): its connection leaves the
+    /// WAL in place on close, for the next process, and
+    /// [`Backend::bound_wal`] truncates the WAL once it grows.
+    pub fn open_short_lived(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let db = Db::open(path)?;
+        db.keep_wal_on_close();
+        Self::with_db(Arc::new(db))
+    }
+
     /// The backend over an open database; creates missing tables.
     pub fn with_db(db: Arc<Db>) -> Result<Self, StoreError> {
         db.ensure_schema(schema::TABLES, schema::SCHEMA)?;
         let location = db.path().display().to_string();
-        Ok(SqliteBackend { db, location })
+        let identity = file_identity(db.path());
+        Ok(SqliteBackend {
+            db,
+            location,
+            identity,
+        })
     }
 
-    /// The database handle.
+    /// The database handle, to share with the local tables (the
+    /// reviewers' cache, the webhook outbox).
     pub fn db(&self) -> &Arc<Db> {
         &self.db
     }
+}
+
+/// The device and inode of a file (`None` when absent): what changes when
+/// a file is replaced or deleted, not when it is written.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl Backend for SqliteBackend {
@@ -53,8 +78,16 @@ impl Backend for SqliteBackend {
         &self.location
     }
 
-    fn sqlite_db(&self) -> Option<&Arc<Db>> {
-        Some(&self.db)
+    fn local_db(&self, _home: &Path) -> Result<Arc<Db>, StoreError> {
+        Ok(Arc::clone(&self.db))
+    }
+
+    fn bound_wal(&self) {
+        self.db.bound_wal();
+    }
+
+    fn replaced(&self) -> bool {
+        file_identity(self.db.path()) != self.identity
     }
 
     fn keeps_large_evidence(&self) -> bool {
@@ -308,7 +341,7 @@ impl Backend for SqliteBackend {
         })
     }
 
-    fn head(&self, session_id: &str) -> Result<Option<HeadRow>, StoreError> {
+    fn head(&self, session_id: &str) -> Result<Option<SignedHead>, StoreError> {
         self.db.read(|conn| {
             Ok(conn
                 .query_row(
@@ -316,7 +349,7 @@ impl Backend for SqliteBackend {
                      FROM ledger_heads WHERE session_id = ?1",
                     params![session_id],
                     |r| {
-                        Ok(HeadRow {
+                        Ok(SignedHead {
                             session_id: r.get(0)?,
                             seq: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
                             hash: r.get(2)?,
@@ -330,7 +363,7 @@ impl Backend for SqliteBackend {
         })
     }
 
-    fn put_head(&self, head: &HeadRow) -> Result<(), StoreError> {
+    fn put_head(&self, head: &SignedHead) -> Result<(), StoreError> {
         self.db.write(|tx| Ok(write_head(tx, head)?))
     }
 
@@ -483,7 +516,7 @@ fn insert_blob(
     Ok(())
 }
 
-fn write_head(conn: &Connection, head: &HeadRow) -> rusqlite::Result<()> {
+fn write_head(conn: &Connection, head: &SignedHead) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO ledger_heads (session_id, seq, hash, signature, key_id, signed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)

@@ -3,66 +3,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
 use tascer_core::{ChatMessage, Message};
 
-use crate::backend::{Backend, MessageRow};
+use crate::backend::{Backend, MessageRow, NewSession, SessionInfo, Totals};
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::history::history_from_messages;
 use crate::sqlite::SqliteBackend;
 use crate::summary::SessionSummary;
-
-/// What is known about a stored session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionInfo {
-    /// Session id (a UUID).
-    pub id: String,
-    /// Working directory the session ran in.
-    pub cwd: String,
-    /// Model it was started with.
-    pub model: String,
-    /// RFC 3339 creation time.
-    pub created_at: String,
-    /// RFC 3339 time of the last write.
-    pub updated_at: String,
-    /// The session it was forked from, if any.
-    pub forked_from: Option<String>,
-    /// Model calls so far.
-    pub num_turns: u32,
-    /// Cost so far, USD.
-    pub total_cost_usd: f64,
-    /// `open`, `success`, `error`, …
-    pub status: String,
-    /// The first prompt, for listings.
-    pub first_prompt: Option<String>,
-    /// Number of stored messages.
-    pub message_count: u64,
-}
-
-/// A session to create.
-#[derive(Debug, Clone)]
-pub struct NewSession<'a> {
-    /// Session id (a UUID).
-    pub id: &'a str,
-    /// Working directory.
-    pub cwd: &'a str,
-    /// Model.
-    pub model: &'a str,
-    /// The session it forks, if any.
-    pub forked_from: Option<&'a str>,
-}
-
-/// A session's running totals, as stored on its row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Totals {
-    /// Model calls so far.
-    pub num_turns: u32,
-    /// Cost so far, USD.
-    pub total_cost_usd: f64,
-    /// `running`, `success`, `error`, ...
-    pub status: String,
-}
 
 /// The session store: sessions and their messages, in the home's
 /// [`Backend`] (SQLite by default, PostgreSQL when configured; see
@@ -74,11 +22,6 @@ pub struct Totals {
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     backend: Arc<dyn Backend>,
-}
-
-/// Now, as stored: RFC 3339 UTC with milliseconds.
-pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 impl SessionStore {
@@ -115,11 +58,6 @@ impl SessionStore {
     /// The backend, to share with the ledger.
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
-    }
-
-    /// The SQLite database, when the store is one.
-    pub fn sqlite_db(&self) -> Option<&Arc<Db>> {
-        self.backend.sqlite_db()
     }
 
     /// Creates a session row.

@@ -40,7 +40,7 @@ pub struct FlushReport {
 }
 
 fn open(home: &Path) -> Result<(WebhookOutbox, LeaseStore), String> {
-    let db = Db::open(home.join("tascer.db"))
+    let db = Db::open_in_home(home)
         .map_err(|e| format!("cannot open the store in {}: {e}", home.display()))?;
     let outbox = WebhookOutbox::with_db(std::sync::Arc::new(db))
         .map_err(|e| format!("cannot open the webhook outbox: {e}"))?;

@@ -16,17 +16,19 @@
 //! A crate of its own, below the agent loop: the loop sends its sessions'
 //! hook events here (`tascer run`), and so does the Claude Code host
 //! (`tascer-claude`, which builds on the loop). It needs the store (the
-//! outbox and the flusher's lease), the guard's [`HookEvent`] and an HTTP
-//! client, and nothing of the loop.
+//! outbox and the flusher's lease), the settings' webhook shape
+//! (`tascer-settings`), [`HookEvent`] and an HTTP client, and nothing of
+//! the loop or of governance.
 
 mod deliver;
 mod flush;
 
 use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
-use tascer_guard::hooks::HookEvent;
-use tascer_guard::safety::settings::WebhookSettings;
+use tascer_core::HookEvent;
+use tascer_settings::safety::WebhookSettings;
 use tascer_store::{Db, Enqueued, NewDelivery, StoreError, WebhookOutbox, now_ms};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -75,14 +77,10 @@ pub struct Webhooks {
     source: Source,
     wake: Arc<Notify>,
     stop: CancellationToken,
-    delivery: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    delivery: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The delivery task's slot, even if a thread panicked holding it.
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// How long a session's end waits for a delivery under way.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -100,7 +98,7 @@ impl std::fmt::Debug for Webhooks {
 impl Drop for Webhooks {
     fn drop(&mut self) {
         self.stop.cancel();
-        if let Some(task) = lock(&self.delivery).take() {
+        if let Some(task) = self.delivery.lock().take() {
             task.abort();
         }
     }
@@ -123,7 +121,7 @@ impl Webhooks {
             source,
             wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
-            delivery: std::sync::Mutex::new(None),
+            delivery: Mutex::new(None),
         })))
     }
 
@@ -196,10 +194,7 @@ impl Webhooks {
         // Its own connection: the session's writes never queue behind a
         // delivery's bookkeeping in this process (SQLite's WAL keeps the
         // two consistent).
-        let outbox = match Db::open(self.outbox.db().path())
-            .map_err(StoreError::from)
-            .and_then(|db| WebhookOutbox::with_db(Arc::new(db)))
-        {
+        let outbox = match self.outbox.reopen() {
             Ok(outbox) => outbox,
             Err(err) => {
                 tracing::warn!("webhooks are queued but not delivered by this session: {err}");
@@ -216,7 +211,7 @@ impl Webhooks {
         let wake = Arc::clone(&self.wake);
         let stop = self.stop.clone();
         let task = tokio::spawn(async move { deliverer.run(wake, stop).await });
-        *lock(&self.delivery) = Some(task);
+        *self.delivery.lock() = Some(task);
     }
 
     /// Stops the background delivery, letting a POST under way finish
@@ -224,7 +219,7 @@ impl Webhooks {
     /// deliverer. What is left waits in the outbox.
     pub async fn stop_delivery(&self) {
         self.stop.cancel();
-        let task = lock(&self.delivery).take();
+        let task = self.delivery.lock().take();
         if let Some(mut task) = task
             && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
                 .await

@@ -14,8 +14,8 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tascer_core::{ContentBlock, ToolOutput, Usage};
 use tascer_ledger::{
-    EntryKind, Evidence, Ledger, LedgerError, ModelResponse, SessionEnd, SessionStart, ToolRecord,
-    ToolStatus, sha256_hex,
+    EntryKind, Evidence, Ledger, LedgerError, ModelResponsePayload, SessionEnd, SessionStart,
+    ToolRecord, ToolStatus, sha256_hex,
 };
 
 use crate::records::verdict_entries;
@@ -218,7 +218,7 @@ impl Proof {
         let bytes = tascer_ledger::jcs::canonicalize(&value)
             .unwrap_or_else(|_| value.to_string().into_bytes());
         let evidence = self.evidence(&bytes);
-        let payload = ModelResponse {
+        let payload = ModelResponsePayload {
             content_digest: evidence.clone(),
             usage: *usage,
             model: model.to_string(),

@@ -9,7 +9,9 @@ use tascer_guard::admission::Admission;
 use tascer_guard::gates::{GateRegistry, GateRunner, ValidationConfig};
 use tascer_guard::hooks::{HookRegistry, HookRunner};
 use tascer_guard::permissions::{Behavior, PermissionEngine, PermissionRules, RuleOrigin};
-use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsLoader, SettingsSource};
+use tascer_guard::settings::{
+    LoadSettings as _, LoadedSettings, SafetyConfig, SettingsLoader, SettingsSource,
+};
 
 use crate::call_context::ContextCapture;
 use crate::error::Error;
@@ -36,10 +38,7 @@ pub(crate) fn local_db(
     store: &tascer_store::SessionStore,
     home: &Path,
 ) -> Result<Arc<tascer_store::Db>, tascer_store::StoreError> {
-    match store.sqlite_db() {
-        Some(db) => Ok(Arc::clone(db)),
-        None => Ok(Arc::new(tascer_store::Db::open(home.join("tascer.db"))?)),
-    }
+    store.backend().local_db(home)
 }
 
 /// Reads the settings files the options ask for.
@@ -53,17 +52,13 @@ pub(crate) fn load_settings(
         return Ok(LoadedSettings::default());
     }
     let has = |s: SettingsSource| sources.contains(&s);
-    let mut loader = SettingsLoader::new(cwd)
+    let mut loader = SettingsLoader::for_home(cwd, home)
         .sources(
             has(SettingsSource::User),
             has(SettingsSource::Project),
             has(SettingsSource::Local),
         )
-        .claude_compat(options.claude_settings)
-        .user_settings_file(home.join("settings.json"));
-    if let Some(user_home) = std::env::home_dir() {
-        loader = loader.home(user_home);
-    }
+        .claude_compat(options.claude_settings);
     if let Some(flag) = &options.settings {
         loader = loader.flag_settings(flag.clone());
     }
@@ -197,11 +192,7 @@ fn option_rules(options: &Options, cwd: &Path) -> Result<PermissionRules, Error>
 
 /// The `validation` value of the highest settings layer that has one.
 fn settings_validation(settings: &LoadedSettings) -> Result<ValidationConfig, Error> {
-    match settings
-        .layers
-        .iter()
-        .find_map(|l| l.settings.other.get("validation"))
-    {
+    match settings.validation() {
         Some(value) => Ok(ValidationConfig::from_value(value)?),
         None => Ok(ValidationConfig::default()),
     }

@@ -57,3 +57,9 @@ pub enum PermissionError {
         message: String,
     },
 }
+
+impl From<tascer_core::UnknownPermissionMode> for PermissionError {
+    fn from(err: tascer_core::UnknownPermissionMode) -> Self {
+        PermissionError::UnknownMode(err.0)
+    }
+}

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use deadpool_postgres::ClientWrapper;
 use futures::future::BoxFuture;
+use parking_lot::Mutex;
 use tokio_postgres::config::Host;
 
 use crate::error::StoreError;
@@ -261,7 +262,7 @@ impl PgBackend {
         F: for<'t> FnMut(&'t Tx<'t>, u32) -> Attempt<'t, T> + Send + 'static,
     {
         let shared = Arc::clone(&self.shared);
-        let op = std::sync::Mutex::new(op);
+        let op = Mutex::new(op);
         self.run(async move {
             let (shared, op) = (&*shared, &op);
             shared
@@ -270,7 +271,7 @@ impl PgBackend {
                     let tx = client.transaction().await?;
                     // The lock is held only to make the future, which
                     // borrows the transaction, not `op`.
-                    let work = (*lock(op))(&tx, attempt);
+                    let work = (*op.lock())(&tx, attempt);
                     let value = work.await?;
                     tx.commit().await?;
                     Ok(value)
@@ -287,24 +288,17 @@ impl PgBackend {
         F: for<'c> FnMut(&'c ClientWrapper) -> Attempt<'c, T> + Send + 'static,
     {
         let shared = Arc::clone(&self.shared);
-        let op = std::sync::Mutex::new(op);
+        let op = Mutex::new(op);
         self.run(async move {
             let (shared, op) = (&*shared, &op);
             shared
                 .retrying(what, move |_| async move {
                     let client = shared.pool.get().await.map_err(Failure::Pool)?;
-                    let work = (*lock(op))(&client);
+                    let work = (*op.lock())(&client);
                     work.await
                 })
                 .await
         })
-    }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
     }
 }
 

@@ -7,20 +7,20 @@
 //! (`pg_advisory_xact_lock(class, hashtext(session_id))`); the primary
 //! keys `(session_id, seq)` back it up.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::{BoxFuture, try_join_all};
+use parking_lot::Mutex;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::error::Failure;
-use super::{PgBackend, Tx, lock};
+use super::{PgBackend, Tx};
 use crate::backend::{
-    Backend, BackendKind, BatchBuilder, Blob, EntryRow, HeadRow, MessageRow, Projection,
-    StoredMessage, Tail, with_session_id,
+    Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
+    SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::error::StoreError;
-use crate::store::{NewSession, SessionInfo, Totals, now};
 use crate::summary::SessionSummary;
 
 /// Advisory lock class of a session's messages.
@@ -126,8 +126,8 @@ fn entry_from_row(r: &Row) -> Result<EntryRow, tokio_postgres::Error> {
     })
 }
 
-fn head_from_row(r: &Row) -> Result<HeadRow, tokio_postgres::Error> {
-    Ok(HeadRow {
+fn head_from_row(r: &Row) -> Result<SignedHead, tokio_postgres::Error> {
+    Ok(SignedHead {
         session_id: r.try_get(0)?,
         seq: to_u64(r.try_get(1)?),
         hash: r.try_get(2)?,
@@ -234,7 +234,7 @@ fn entry_params(row: &EntryRow) -> Vec<Box<dyn ToSql + Sync + Send>> {
     ]
 }
 
-fn head_params(head: &HeadRow) -> Vec<Box<dyn ToSql + Sync + Send>> {
+fn head_params(head: &SignedHead) -> Vec<Box<dyn ToSql + Sync + Send>> {
     vec![
         Box::new(head.session_id.clone()),
         Box::new(to_i64(head.seq)),
@@ -659,7 +659,7 @@ impl Backend for PgBackend {
             );
             Box::pin(async move {
                 lock_session(tx, LEDGER_LOCK, &session).await?;
-                let written = lock(&previous).clone();
+                let written = previous.lock().clone();
                 if let Some((seq, hash)) = written.filter(|_| attempt > 1)
                     && exists(
                         tx,
@@ -686,10 +686,10 @@ impl Backend for PgBackend {
                     None => None,
                 };
                 let batch = {
-                    let mut build = lock(&build);
+                    let mut build = build.lock();
                     (*build)(tail.as_ref()).map_err(StoreError::Build)?
                 };
-                *lock(&previous) = batch.entries.last().map(|e| (e.seq, e.hash.clone()));
+                *previous.lock() = batch.entries.last().map(|e| (e.seq, e.hash.clone()));
                 write_batch(tx, &session, &blobs, &batch).await
             })
         })
@@ -726,7 +726,7 @@ impl Backend for PgBackend {
         })
     }
 
-    fn head(&self, session_id: &str) -> Result<Option<HeadRow>, StoreError> {
+    fn head(&self, session_id: &str) -> Result<Option<SignedHead>, StoreError> {
         let id = session_id.to_string();
         self.read("read a ledger head", move |client| {
             let id = id.clone();
@@ -743,7 +743,7 @@ impl Backend for PgBackend {
         })
     }
 
-    fn put_head(&self, head: &HeadRow) -> Result<(), StoreError> {
+    fn put_head(&self, head: &SignedHead) -> Result<(), StoreError> {
         let values = Arc::new(head_params(head));
         self.transact("write a ledger head", move |tx, _| {
             let values = Arc::clone(&values);

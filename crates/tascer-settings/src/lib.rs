@@ -1,0 +1,56 @@
+//! Tascer's settings reader: the one place that finds, reads and layers
+//! the settings files, for every part that reads a section of them.
+//!
+//! Sources, highest precedence first (Claude Code §6.4, with Tascer's own
+//! files ahead of Claude Code's at the same level):
+//!
+//! 1. flag settings (`--settings FILE_OR_JSON`)
+//! 2. local: `<cwd>/.tascer/settings.local.json`, then `<cwd>/.claude/settings.local.json`
+//! 3. project: `<cwd>/.tascer/settings.json`, then `<cwd>/.claude/settings.json`
+//! 4. user: `<home>/.tascer/settings.json` (Tascer's sessions and hosts
+//!    read `$TASCER_HOME/settings.json`, see [`SettingsLoader::for_home`]),
+//!    then `<home>/.claude/settings.json`
+//!
+//! Claude Code's files are read only with [`SettingsLoader::claude_compat`].
+//! [`SettingsLoader::read`] returns [`LayeredSettings`], each layer a
+//! typed [`Settings`]; how each section layers:
+//!
+//! - Permission rule lists merge across all sources (`tascer-guard` parses
+//!   them); single values (`defaultMode`, each `env` variable) come from
+//!   the highest source that sets them; `disableBypassPermissionsMode:
+//!   "disable"` anywhere wins.
+//! - The `safety` object (docs/reviewers.md) merges part by part (in
+//!   `tascer-guard`): each of `autoApprove`, each reviewer and
+//!   `reviewers.model` comes from the highest layer that sets it;
+//!   `pathClasses` takes its switch and `sensitiveAction` from the highest
+//!   layer and the union of every layer's `trusted` and `sensitive` lists.
+//! - `webhooks` are the union of every layer's (one per URL, the highest
+//!   layer's); `hooks` run from every layer.
+//! - `validation` comes whole from the highest layer that has one;
+//!   `archive` merges key by key.
+//!
+//! Unknown keys at the top level are kept in [`Settings::other`] and
+//! otherwise ignored; inside `safety` and `webhooks` they are errors.
+//!
+//! Two sections are read from one file on their own, not layered, and
+//! without checking the rest of the file (so a bad value elsewhere does
+//! not stop them; errors are [`FileError`]s): `store`, a per-host setting
+//! that only the home's own file sets ([`HostSettings`]), and `check`,
+//! the repository's lint and test commands ([`check_settings`]).
+
+mod check;
+mod error;
+mod file;
+mod home;
+mod layers;
+mod loader;
+pub mod safety;
+mod sections;
+
+pub use check::{CheckSettings, check_settings};
+pub use error::{FileError, SettingsError};
+pub use file::{parse, read_json};
+pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};
+pub use layers::{LayeredSettings, SettingsLayer, SettingsSource};
+pub use loader::{SettingsFile, SettingsLoader};
+pub use sections::{ARCHIVE, PermissionsSettings, Settings, VALIDATION};

@@ -1,0 +1,99 @@
+//! [`Settings`]: one settings file, typed section by section.
+//!
+//! The sections every Tascer session reads (`permissions`, `hooks`, `env`,
+//! `safety`, `webhooks`) are parsed and checked when the file is read: a
+//! malformed one fails the read, naming the file, the line and the column.
+//! The sections one part reads (`validation`, `archive`, `check`, `store`)
+//! stay in [`Settings::other`], with every key Tascer does not know, and
+//! are typed where they are read, with the errors that part has always
+//! given: a bad value there fails only that part.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tascer_core::PermissionMode;
+
+use crate::safety::{SafetySettings, WebhookSettings};
+
+/// The `permissions` object of a settings file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionsSettings {
+    /// Allow rules.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Ask rules.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Deny rules.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Mode used when none is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_mode: Option<PermissionMode>,
+    /// Extra working directories.
+    #[serde(default)]
+    pub additional_directories: Vec<String>,
+    /// `"disable"` forbids `bypassPermissions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable_bypass_permissions_mode: Option<String>,
+    /// Keys Tascer does not use.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// One settings file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Permission rules and options.
+    #[serde(default)]
+    pub permissions: PermissionsSettings,
+    /// Hook configuration, kept raw for the hooks module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<Value>,
+    /// Environment variables for tools and hooks.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Auto-approve, path classes and the LLM reviewers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<SafetySettings>,
+    /// Where hook events are sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<Vec<WebhookSettings>>,
+    /// The sections read where they are used (`validation`, `archive`,
+    /// `check`, `store`, see the module docs) and every key Tascer does not
+    /// use.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// The key of the gates' settings (`tascer_guard::gates::ValidationConfig`).
+pub const VALIDATION: &str = "validation";
+/// The key of the archive settings (`tascer_archive::ArchiveSettings`).
+pub const ARCHIVE: &str = "archive";
+
+impl Settings {
+    /// Checks what serde cannot: the `safety` object
+    /// ([`SafetySettings::validate`]), then each webhook
+    /// ([`WebhookSettings::validate`]).
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(safety) = &self.safety {
+            safety.validate()?;
+        }
+        for webhook in self.webhooks.iter().flatten() {
+            webhook.validate()?;
+        }
+        Ok(())
+    }
+
+    /// The `validation` value, as written (interpreted by the gates).
+    pub fn validation(&self) -> Option<&Value> {
+        self.other.get(VALIDATION)
+    }
+
+    /// The `archive` value, as written.
+    pub fn archive(&self) -> Option<&Value> {
+        self.other.get(ARCHIVE)
+    }
+}
