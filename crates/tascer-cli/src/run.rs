@@ -10,6 +10,8 @@ use tascer::guard::settings::SettingsSource;
 use tascer::{Client, Message, Options};
 
 use crate::args::{OutputFormat, RunArgs};
+use crate::contractor::manager_run_options;
+use crate::provider::provider_from_env;
 use crate::render::Renderer;
 
 /// Runs `tascer run` and returns the exit code: 0, or 1 when the result is
@@ -194,48 +196,6 @@ fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The provider from the environment, with the CLI's own knobs applied:
-/// `TASCER_MAX_RETRIES` (retries after the first attempt),
-/// `TASCER_PRICES` (a JSON price table, inline or as a file path, merged
-/// over the defaults) and `--request-timeout` / `TASCER_REQUEST_TIMEOUT`.
-/// `None` when none is set: the library then reads the provider variables
-/// itself.
-pub(crate) fn provider_from_env(
-    request_timeout: Option<std::time::Duration>,
-) -> anyhow::Result<Option<tascer::ProviderConfig>> {
-    let retries = std::env::var("TASCER_MAX_RETRIES")
-        .ok()
-        .filter(|v| !v.is_empty());
-    let prices = std::env::var("TASCER_PRICES")
-        .ok()
-        .filter(|v| !v.is_empty());
-    if retries.is_none() && prices.is_none() && request_timeout.is_none() {
-        return Ok(None);
-    }
-    let mut provider = tascer::ProviderConfig::from_env()?;
-    if let Some(timeout) = request_timeout {
-        provider.request_timeout = timeout;
-    }
-    if let Some(n) = retries {
-        provider.max_retries = n
-            .parse()
-            .with_context(|| format!("TASCER_MAX_RETRIES must be a whole number, got {n:?}"))?;
-    }
-    if let Some(table) = prices {
-        let json = if table.trim_start().starts_with('{') {
-            table
-        } else {
-            std::fs::read_to_string(&table)
-                .with_context(|| format!("cannot read TASCER_PRICES file {table}"))?
-        };
-        provider
-            .prices
-            .merge_json(&json)
-            .context("TASCER_PRICES is not a valid price table")?;
-    }
-    Ok(Some(provider))
-}
-
 /// Builds session options from the flags.
 pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     let mut options = Options::new();
@@ -288,7 +248,7 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     if let Some(dir) = &args.execute_contracts {
         options = tascer_contracts::with_execute_contracts(
             options,
-            crate::contracts_cmds::manager_run_options(dir, args.cwd.clone())?,
+            manager_run_options(dir, args.cwd.clone())?,
         );
     }
     Ok(options)
