@@ -9,7 +9,7 @@ use tascer::guard::permissions::PermissionMode;
 use tascer::guard::settings::SettingsSource;
 use tascer::{Client, Message, Options};
 
-use crate::args::{OutputFormat, RunArgs};
+use crate::args::{PrintFormat, RunArgs};
 use crate::contractor::manager_run_options;
 use crate::provider::provider_from_env;
 use crate::render::Renderer;
@@ -21,7 +21,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let prompt = read_prompt(args.prompt.clone())?;
     let mut options = options_from_args(&args)?;
     options.provider = provider_from_env(args.request_timeout)?;
-    if args.output_format == OutputFormat::Text
+    if args.output_format == PrintFormat::Text
         && std::io::stderr().is_terminal()
         && std::fs::File::open("/dev/tty").is_ok()
     {
@@ -35,17 +35,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 pub async fn run_with_options(
     prompt: String,
     options: Options,
-    format: OutputFormat,
+    format: PrintFormat,
 ) -> anyhow::Result<ExitCode> {
     let mut options = options;
-    if format == OutputFormat::Text {
+    if format == PrintFormat::Text {
         // Text mode streams the answer as it is generated.
         options.include_partial_messages = true;
     }
     let mut client = match Client::connect(options).await {
         Ok(client) => client,
         Err(err) => {
-            if format != OutputFormat::Text {
+            if format != PrintFormat::Text {
                 let result = tascer_control::startup_failure_result(&err.to_string());
                 println!("{result}");
             }

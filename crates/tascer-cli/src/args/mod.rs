@@ -24,7 +24,7 @@ pub use demo::{DemoArgs, DemoTopic};
 pub use install::InstallArgs;
 pub use ledger::{ExportArgs, KeysCommand, ReportArgs, ReportFormat, VerifyArgs};
 pub use mcp::{ListArgs, McpArgs, McpCommand, ServeArgs, Transport};
-pub use run::{OutputFormat, RunArgs};
+pub use run::{PrintFormat, RunArgs};
 pub use sessions::SessionsCommand;
 pub use webhook::{WebhookArgs, WebhookCommand};
 

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-/// Output formats, as in `claude -p --output-format`.
+/// How a run is printed: `--output-format`, as in `claude -p`. (Not the
+/// SDK's structured `output_format`, which is `tascer::OutputFormat`.)
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
+pub enum PrintFormat {
     /// Streaming text for people.
     #[default]
     Text,
@@ -26,8 +27,8 @@ pub struct RunArgs {
     #[arg(short = 'p', long = "print")]
     pub print: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
+    #[arg(long, value_enum, default_value_t = PrintFormat::Text)]
+    pub output_format: PrintFormat,
     /// Model id (default: claude-sonnet-4-5, or gpt-4o-mini for OpenAI-compatible servers; env TASCER_MODEL).
     #[arg(long)]
     pub model: Option<String>,
