@@ -96,12 +96,12 @@ fn seq_of(raw: &RawEntry) -> u64 {
     u64::try_from(raw.seq).unwrap_or(0)
 }
 
-fn broken(seq: u64, reason: BreakReason, detail: impl Into<String>) -> Option<Broken> {
-    Some(Broken {
+fn broken(seq: u64, reason: BreakReason, detail: impl Into<String>) -> Broken {
+    Broken {
         seq,
         reason,
         detail: detail.into(),
-    })
+    }
 }
 
 /// For each row, the seq at which its content hashes to its stored hash,
@@ -144,30 +144,10 @@ pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
     let mut orig: Option<Vec<Option<u64>>> = None;
     for (i, raw) in rows.iter().enumerate() {
         let expected = u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
-        if raw.seq < 1 || seq_of(raw) < expected {
+        if let Some(why) = seq_break(raw, expected) {
             return ChainCheck {
                 entries,
-                broken: broken(
-                    seq_of(raw),
-                    BreakReason::InsertedEntry,
-                    format!(
-                        "a row with seq {} is not part of a chain that starts at 1",
-                        raw.seq
-                    ),
-                ),
-            };
-        }
-        if seq_of(raw) > expected {
-            return ChainCheck {
-                entries,
-                broken: broken(
-                    expected,
-                    BreakReason::DeletedEntry,
-                    format!(
-                        "entry {expected} is missing (next stored entry is {})",
-                        raw.seq
-                    ),
-                ),
+                broken: Some(why),
             };
         }
         let entry = match LedgerEntry::from_row(raw) {
@@ -175,54 +155,17 @@ pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
             Err(why) => {
                 return ChainCheck {
                     entries,
-                    broken: broken(expected, BreakReason::EditedEntry, why),
+                    broken: Some(broken(expected, BreakReason::EditedEntry, why)),
                 };
             }
         };
         if entry.hash_is_valid() {
-            let want_prev = if i == 0 {
-                GENESIS_PREV_HASH
-            } else {
-                rows[i - 1].hash.as_str()
-            };
-            if entry.prev_hash != want_prev {
-                let why = if i == 0 {
-                    broken(
-                        1,
-                        BreakReason::EditedEntry,
-                        "the first entry does not start from the genesis hash",
-                    )
-                } else {
-                    let before = if i >= 2 {
-                        rows[i - 2].hash.as_str()
-                    } else {
-                        GENESIS_PREV_HASH
-                    };
-                    let prev_seq = expected - 1;
-                    if entry.prev_hash == before {
-                        broken(
-                            prev_seq,
-                            BreakReason::InsertedEntry,
-                            format!(
-                                "entry {expected} links past entry {prev_seq}: {prev_seq} was inserted"
-                            ),
-                        )
-                    } else {
-                        broken(
-                            prev_seq,
-                            BreakReason::EditedEntry,
-                            format!(
-                                "entry {expected} does not link to entry {prev_seq}: \
-                                 {prev_seq} was rewritten with a recomputed hash"
-                            ),
-                        )
-                    }
-                };
+            if let Some(why) = link_break(rows, i, &entry) {
                 // The rewritten/inserted entry was already accepted: drop it.
                 entries.pop();
                 return ChainCheck {
                     entries,
-                    broken: why,
+                    broken: Some(why),
                 };
             }
             entries.push(entry);
@@ -231,59 +174,143 @@ pub fn check_chain(rows: &[RawEntry]) -> ChainCheck {
         // The content does not hash to the stored hash at this seq: find out
         // whether it is an intact entry from another position.
         let orig = orig.get_or_insert_with(|| original_seqs(&parsed));
-        // Its predecessor may be gone (deleted): try every position.
-        let found = orig[i].or_else(|| {
-            let max_seq = rows.iter().map(seq_of).max().unwrap_or(0);
-            let limit = max_seq.max(u64::try_from(rows.len()).unwrap_or(u64::MAX)) + 1;
-            (1..=limit).find(|&o| {
-                o != expected && entry.compute_hash_with_seq(o).ok().as_ref() == Some(&entry.hash)
-            })
-        });
-        let why = match found {
-            Some(o) if o > expected => {
-                if orig.contains(&Some(expected)) {
-                    broken(
-                        expected,
-                        BreakReason::Reordered,
-                        format!("entry {o} was moved to position {expected}"),
-                    )
-                } else {
-                    broken(
-                        expected,
-                        BreakReason::DeletedEntry,
-                        format!(
-                            "original entry {expected} is gone; entry {o} was renumbered to {expected}"
-                        ),
-                    )
-                }
-            }
-            Some(o) if o < expected => {
-                entries.truncate(usize::try_from(o - 1).unwrap_or(0));
-                broken(
-                    o,
-                    BreakReason::InsertedEntry,
-                    format!(
-                        "entry {o} was pushed to position {expected}: an entry was inserted at {o}"
-                    ),
-                )
-            }
-            _ => broken(
-                expected,
-                BreakReason::EditedEntry,
-                format!(
-                    "content hashes to {}, the stored hash is {}",
-                    entry.compute_hash().unwrap_or_else(|e| e.to_string()),
-                    entry.hash
-                ),
-            ),
-        };
+        let why = misplaced_or_edited(rows, orig, i, &entry, &mut entries);
         return ChainCheck {
             entries,
-            broken: why,
+            broken: Some(why),
         };
     }
     ChainCheck {
         entries,
         broken: None,
+    }
+}
+
+/// The row at position `expected` (1-based) does not carry that seq: a row
+/// from outside the chain, or a missing entry.
+fn seq_break(raw: &RawEntry, expected: u64) -> Option<Broken> {
+    if raw.seq < 1 || seq_of(raw) < expected {
+        return Some(broken(
+            seq_of(raw),
+            BreakReason::InsertedEntry,
+            format!(
+                "a row with seq {} is not part of a chain that starts at 1",
+                raw.seq
+            ),
+        ));
+    }
+    if seq_of(raw) > expected {
+        return Some(broken(
+            expected,
+            BreakReason::DeletedEntry,
+            format!(
+                "entry {expected} is missing (next stored entry is {})",
+                raw.seq
+            ),
+        ));
+    }
+    None
+}
+
+/// Row `i` is intact but does not link to the row before it: that row was
+/// inserted, or rewritten with a recomputed hash (named as the break).
+fn link_break(rows: &[RawEntry], i: usize, entry: &LedgerEntry) -> Option<Broken> {
+    let want_prev = if i == 0 {
+        GENESIS_PREV_HASH
+    } else {
+        rows[i - 1].hash.as_str()
+    };
+    if entry.prev_hash == want_prev {
+        return None;
+    }
+    if i == 0 {
+        return Some(broken(
+            1,
+            BreakReason::EditedEntry,
+            "the first entry does not start from the genesis hash",
+        ));
+    }
+    let expected = u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
+    let before = if i >= 2 {
+        rows[i - 2].hash.as_str()
+    } else {
+        GENESIS_PREV_HASH
+    };
+    let prev_seq = expected - 1;
+    Some(if entry.prev_hash == before {
+        broken(
+            prev_seq,
+            BreakReason::InsertedEntry,
+            format!("entry {expected} links past entry {prev_seq}: {prev_seq} was inserted"),
+        )
+    } else {
+        broken(
+            prev_seq,
+            BreakReason::EditedEntry,
+            format!(
+                "entry {expected} does not link to entry {prev_seq}: \
+                 {prev_seq} was rewritten with a recomputed hash"
+            ),
+        )
+    })
+}
+
+/// Row `i`'s content does not hash to its stored hash at its seq: an
+/// intact entry moved (reordered, renumbered after a deletion, pushed down
+/// by an insertion; `entries` is cut back to before an insertion), or an
+/// edited one.
+fn misplaced_or_edited(
+    rows: &[RawEntry],
+    orig: &[Option<u64>],
+    i: usize,
+    entry: &LedgerEntry,
+    entries: &mut Vec<LedgerEntry>,
+) -> Broken {
+    let expected = u64::try_from(i).unwrap_or(u64::MAX).saturating_add(1);
+    // Its predecessor may be gone (deleted): try every position.
+    let found = orig[i].or_else(|| {
+        let max_seq = rows.iter().map(seq_of).max().unwrap_or(0);
+        let limit = max_seq.max(u64::try_from(rows.len()).unwrap_or(u64::MAX)) + 1;
+        (1..=limit).find(|&o| {
+            o != expected && entry.compute_hash_with_seq(o).ok().as_ref() == Some(&entry.hash)
+        })
+    });
+    match found {
+        Some(o) if o > expected => {
+            if orig.contains(&Some(expected)) {
+                broken(
+                    expected,
+                    BreakReason::Reordered,
+                    format!("entry {o} was moved to position {expected}"),
+                )
+            } else {
+                broken(
+                    expected,
+                    BreakReason::DeletedEntry,
+                    format!(
+                        "original entry {expected} is gone; entry {o} was renumbered to {expected}"
+                    ),
+                )
+            }
+        }
+        Some(o) if o < expected => {
+            entries.truncate(usize::try_from(o - 1).unwrap_or(0));
+            broken(
+                o,
+                BreakReason::InsertedEntry,
+                format!(
+                    "entry {o} was pushed to position {expected}: an entry was inserted at {o}"
+                ),
+            )
+        }
+        _ => broken(
+            expected,
+            BreakReason::EditedEntry,
+            format!(
+                "content hashes to {}, the stored hash is {}",
+                entry.compute_hash().unwrap_or_else(|e| e.to_string()),
+                entry.hash
+            ),
+        ),
     }
 }

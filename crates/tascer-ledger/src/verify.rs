@@ -4,11 +4,12 @@ use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chain::{BreakReason, Broken, check_chain};
+use crate::chain::{BreakReason, Broken, ChainCheck, check_chain};
 use crate::entry::{EntryKind, LedgerEntry};
 use crate::error::{LedgerError, Result};
 use crate::evidence::{EvidenceStore, SessionEvidence};
 use crate::keys::key_id;
+use crate::sign::SignedHead;
 use crate::store::LedgerStore;
 
 /// The outcome of [`verify_session`].
@@ -103,22 +104,9 @@ pub fn verify_session(
     };
     let chain = check_chain(&rows);
     let evidence = SessionEvidence::new(store, session_id, evidence);
-    // Evidence of the entries before the chain break, in order.
-    for entry in &chain.entries {
-        if chain.broken.as_ref().is_some_and(|b| entry.seq >= b.seq) {
-            break;
-        }
-        for digest in evidence_refs(&entry.payload) {
-            if let Err(e) = evidence.verify(&digest) {
-                report.first_broken = Some(Broken {
-                    seq: entry.seq,
-                    reason: BreakReason::EvidenceChanged { digest },
-                    detail: e.to_string(),
-                });
-                return Ok(report);
-            }
-        }
-        report.entries_checked += 1;
+    if let Some(b) = check_evidence(&chain, &evidence, &mut report) {
+        report.first_broken = Some(b);
+        return Ok(report);
     }
     if let Some(b) = chain.broken {
         report.first_broken = Some(b);
@@ -126,38 +114,90 @@ pub fn verify_session(
     }
     let entries = chain.entries;
     let start_key = start_key_id(&entries);
-    let last = entries.last();
-    let last_seq = last.map_or(0, |e| e.seq);
+    let last_seq = entries.last().map_or(0, |e| e.seq);
     let Some(head) = head else {
-        if let Some(id) = start_key {
-            report.first_broken = Some(Broken {
-                seq: last_seq,
-                reason: BreakReason::UnsignedButKeyed,
-                detail: format!(
-                    "the session started with signing key {id} but has no signed head \
-                     (the head was removed, or the tail was cut off)"
-                ),
-            });
-            return Ok(report);
-        }
-        report
-            .warnings
-            .push("the session has no head record; a cut-off tail cannot be detected".into());
-        report.ok = true;
+        check_headless(start_key, last_seq, &mut report);
         return Ok(report);
     };
     // Signature first: a consistent-looking head proves nothing unsigned.
+    if let Some(b) = check_signature(&head, start_key, trusted_key, last_seq, &mut report) {
+        report.first_broken = Some(b);
+        return Ok(report);
+    }
+    if let Some(b) = head_break(&head, &entries) {
+        report.signed = false;
+        report.first_broken = Some(b);
+        return Ok(report);
+    }
+    report.ok = true;
+    Ok(report)
+}
+
+/// The evidence of the entries before the chain break, in order; counts
+/// each entry whose evidence is intact, and names the first that is not.
+fn check_evidence(
+    chain: &ChainCheck,
+    evidence: &SessionEvidence<'_>,
+    report: &mut VerifyReport,
+) -> Option<Broken> {
+    for entry in &chain.entries {
+        if chain.broken.as_ref().is_some_and(|b| entry.seq >= b.seq) {
+            break;
+        }
+        for digest in evidence_refs(&entry.payload) {
+            if let Err(e) = evidence.verify(&digest) {
+                return Some(Broken {
+                    seq: entry.seq,
+                    reason: BreakReason::EvidenceChanged { digest },
+                    detail: e.to_string(),
+                });
+            }
+        }
+        report.entries_checked += 1;
+    }
+    None
+}
+
+/// A session without a head: broken when its start named a signing key,
+/// else intact with a warning.
+fn check_headless(start_key: Option<String>, last_seq: u64, report: &mut VerifyReport) {
+    if let Some(id) = start_key {
+        report.first_broken = Some(Broken {
+            seq: last_seq,
+            reason: BreakReason::UnsignedButKeyed,
+            detail: format!(
+                "the session started with signing key {id} but has no signed head \
+                 (the head was removed, or the tail was cut off)"
+            ),
+        });
+        return;
+    }
+    report
+        .warnings
+        .push("the session has no head record; a cut-off tail cannot be detected".into());
+    report.ok = true;
+}
+
+/// The head's signature: checked with the trusted key (setting
+/// `report.signed`), or a warning when it cannot be; the break when it is
+/// missing although the start named a key, or does not verify.
+fn check_signature(
+    head: &SignedHead,
+    start_key: Option<String>,
+    trusted_key: Option<&VerifyingKey>,
+    last_seq: u64,
+    report: &mut VerifyReport,
+) -> Option<Broken> {
     match (&head.signature, trusted_key) {
         (None, _) => {
             if let Some(id) = &start_key {
-                report.first_broken = Some(Broken {
+                return Some(Broken {
                     seq: head.seq.min(last_seq).max(1),
                     reason: BreakReason::UnsignedButKeyed,
                     detail: format!(
                         "the session started with signing key {id} but its head is not signed"
                     ),
                 });
-                return Ok(report);
             }
             report
                 .warnings
@@ -172,12 +212,11 @@ pub fn verify_session(
                 _ => head.verify(key).err(),
             };
             if let Some(detail) = problem {
-                report.first_broken = Some(Broken {
+                return Some(Broken {
                     seq: head.seq,
                     reason: BreakReason::BadSignature,
                     detail,
                 });
-                return Ok(report);
             }
             report.signed = true;
         }
@@ -186,13 +225,24 @@ pub fn verify_session(
             head.key_id.as_deref().unwrap_or("(unknown)")
         )),
     }
+    None
+}
+
+/// The head does not name the last entry: entries added after it, or
+/// entries cut off (or the head replaced).
+fn head_break(head: &SignedHead, entries: &[LedgerEntry]) -> Option<Broken> {
+    let last = entries.last();
+    let last_seq = last.map_or(0, |e| e.seq);
     let last_hash = last.map(|e| e.hash.as_str()).unwrap_or_default();
-    if head.seq != last_seq || head.hash != last_hash {
-        let at_head = usize::try_from(head.seq)
-            .ok()
-            .and_then(|s| s.checked_sub(1))
-            .and_then(|i| entries.get(i));
-        let broken = if head.seq < last_seq && at_head.is_some_and(|e| e.hash == head.hash) {
+    if head.seq == last_seq && head.hash == last_hash {
+        return None;
+    }
+    let at_head = usize::try_from(head.seq)
+        .ok()
+        .and_then(|s| s.checked_sub(1))
+        .and_then(|i| entries.get(i));
+    Some(
+        if head.seq < last_seq && at_head.is_some_and(|e| e.hash == head.hash) {
             Broken {
                 seq: head.seq + 1,
                 reason: BreakReason::InsertedEntry,
@@ -215,11 +265,6 @@ pub fn verify_session(
                     head.seq, head.hash
                 ),
             }
-        };
-        report.signed = false;
-        report.first_broken = Some(broken);
-        return Ok(report);
-    }
-    report.ok = true;
-    Ok(report)
+        },
+    )
 }
