@@ -249,6 +249,7 @@ async fn merge(args: ContractsMergeArgs) -> anyhow::Result<ExitCode> {
                     )
                 }
                 MergeOutcome::Refused { message } => format!("not merged: {message}"),
+                other => format!("{other:?}"),
             };
             rows.push([branch.clone(), text]);
         }

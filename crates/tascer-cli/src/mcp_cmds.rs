@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde_json::{Value, json};
 use tascer::mcp::{
-    HttpServer, McpManager, McpOptions, McpServerConfig, McpStatus, conformance_spec,
+    HttpServer, McpManager, McpOptions, McpServerConfig, conformance_spec,
     load_mcp_servers_with_sources, serve_stdio,
 };
 
@@ -79,6 +79,8 @@ fn transport_text(config: &McpServerConfig) -> String {
         McpServerConfig::Http { url, .. } => format!("http: {url}"),
         McpServerConfig::Sse { url, .. } => format!("sse: {url}"),
         McpServerConfig::Sdk { name } => format!("sdk: {name}"),
+        // A transport this command does not know yet.
+        _ => "other".to_string(),
     }
 }
 
@@ -119,19 +121,12 @@ async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
                 Vec::new(),
                 None,
             ),
-            (_, Some(s)) => {
-                let state = match s.status {
-                    McpStatus::Connected => "connected",
-                    McpStatus::Failed => "failed",
-                    McpStatus::Pending => "pending",
-                };
-                (
-                    state.to_owned(),
-                    s.error.clone(),
-                    s.tools.clone(),
-                    s.server_info.clone(),
-                )
-            }
+            (_, Some(s)) => (
+                s.status.as_str().to_owned(),
+                s.error.clone(),
+                s.tools.clone(),
+                s.server_info.clone(),
+            ),
             (_, None) => (
                 "failed".to_owned(),
                 Some("not started".to_owned()),

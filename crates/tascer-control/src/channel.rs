@@ -22,6 +22,7 @@ pub const STREAM_CLOSED: &str = "Stream closed";
 
 /// Why a request to the SDK brought no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RequestError {
     /// The SDK answered with `subtype: error`.
     #[error("{0}")]

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 /// What can go wrong talking to a model provider.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// No credentials or endpoint were configured.
     #[error("no API key: set {vars}")]
