@@ -7,6 +7,7 @@ use thiserror::Error;
 /// Why an archive operation failed (not why an archive fails verification:
 /// that is a [`VerifyProblem`](crate::VerifyProblem) in the report).
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ArchiveError {
     /// A `--to` / archive URL that names no supported target.
     #[error("bad archive location {url:?}: {detail} (use s3://BUCKET/PREFIX or a directory path)")]

@@ -103,15 +103,34 @@ pub async fn run() -> anyhow::Result<()> {
     std::fs::create_dir_all(cwd.join("src"))?;
     std::fs::create_dir_all(cwd.join("home"))?;
     std::fs::write(cwd.join("src/lib.rs"), "pub fn f() {}\n")?;
+    let decisions = measure_decisions(&cwd).await?;
+    let hooks = measure_hooks(&cwd).await?;
+    decisions.print();
+    hooks.print();
+    Ok(())
+}
 
+/// Timings of `PermissionEngine::decide`.
+struct DecisionTimes {
+    /// Timer overhead: an awaited no-op future.
+    noop: Stats,
+    empty_engine: Stats,
+    bash_off: Stats,
+    bash_on: Stats,
+    read: Stats,
+}
+
+/// Times `decide` on a Bash and a Read call, with and without the cache,
+/// against an empty engine; each engine is checked to allow first.
+async fn measure_decisions(cwd: &Path) -> anyhow::Result<DecisionTimes> {
     let bash = ToolCall::new(
         "Bash",
         json!({"command": "git log --oneline -n 20 | grep fix && cargo test --workspace"}),
-        &cwd,
+        cwd,
     );
-    let read = ToolCall::new("Read", json!({"file_path": cwd.join("src/lib.rs")}), &cwd);
-    let uncached = engine(&cwd, false)?;
-    let cached = engine(&cwd, true)?;
+    let read = ToolCall::new("Read", json!({"file_path": cwd.join("src/lib.rs")}), cwd);
+    let uncached = engine(cwd, false)?;
+    let cached = engine(cwd, true)?;
     for (name, e, call) in [
         ("bash, cache off", &uncached, &bash),
         ("bash, cache on", &cached, &bash),
@@ -128,43 +147,73 @@ pub async fn run() -> anyhow::Result<()> {
         .cache(false)
         .build()
         .context("cannot build the permission engine")?;
-    let empty_engine = Stats::of(
-        time_async(ITERATIONS, || async {
-            std::hint::black_box(empty.decide(&bash).await);
-        })
-        .await,
-    );
-    let bash_off = Stats::of(
-        time_async(ITERATIONS, || async {
-            std::hint::black_box(uncached.decide(&bash).await);
-        })
-        .await,
-    );
-    let bash_on = Stats::of(
-        time_async(ITERATIONS, || async {
-            std::hint::black_box(cached.decide(&bash).await);
-        })
-        .await,
-    );
-    let read_stats = Stats::of(
-        time_async(ITERATIONS, || async {
-            std::hint::black_box(uncached.decide(&read).await);
-        })
-        .await,
-    );
+    Ok(DecisionTimes {
+        noop,
+        empty_engine: time_decide(&empty, &bash).await,
+        bash_off: time_decide(&uncached, &bash).await,
+        bash_on: time_decide(&cached, &bash).await,
+        read: time_decide(&uncached, &read).await,
+    })
+}
 
-    let input = pre_tool_use(&cwd);
-    let no_hook_runner = HookRunner::new(HookRegistry::new());
-    let no_hooks = Stats::of(
-        time_async(ITERATIONS, || {
-            let i = input.clone();
-            let r = &no_hook_runner;
-            async move {
-                std::hint::black_box(r.pre_tool_use(i).await);
-            }
+/// `ITERATIONS` timed `decide` calls.
+async fn time_decide(engine: &PermissionEngine, call: &ToolCall) -> Stats {
+    Stats::of(
+        time_async(ITERATIONS, || async {
+            std::hint::black_box(engine.decide(call).await);
         })
         .await,
-    );
+    )
+}
+
+impl DecisionTimes {
+    fn print(&self) {
+        let mut table = Table::new(
+            format!("Permission decision per tool call ({ITERATIONS} calls each)"),
+            "ratio / empty engine",
+        );
+        let ratio = |s: &Stats| Some(s.median / self.empty_engine.median);
+        table.row(
+            "`decide` Bash `git log … \\| grep … && cargo test …`, 23 rules + default policies, cache off",
+            &self.bash_off,
+            ratio(&self.bash_off),
+        );
+        table.row(
+            "`decide` same Bash call, cache on (identical input → cache hit)",
+            &self.bash_on,
+            ratio(&self.bash_on),
+        );
+        table.row(
+            "`decide` Read `src/lib.rs`, 23 rules + file policy (Read is never cached)",
+            &self.read,
+            ratio(&self.read),
+        );
+        table.row(
+            "baseline: `decide` same Bash call, empty engine (no rules, no policies, cache off)",
+            &self.empty_engine,
+            Some(1.0),
+        );
+        table.note(format!(
+            "Timer overhead (an awaited no-op future, timed the same way): {}.",
+            fmt_ms(self.noop.median)
+        ));
+        table.print();
+    }
+}
+
+/// Timings of `HookRunner::pre_tool_use`.
+struct HookTimes {
+    no_hooks: Stats,
+    one_fn: Stats,
+    one_cmd: Stats,
+}
+
+/// Times PreToolUse with no hook, one in-process hook and one command hook
+/// (checked to run first).
+async fn measure_hooks(cwd: &Path) -> anyhow::Result<HookTimes> {
+    let input = pre_tool_use(cwd);
+    let no_hook_runner = HookRunner::new(HookRegistry::new());
+    let no_hooks = time_pre_tool_use(ITERATIONS, &no_hook_runner, &input).await;
     let in_process = HookRunner::new(
         HookRegistry::builder()
             .on(HookEvent::PreToolUse, "Bash", |_input| async {
@@ -173,16 +222,7 @@ pub async fn run() -> anyhow::Result<()> {
             .build()
             .context("cannot build the hook registry")?,
     );
-    let one_fn = Stats::of(
-        time_async(ITERATIONS, || {
-            let i = input.clone();
-            let r = &in_process;
-            async move {
-                std::hint::black_box(r.pre_tool_use(i).await);
-            }
-        })
-        .await,
-    );
+    let one_fn = time_pre_tool_use(ITERATIONS, &in_process, &input).await;
     let script = cwd.join("hook.sh");
     std::fs::write(&script, "#!/bin/sh\ncat > /dev/null\nexit 0\n")?;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
@@ -192,7 +232,7 @@ pub async fn run() -> anyhow::Result<()> {
                 HookEvent::PreToolUse,
                 "Bash",
                 script.display().to_string(),
-                &cwd,
+                cwd,
                 HookOptions::default(),
             )
             .build()
@@ -202,70 +242,51 @@ pub async fn run() -> anyhow::Result<()> {
     if check.denied().is_some() || runs.len() != 1 {
         anyhow::bail!("the command hook did not run as expected: {runs:?}");
     }
-    let one_cmd = Stats::of(
-        time_async(COMMAND_ITERATIONS, || {
+    let one_cmd = time_pre_tool_use(COMMAND_ITERATIONS, &command, &input).await;
+    Ok(HookTimes {
+        no_hooks,
+        one_fn,
+        one_cmd,
+    })
+}
+
+/// `n` timed PreToolUse runs of `runner`.
+async fn time_pre_tool_use(n: usize, runner: &HookRunner, input: &PreToolUseInput) -> Stats {
+    Stats::of(
+        time_async(n, || {
             let i = input.clone();
-            let r = &command;
             async move {
-                std::hint::black_box(r.pre_tool_use(i).await);
+                std::hint::black_box(runner.pre_tool_use(i).await);
             }
         })
         .await,
-    );
+    )
+}
 
-    let mut table = Table::new(
-        format!("Permission decision per tool call ({ITERATIONS} calls each)"),
-        "ratio / empty engine",
-    );
-    let ratio = |s: &Stats| Some(s.median / empty_engine.median);
-    table.row(
-        "`decide` Bash `git log … \\| grep … && cargo test …`, 23 rules + default policies, cache off",
-        &bash_off,
-        ratio(&bash_off),
-    );
-    table.row(
-        "`decide` same Bash call, cache on (identical input → cache hit)",
-        &bash_on,
-        ratio(&bash_on),
-    );
-    table.row(
-        "`decide` Read `src/lib.rs`, 23 rules + file policy (Read is never cached)",
-        &read_stats,
-        ratio(&read_stats),
-    );
-    table.row(
-        "baseline: `decide` same Bash call, empty engine (no rules, no policies, cache off)",
-        &empty_engine,
-        Some(1.0),
-    );
-    table.note(format!(
-        "Timer overhead (an awaited no-op future, timed the same way): {}.",
-        fmt_ms(noop.median)
-    ));
-    table.print();
-
-    let mut table = Table::new(
-        format!(
-            "PreToolUse hooks per tool call ({ITERATIONS} calls each, command hook {COMMAND_ITERATIONS})"
-        ),
-        "ratio / no hooks",
-    );
-    let ratio = |s: &Stats| Some(s.median / no_hooks.median);
-    table.row(
-        "PreToolUse, one in-process hook (closure → no decision)",
-        &one_fn,
-        ratio(&one_fn),
-    );
-    table.row(
-        "PreToolUse, one command hook (`#!/bin/sh` script: reads stdin, exits 0)",
-        &one_cmd,
-        ratio(&one_cmd),
-    );
-    table.row(
-        "baseline: PreToolUse, no hooks registered (the runner's no-op)",
-        &no_hooks,
-        Some(1.0),
-    );
-    table.print();
-    Ok(())
+impl HookTimes {
+    fn print(&self) {
+        let mut table = Table::new(
+            format!(
+                "PreToolUse hooks per tool call ({ITERATIONS} calls each, command hook {COMMAND_ITERATIONS})"
+            ),
+            "ratio / no hooks",
+        );
+        let ratio = |s: &Stats| Some(s.median / self.no_hooks.median);
+        table.row(
+            "PreToolUse, one in-process hook (closure → no decision)",
+            &self.one_fn,
+            ratio(&self.one_fn),
+        );
+        table.row(
+            "PreToolUse, one command hook (`#!/bin/sh` script: reads stdin, exits 0)",
+            &self.one_cmd,
+            ratio(&self.one_cmd),
+        );
+        table.row(
+            "baseline: PreToolUse, no hooks registered (the runner's no-op)",
+            &self.no_hooks,
+            Some(1.0),
+        );
+        table.print();
+    }
 }

@@ -109,146 +109,169 @@ pub async fn run() -> anyhow::Result<()> {
         println!("\n(no `tascer` binary: run scripts/bench, or set {BINARY_ENV} to one)");
         return Ok(());
     };
-    let home = tempfile::tempdir()?;
-    // Claude Code works in a repository: the benchmark's (10 000 files).
-    let work = tempfile::tempdir()?;
-    crate::repo::make_repo(work.path(), REPO_FILES)?;
-    std::fs::create_dir_all(work.path().join(".tascer"))?;
-    std::fs::write(
-        work.path().join(".tascer/settings.json"),
-        json!({"permissions": {"deny": ["Bash(rm:*)", "Bash(curl:*)", "Bash(git push:*)"]}})
-            .to_string(),
-    )?;
-    let home_text = home.path().display().to_string();
-    let env = [("TASCER_HOME", home_text.as_str())];
-    let cwd = work.path();
-    Command::new(&tascer)
-        .args(["keys", "generate"])
-        .envs(env)
-        .stdout(Stdio::null())
-        .status()?;
+    let bench = Bench::set_up(tascer)?;
+    let samples = bench.measure_hooks()?;
+    let run = bench.measure_cold_start().await?;
+    print_table(&bench.tascer, samples, run);
+    Ok(())
+}
 
-    let mut baseline = Vec::new();
-    let mut allowed = Vec::new();
-    let mut denied = Vec::new();
-    let mut post = Vec::new();
-    let mut prompt = Vec::new();
-    // The usual alternative: a Node.js command hook that reads the event
-    // and exits (the cost of starting Node alone), when `node` is here.
-    let node = which_node();
-    let mut node_hook = Vec::new();
-    // The hook-only executable `tascer install` uses, when built.
-    let hook_only = Some(tascer.with_file_name("tascer-hook")).filter(|p| p.exists());
-    let mut hook_only_pre = Vec::new();
-    let mut hook_only_post = Vec::new();
-    let mut own_process_pre = Vec::new();
-    let mut own_process_post = Vec::new();
-    // Every event in its own process, as without the hook server.
-    let off_env = [
-        ("TASCER_HOME", home_text.as_str()),
-        ("TASCER_HOOK_SERVER", "off"),
-    ];
-    // The first event of each executable starts its hook server: started
-    // before the timed runs.
-    let warm_up = pre_tool_use(cwd, 10 * RUNS, "ls -la");
-    timed(&tascer, &["hook"], &warm_up, &env, cwd)?;
-    let mut servers = 1;
-    if let Some(hook_only) = &hook_only {
-        timed(hook_only, &[], &warm_up, &env, cwd)?;
-        servers += 1;
+/// The binaries measured and the home and repository they run in.
+struct Bench {
+    tascer: PathBuf,
+    /// The hook-only executable `tascer install` uses, when built.
+    hook_only: Option<PathBuf>,
+    /// The usual alternative: a Node.js command hook that reads the event
+    /// and exits (the cost of starting Node alone), when `node` is here.
+    node: Option<PathBuf>,
+    home: tempfile::TempDir,
+    /// Claude Code works in a repository: the benchmark's (10 000 files).
+    work: tempfile::TempDir,
+    home_text: String,
+}
+
+/// The timings of the hook rows, in milliseconds.
+#[derive(Default)]
+struct Samples {
+    baseline: Vec<f64>,
+    allowed: Vec<f64>,
+    denied: Vec<f64>,
+    post: Vec<f64>,
+    prompt: Vec<f64>,
+    node_hook: Vec<f64>,
+    hook_only_pre: Vec<f64>,
+    hook_only_post: Vec<f64>,
+    own_process_pre: Vec<f64>,
+    own_process_post: Vec<f64>,
+}
+
+impl Bench {
+    /// A temp home with a signing key, and a repository with deny rules.
+    fn set_up(tascer: PathBuf) -> anyhow::Result<Bench> {
+        let home = tempfile::tempdir()?;
+        let work = tempfile::tempdir()?;
+        crate::repo::make_repo(work.path(), REPO_FILES)?;
+        std::fs::create_dir_all(work.path().join(".tascer"))?;
+        std::fs::write(
+            work.path().join(".tascer/settings.json"),
+            json!({"permissions": {"deny": ["Bash(rm:*)", "Bash(curl:*)", "Bash(git push:*)"]}})
+                .to_string(),
+        )?;
+        let home_text = home.path().display().to_string();
+        Command::new(&tascer)
+            .args(["keys", "generate"])
+            .envs([("TASCER_HOME", home_text.as_str())])
+            .stdout(Stdio::null())
+            .status()?;
+        Ok(Bench {
+            node: which_node(),
+            hook_only: Some(tascer.with_file_name("tascer-hook")).filter(|p| p.exists()),
+            tascer,
+            home,
+            work,
+            home_text,
+        })
     }
-    wait_for_servers(home.path(), servers);
-    for i in 0..RUNS {
-        baseline.push(timed(&tascer, &["--version"], "", &env, cwd)?);
-        allowed.push(timed(
-            &tascer,
-            &["hook"],
-            &pre_tool_use(cwd, i, "ls -la"),
-            &env,
+
+    /// `RUNS` rounds of every hook row, interleaved, after starting the
+    /// hook servers.
+    fn measure_hooks(&self) -> anyhow::Result<Samples> {
+        let env = [("TASCER_HOME", self.home_text.as_str())];
+        let cwd = self.work.path();
+        // The first event of each executable starts its hook server: started
+        // before the timed runs.
+        let warm_up = pre_tool_use(cwd, 10 * RUNS, "ls -la");
+        timed(&self.tascer, &["hook"], &warm_up, &env, cwd)?;
+        let mut servers = 1;
+        if let Some(hook_only) = &self.hook_only {
+            timed(hook_only, &[], &warm_up, &env, cwd)?;
+            servers += 1;
+        }
+        wait_for_servers(self.home.path(), servers);
+        let mut samples = Samples::default();
+        for i in 0..RUNS {
+            self.measure_round(i, &mut samples)?;
+        }
+        Ok(samples)
+    }
+
+    /// Round `i`: each row once.
+    fn measure_round(&self, i: usize, samples: &mut Samples) -> anyhow::Result<()> {
+        let tascer = &self.tascer;
+        let env = [("TASCER_HOME", self.home_text.as_str())];
+        // Every event in its own process, as without the hook server.
+        let off_env = [
+            ("TASCER_HOME", self.home_text.as_str()),
+            ("TASCER_HOOK_SERVER", "off"),
+        ];
+        let cwd = self.work.path();
+        let hook = |stdin: &str| timed(tascer, &["hook"], stdin, &env, cwd);
+        samples
+            .baseline
+            .push(timed(tascer, &["--version"], "", &env, cwd)?);
+        samples.allowed.push(hook(&pre_tool_use(cwd, i, "ls -la"))?);
+        samples.post.push(hook(&post_tool_use(cwd, i))?);
+        samples
+            .denied
+            .push(hook(&pre_tool_use(cwd, RUNS + i, "rm -rf build"))?);
+        samples.prompt.push(hook(&event(
             cwd,
-        )?);
-        post.push(timed(
-            &tascer,
-            &["hook"],
-            &post_tool_use(cwd, i),
-            &env,
-            cwd,
-        )?);
-        denied.push(timed(
-            &tascer,
-            &["hook"],
-            &pre_tool_use(cwd, RUNS + i, "rm -rf build"),
-            &env,
-            cwd,
-        )?);
-        prompt.push(timed(
-            &tascer,
-            &["hook"],
-            &event(cwd, "UserPromptSubmit", json!({"prompt": "next step"})),
-            &env,
-            cwd,
-        )?);
-        if let Some(hook_only) = &hook_only {
-            hook_only_pre.push(timed(
-                hook_only,
-                &[],
-                &pre_tool_use(cwd, 2 * RUNS + i, "ls -la"),
-                &env,
-                cwd,
-            )?);
-            hook_only_post.push(timed(
-                hook_only,
-                &[],
-                &post_tool_use(cwd, 2 * RUNS + i),
-                &env,
-                cwd,
-            )?);
-            own_process_pre.push(timed(
-                hook_only,
-                &[],
-                &pre_tool_use(cwd, 3 * RUNS + i, "ls -la"),
-                &off_env,
-                cwd,
-            )?);
-            own_process_post.push(timed(
-                hook_only,
-                &[],
-                &post_tool_use(cwd, 3 * RUNS + i),
-                &off_env,
-                cwd,
+            "UserPromptSubmit",
+            json!({"prompt": "next step"}),
+        ))?);
+        if let Some(hook_only) = &self.hook_only {
+            let pre = pre_tool_use(cwd, 2 * RUNS + i, "ls -la");
+            samples
+                .hook_only_pre
+                .push(timed(hook_only, &[], &pre, &env, cwd)?);
+            let post = post_tool_use(cwd, 2 * RUNS + i);
+            samples
+                .hook_only_post
+                .push(timed(hook_only, &[], &post, &env, cwd)?);
+            let pre = pre_tool_use(cwd, 3 * RUNS + i, "ls -la");
+            samples
+                .own_process_pre
+                .push(timed(hook_only, &[], &pre, &off_env, cwd)?);
+            let post = post_tool_use(cwd, 3 * RUNS + i);
+            samples
+                .own_process_post
+                .push(timed(hook_only, &[], &post, &off_env, cwd)?);
+        }
+        if let Some(node) = &self.node {
+            let pre = pre_tool_use(cwd, i, "ls -la");
+            samples
+                .node_hook
+                .push(timed(node, &["-e", NODE_HOOK], &pre, &env, cwd)?);
+        }
+        Ok(())
+    }
+
+    /// `tascer run` cold start: one reply from the mock, exec to exit.
+    async fn measure_cold_start(&self) -> anyhow::Result<Vec<f64>> {
+        let server = MockServer::start(Scenario::new().turn(Turn::text("done"))).await?;
+        let url = server.url();
+        let run_env = [
+            ("TASCER_HOME", self.home_text.as_str()),
+            ("ANTHROPIC_API_KEY", "bench"),
+            ("ANTHROPIC_BASE_URL", url.as_str()),
+        ];
+        let mut run = Vec::new();
+        for _ in 0..20 {
+            run.push(timed(
+                &self.tascer,
+                &["run", "--output-format", "json", "hello"],
+                "",
+                &run_env,
+                self.work.path(),
             )?);
         }
-        if let Some(node) = &node {
-            node_hook.push(timed(
-                node,
-                &["-e", NODE_HOOK],
-                &pre_tool_use(cwd, i, "ls -la"),
-                &env,
-                cwd,
-            )?);
-        }
+        Ok(run)
     }
+}
 
-    // `tascer run` cold start: one reply from the mock, exec to exit.
-    let server = MockServer::start(Scenario::new().turn(Turn::text("done"))).await?;
-    let url = server.url();
-    let run_env = [
-        ("TASCER_HOME", home_text.as_str()),
-        ("ANTHROPIC_API_KEY", "bench"),
-        ("ANTHROPIC_BASE_URL", url.as_str()),
-    ];
-    let mut run = Vec::new();
-    for _ in 0..20 {
-        run.push(timed(
-            &tascer,
-            &["run", "--output-format", "json", "hello"],
-            "",
-            &run_env,
-            cwd,
-        )?);
-    }
-
-    let base = Stats::of(baseline);
+/// The group's table: each row against the `--version` baseline.
+fn print_table(tascer: &Path, samples: Samples, run: Vec<f64>) {
+    let base = Stats::of(samples.baseline);
     let mut table = Table::new(
         format!(
             "`tascer hook` per invocation and `tascer run` cold start ({})",
@@ -260,37 +283,40 @@ pub async fn run() -> anyhow::Result<()> {
     for (name, samples) in [
         (
             "`tascer hook` PreToolUse, allowed (admission + 2 ledger entries)",
-            allowed,
+            samples.allowed,
         ),
         (
             "`tascer hook` PreToolUse, denied by a rule (+ closed record)",
-            denied,
+            samples.denied,
         ),
         (
             "`tascer hook` PostToolUse (post-gates + closed record)",
-            post,
+            samples.post,
         ),
-        ("`tascer hook` UserPromptSubmit (one ledger entry)", prompt),
+        (
+            "`tascer hook` UserPromptSubmit (one ledger entry)",
+            samples.prompt,
+        ),
         (
             "`tascer-hook` PreToolUse, allowed (the hook-only executable)",
-            hook_only_pre,
+            samples.hook_only_pre,
         ),
         (
             "`tascer-hook` PostToolUse (the hook-only executable)",
-            hook_only_post,
+            samples.hook_only_post,
         ),
         (
             "`tascer-hook` PreToolUse in its own process (`TASCER_HOOK_SERVER=off`)",
-            own_process_pre,
+            samples.own_process_pre,
         ),
         (
             "`tascer-hook` PostToolUse in its own process (`TASCER_HOOK_SERVER=off`)",
-            own_process_post,
+            samples.own_process_post,
         ),
         ("`tascer run` one reply from the mock, exec to exit", run),
         (
             "reference: a Node.js command hook that reads the event and exits",
-            node_hook,
+            samples.node_hook,
         ),
     ] {
         if samples.is_empty() {
@@ -307,7 +333,6 @@ pub async fn run() -> anyhow::Result<()> {
          they say otherwise"
     ));
     table.print();
-    Ok(())
 }
 
 /// Waits (up to 10 s) until `count` hook servers listen in `home`.

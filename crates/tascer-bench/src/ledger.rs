@@ -215,127 +215,187 @@ pub async fn run() -> anyhow::Result<()> {
 
 fn run_blocking() -> anyhow::Result<()> {
     let tmp = tempfile::tempdir().context("cannot create a temp dir")?;
+    append_and_verify(tmp.path())?;
+    context_capture(&tmp.path().join("repo"))
+}
+
+/// The session `append_and_verify` verifies.
+const VERIFIED_SESSION: &str = "bench-verify";
+
+/// Appends to a signed and an unsigned ledger under `dir`, verifies the
+/// signed session, and prints the table.
+fn append_and_verify(dir: &Path) -> anyhow::Result<()> {
     let key = SigningKey::from_bytes(&[7u8; 32]);
     let verifying = key.verifying_key();
     let signed = Ledger::open(
-        tmp.path().join("signed/tascer.db"),
-        tmp.path().join("signed/evidence"),
+        dir.join("signed/tascer.db"),
+        dir.join("signed/evidence"),
         Some(key),
     )?;
     let unsigned = Ledger::open(
-        tmp.path().join("unsigned/tascer.db"),
-        tmp.path().join("unsigned/evidence"),
+        dir.join("unsigned/tascer.db"),
+        dir.join("unsigned/evidence"),
         None,
     )?;
+    let appends = measure_appends(&signed, &unsigned)?;
+    let verify = measure_verify(&signed, &verifying, appends.entries)?;
+    appends.print(&verify);
+    Ok(())
+}
 
-    // Append: the signed session that is verified below.
-    let session = "bench-verify";
-    let (signed_opens, signed_closes, entries) = append_calls(&signed, session, VERIFY_CALLS)?;
+/// Append timings, in milliseconds per transaction.
+struct AppendTimes {
+    signed_opens: Vec<f64>,
+    signed_closes: Vec<f64>,
+    /// Entries of the signed session.
+    entries: usize,
+    unsigned_opens: Vec<f64>,
+    unsigned_closes: Vec<f64>,
+    unsigned_entries: usize,
+    puts: Vec<f64>,
+    bare: Vec<f64>,
+    hashing: Vec<f64>,
+}
+
+/// Append: the signed session that is verified below, an unsigned one,
+/// standalone evidence, and the baselines.
+fn measure_appends(signed: &Ledger, unsigned: &Ledger) -> anyhow::Result<AppendTimes> {
+    let (signed_opens, signed_closes, entries) =
+        append_calls(signed, VERIFIED_SESSION, VERIFY_CALLS)?;
     let (unsigned_opens, unsigned_closes, unsigned_entries) =
-        append_calls(&unsigned, "bench-unsigned", UNSIGNED_ENTRIES / 4)?;
-    let puts = evidence_puts(&unsigned, "bench-evidence", UNSIGNED_ENTRIES / 4)?;
-    let bare = bare_inserts(&unsigned, UNSIGNED_ENTRIES)?;
+        append_calls(unsigned, "bench-unsigned", UNSIGNED_ENTRIES / 4)?;
+    let puts = evidence_puts(unsigned, "bench-evidence", UNSIGNED_ENTRIES / 4)?;
+    let bare = bare_inserts(unsigned, UNSIGNED_ENTRIES)?;
     let hashing = canonical_hash_times(UNSIGNED_ENTRIES)?;
-    let signed_sum: f64 = signed_opens.iter().chain(&signed_closes).sum();
-    let unsigned_sum: f64 = unsigned_opens.iter().chain(&unsigned_closes).sum();
+    Ok(AppendTimes {
+        signed_opens,
+        signed_closes,
+        entries,
+        unsigned_opens,
+        unsigned_closes,
+        unsigned_entries,
+        puts,
+        bare,
+        hashing,
+    })
+}
 
-    // Verify, as `tascer verify` does.
+/// Verify, as `tascer verify` does: a warm-up, then `VERIFY_RUNS` timed
+/// runs, each checked.
+fn measure_verify(
+    signed: &Ledger,
+    verifying: &tascer::ledger::VerifyingKey,
+    entries: usize,
+) -> anyhow::Result<Stats> {
     let mut verify_times = Vec::with_capacity(VERIFY_RUNS);
     for _ in 0..=VERIFY_RUNS {
         let t = Instant::now();
-        let report = signed.verify(session, Some(&verifying))?;
+        let report = signed.verify(VERIFIED_SESSION, Some(verifying))?;
         verify_times.push(ms_since(t));
         if !report.ok || !report.signed || report.entries_checked != entries as u64 {
             bail!("verification failed: {report:?}");
         }
     }
     verify_times.remove(0); // warm-up
-    let verify = Stats::of(verify_times);
+    Ok(Stats::of(verify_times))
+}
 
-    let so = Stats::of(signed_opens);
-    let sc = Stats::of(signed_closes);
-    let uo = Stats::of(unsigned_opens);
-    let uc = Stats::of(unsigned_closes);
-    let ba = Stats::of(bare);
-    let ev = Stats::of(puts);
-    let mut table = Table::new(
-        format!(
-            "Ledger append and verify (SQLite WAL, synchronous=NORMAL; tool records of ~1 KB canonical JSON; {entries}-entry signed session)"
-        ),
-        "ratio / bare INSERT",
-    );
-    table.row(
-        "before a tool runs: model response + tool_call_opened + permission decision, one transaction, signed head",
-        &so,
-        Some(so.median / ba.median),
-    );
-    table.row(
-        "after it: tool_record with its output as evidence, one transaction, signed head",
-        &sc,
-        Some(sc.median / ba.median),
-    );
-    table.row(
-        "… the same, unsigned: before",
-        &uo,
-        Some(uo.median / ba.median),
-    );
-    table.row(
-        "… the same, unsigned: after",
-        &uc,
-        Some(uc.median / ba.median),
-    );
-    table.row(
-        "baseline: bare INSERT of the same payload, own transaction, same connection",
-        &ba,
-        Some(1.0),
-    );
-    let hs = Stats::of(hashing);
-    table.row(
-        "part of append: tool record → payload, RFC 8785 canonical JSON + SHA-256",
-        &hs,
-        Some(hs.median / ba.median),
-    );
-    table.row(
-        "put_evidence alone (≈200 B, a blob in the database, own transaction)",
-        &ev,
-        Some(ev.median / ba.median),
-    );
-    table.raw_row(
-        format!(
-            "verify {entries}-entry signed session (`Ledger::verify`, as `tascer verify`; {} evidence blobs)",
-            entries / 2
-        ),
-        fmt_ms(verify.median),
-        fmt_ms(verify.p99),
-        "",
-    );
-    table.note(format!(
-        "Throughput (the loop's two transactions per call, back to back): append signed {} entries/s, \
-         unsigned {} entries/s; verify {} entries/s.",
-        per_second(entries, signed_sum),
-        per_second(unsigned_entries, unsigned_sum),
-        per_second(entries, verify.median),
-    ));
-    table.print();
+impl AppendTimes {
+    fn print(self, verify: &Stats) {
+        let entries = self.entries;
+        let signed_sum: f64 = self.signed_opens.iter().chain(&self.signed_closes).sum();
+        let unsigned_sum: f64 = self
+            .unsigned_opens
+            .iter()
+            .chain(&self.unsigned_closes)
+            .sum();
+        let so = Stats::of(self.signed_opens);
+        let sc = Stats::of(self.signed_closes);
+        let uo = Stats::of(self.unsigned_opens);
+        let uc = Stats::of(self.unsigned_closes);
+        let ba = Stats::of(self.bare);
+        let ev = Stats::of(self.puts);
+        let mut table = Table::new(
+            format!(
+                "Ledger append and verify (SQLite WAL, synchronous=NORMAL; tool records of ~1 KB canonical JSON; {entries}-entry signed session)"
+            ),
+            "ratio / bare INSERT",
+        );
+        table.row(
+            "before a tool runs: model response + tool_call_opened + permission decision, one transaction, signed head",
+            &so,
+            Some(so.median / ba.median),
+        );
+        table.row(
+            "after it: tool_record with its output as evidence, one transaction, signed head",
+            &sc,
+            Some(sc.median / ba.median),
+        );
+        table.row(
+            "… the same, unsigned: before",
+            &uo,
+            Some(uo.median / ba.median),
+        );
+        table.row(
+            "… the same, unsigned: after",
+            &uc,
+            Some(uc.median / ba.median),
+        );
+        table.row(
+            "baseline: bare INSERT of the same payload, own transaction, same connection",
+            &ba,
+            Some(1.0),
+        );
+        let hs = Stats::of(self.hashing);
+        table.row(
+            "part of append: tool record → payload, RFC 8785 canonical JSON + SHA-256",
+            &hs,
+            Some(hs.median / ba.median),
+        );
+        table.row(
+            "put_evidence alone (≈200 B, a blob in the database, own transaction)",
+            &ev,
+            Some(ev.median / ba.median),
+        );
+        table.raw_row(
+            format!(
+                "verify {entries}-entry signed session (`Ledger::verify`, as `tascer verify`; {} evidence blobs)",
+                entries / 2
+            ),
+            fmt_ms(verify.median),
+            fmt_ms(verify.p99),
+            "",
+        );
+        table.note(format!(
+            "Throughput (the loop's two transactions per call, back to back): append signed {} entries/s, \
+             unsigned {} entries/s; verify {} entries/s.",
+            per_second(entries, signed_sum),
+            per_second(self.unsigned_entries, unsigned_sum),
+            per_second(entries, verify.median),
+        ));
+        table.print();
+    }
+}
 
-    // Context capture.
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo)?;
+/// Context capture on a fresh `REPO_FILES`-file repository at `repo`: the
+/// first capture, each freshness mode, and `git status`; prints the table.
+fn context_capture(repo: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(repo)?;
     let t = Instant::now();
-    crate::repo::make_repo(&repo, REPO_FILES)?;
+    crate::repo::make_repo(repo, REPO_FILES)?;
     eprintln!(
         "ledger: {REPO_FILES}-file git repository set up in {:.1} s",
         t.elapsed().as_secs_f64()
     );
     // Leave the racy window behind so the steady state is measured.
     std::thread::sleep(Duration::from_millis(100));
-    let mut first = ContextCapturer::new(&repo, ["PATH"]);
+    let mut first = ContextCapturer::new(repo, ["PATH"]);
     let t = Instant::now();
     std::hint::black_box(first.capture());
     let first_ms = ms_since(t);
-    let (fp, fp_refreshes) = captures(&repo, Freshness::Fingerprint)?;
-    let (always, always_refreshes) = captures(&repo, Freshness::Always)?;
-    let status = Stats::of(git_status_runs(&repo, 20)?);
+    let (fp, fp_refreshes) = captures(repo, Freshness::Fingerprint)?;
+    let (always, always_refreshes) = captures(repo, Freshness::Always)?;
+    let status = Stats::of(git_status_runs(repo, 20)?);
     let fp = Stats::of(fp);
     let always = Stats::of(always);
     let mut table = Table::new(

@@ -1,16 +1,18 @@
 //! The agent loop's own cost per tool call, against the scripted mock model
 //! at 0 ms latency, and the bench process's peak memory.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tascer::{ContextCache, Message, Options, ProviderConfig, Tool, ToolContext, ToolOutput};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
+use crate::memory::status_kib;
 use crate::repo::REPO_FILES;
 use crate::stats::{Stats, Table, ms_since};
 
@@ -44,7 +46,7 @@ impl Tool for Noop {
     }
     fn call<'a>(&'a self, _input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         let now = Instant::now();
-        locked(&self.calls).push(now);
+        self.calls.lock().push(now);
         Box::pin(async { ToolOutput::text("ok") })
     }
 }
@@ -71,7 +73,7 @@ impl GovernanceTimes {
 
     /// The times collected since the last call.
     fn take(&self) -> Vec<f64> {
-        std::mem::take(&mut *locked(&self.0))
+        std::mem::take(&mut *self.0.lock())
     }
 }
 
@@ -94,25 +96,9 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for GovernanceTimes {
         event.record(&mut micros);
         if let Some(us) = micros.0 {
             let ms = us as f64 / 1000.0;
-            locked(&self.0).push(ms);
+            self.0.lock().push(ms);
         }
     }
-}
-
-/// The lock's data, also after a panic while it was held.
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// Per-iteration times (ms) of the loop: from one tool call to the next,
@@ -160,7 +146,7 @@ pub(crate) async fn loop_iterations_with(
             bail!("bench session failed: {:?}", r.errors);
         }
     }
-    let calls = locked(&calls).clone();
+    let calls = calls.lock().clone();
     if calls.len() != CALLS_PER_SESSION {
         bail!(
             "the session made {} tool calls, expected {CALLS_PER_SESSION}",
@@ -257,7 +243,7 @@ pub async fn run() -> anyhow::Result<()> {
     )
     .await?;
     let baseline = raw_round_trips(&server, in_plain.len()).await?;
-    let rss = peak_rss_kib();
+    let rss = status_kib("self", "VmHWM");
 
     let plain = Stats::of(in_plain);
     let repo = Stats::of(in_repo);

@@ -11,6 +11,7 @@ mod guard;
 mod hook;
 mod ledger;
 mod loop_bench;
+mod memory;
 mod repo;
 mod safety;
 mod search;

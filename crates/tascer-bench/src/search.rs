@@ -215,44 +215,6 @@ pub async fn run() -> anyhow::Result<()> {
     );
     let rg = rg_version();
     let ctx = context(&root);
-    let root_s = root.display().to_string();
-    let rg_common = ["--hidden", "--no-require-git"].map(String::from);
-    let with_common = |args: &[&str]| -> Vec<String> {
-        rg_common
-            .iter()
-            .cloned()
-            .chain(args.iter().map(|s| s.to_string()))
-            .collect()
-    };
-    let grep: Arc<dyn Tool> = Arc::new(GrepTool::new());
-    let glob: Arc<dyn Tool> = Arc::new(GlobTool::new());
-    let measures = [
-        Measure {
-            label: "Grep `files_with_matches`",
-            rg_label: format!("`rg -l '{PATTERN}'`"),
-            tool: grep.clone(),
-            input: json!({"pattern": PATTERN, "path": root_s}),
-            count_key: "numFiles",
-            rg_args: with_common(&["-l", PATTERN, &root_s]),
-        },
-        Measure {
-            label: "Grep `content` (-n)",
-            rg_label: format!("`rg -n '{PATTERN}'`"),
-            tool: grep.clone(),
-            input: json!({"pattern": PATTERN, "path": root_s, "output_mode": "content"}),
-            count_key: "numLines",
-            rg_args: with_common(&["-n", PATTERN, &root_s]),
-        },
-        Measure {
-            label: "Glob `**/*.rs`",
-            rg_label: "`rg --files -g '*.rs'`".into(),
-            tool: glob.clone(),
-            input: json!({"pattern": "**/*.rs", "path": root_s}),
-            count_key: "totalMatches",
-            rg_args: with_common(&["--files", "-g", "*.rs", &root_s]),
-        },
-    ];
-
     let mut table = Table::new(
         format!(
             "Grep and Glob tools vs ripgrep ({} searched files + {} ignored, {:.1} MB, {RUNS} runs each, warm cache)",
@@ -262,60 +224,9 @@ pub async fn run() -> anyhow::Result<()> {
         ),
         "ratio tool / rg",
     );
-    for m in &measures {
-        for _ in 0..WARMUP {
-            tool_run(m.tool.as_ref(), &ctx, &m.input, m.count_key).await?;
-            if rg.is_some() {
-                rg_run(&m.rg_args)?;
-            }
-        }
-        let (mut tool_times, mut rg_times) = (Vec::new(), Vec::new());
-        let (mut tool_count, mut rg_count) = (0, 0);
-        for _ in 0..RUNS {
-            let (ms, n) = tool_run(m.tool.as_ref(), &ctx, &m.input, m.count_key).await?;
-            tool_times.push(ms);
-            tool_count = n;
-            if rg.is_some() {
-                let (ms, n) = rg_run(&m.rg_args)?;
-                rg_times.push(ms);
-                rg_count = n;
-            }
-        }
-        let tool_stats = Stats::of(tool_times);
-        match &rg {
-            Some(_) => {
-                let rg_stats = Stats::of(rg_times);
-                table.row(
-                    format!("{} ({tool_count} results)", m.label),
-                    &tool_stats,
-                    Some(tool_stats.median / rg_stats.median),
-                );
-                table.row(
-                    format!("{} ({rg_count} results)", m.rg_label),
-                    &rg_stats,
-                    Some(1.0),
-                );
-                if tool_count != rg_count {
-                    table.note(format!(
-                        "WARNING: {} found {tool_count} results but rg found {rg_count}.",
-                        m.label
-                    ));
-                }
-            }
-            None => {
-                table.row(
-                    format!("{} ({tool_count} results)", m.label),
-                    &tool_stats,
-                    None,
-                );
-                table.raw_row(
-                    format!("{} — skipped: rg is not installed", m.rg_label),
-                    "",
-                    "",
-                    "",
-                );
-            }
-        }
+    for m in &measures(&root.display().to_string()) {
+        let times = m.time(&ctx, rg.is_some()).await?;
+        m.add_rows(&mut table, times, rg.is_some());
     }
     match rg {
         Some(v) => table.note(format!(
@@ -328,4 +239,124 @@ pub async fn run() -> anyhow::Result<()> {
     }
     table.print();
     Ok(())
+}
+
+/// Each tool search and the `rg` command it is compared with.
+fn measures(root_s: &str) -> [Measure; 3] {
+    let rg_common = ["--hidden", "--no-require-git"].map(String::from);
+    let with_common = |args: &[&str]| -> Vec<String> {
+        rg_common
+            .iter()
+            .cloned()
+            .chain(args.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    let grep: Arc<dyn Tool> = Arc::new(GrepTool::new());
+    let glob: Arc<dyn Tool> = Arc::new(GlobTool::new());
+    [
+        Measure {
+            label: "Grep `files_with_matches`",
+            rg_label: format!("`rg -l '{PATTERN}'`"),
+            tool: grep.clone(),
+            input: json!({"pattern": PATTERN, "path": root_s}),
+            count_key: "numFiles",
+            rg_args: with_common(&["-l", PATTERN, root_s]),
+        },
+        Measure {
+            label: "Grep `content` (-n)",
+            rg_label: format!("`rg -n '{PATTERN}'`"),
+            tool: grep.clone(),
+            input: json!({"pattern": PATTERN, "path": root_s, "output_mode": "content"}),
+            count_key: "numLines",
+            rg_args: with_common(&["-n", PATTERN, root_s]),
+        },
+        Measure {
+            label: "Glob `**/*.rs`",
+            rg_label: "`rg --files -g '*.rs'`".into(),
+            tool: glob.clone(),
+            input: json!({"pattern": "**/*.rs", "path": root_s}),
+            count_key: "totalMatches",
+            rg_args: with_common(&["--files", "-g", "*.rs", root_s]),
+        },
+    ]
+}
+
+/// The timings of one measure, and the result counts of its last run.
+struct Times {
+    tool: Vec<f64>,
+    rg: Vec<f64>,
+    tool_count: u64,
+    rg_count: u64,
+}
+
+impl Measure {
+    /// `WARMUP` untimed runs, then `RUNS` timed ones, tool and `rg`
+    /// interleaved (`rg` only when installed).
+    async fn time(&self, ctx: &ToolContext, with_rg: bool) -> anyhow::Result<Times> {
+        for _ in 0..WARMUP {
+            tool_run(self.tool.as_ref(), ctx, &self.input, self.count_key).await?;
+            if with_rg {
+                rg_run(&self.rg_args)?;
+            }
+        }
+        let mut times = Times {
+            tool: Vec::new(),
+            rg: Vec::new(),
+            tool_count: 0,
+            rg_count: 0,
+        };
+        for _ in 0..RUNS {
+            let (ms, n) = tool_run(self.tool.as_ref(), ctx, &self.input, self.count_key).await?;
+            times.tool.push(ms);
+            times.tool_count = n;
+            if with_rg {
+                let (ms, n) = rg_run(&self.rg_args)?;
+                times.rg.push(ms);
+                times.rg_count = n;
+            }
+        }
+        Ok(times)
+    }
+
+    /// The tool's row and `rg`'s (or a note that `rg` was skipped).
+    fn add_rows(&self, table: &mut Table, times: Times, with_rg: bool) {
+        let Times {
+            tool,
+            rg,
+            tool_count,
+            rg_count,
+        } = times;
+        let tool_stats = Stats::of(tool);
+        if with_rg {
+            let rg_stats = Stats::of(rg);
+            table.row(
+                format!("{} ({tool_count} results)", self.label),
+                &tool_stats,
+                Some(tool_stats.median / rg_stats.median),
+            );
+            table.row(
+                format!("{} ({rg_count} results)", self.rg_label),
+                &rg_stats,
+                Some(1.0),
+            );
+            if tool_count != rg_count {
+                table.note(format!(
+                    "WARNING: {} found {tool_count} results but rg found {rg_count}.",
+                    self.label
+                ));
+            }
+        } else {
+            table.row(
+                format!("{} ({tool_count} results)", self.label),
+                &tool_stats,
+                None,
+            );
+            table.raw_row(
+                format!("{} — skipped: rg is not installed", self.rg_label),
+                "",
+                "",
+                "",
+            );
+        }
+    }
 }

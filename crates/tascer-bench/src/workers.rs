@@ -19,6 +19,7 @@ use tascer_testkit::{MockServer, Scenario};
 use tokio::process::Command;
 
 use crate::contracts::{contract_text, turns};
+use crate::memory::status_kib;
 use crate::stats::{Stats, Table, fmt_ms, fmt_ratio, ms_since};
 
 /// Contracts per throughput run.
@@ -192,22 +193,13 @@ async fn throughput_run(
     Ok(ms)
 }
 
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 /// The median of five RSS samples 200 ms apart, KiB.
 async fn rss_sampled(pid: u32) -> anyhow::Result<f64> {
     let mut samples = Vec::new();
     for _ in 0..5 {
-        samples.push(rss_kib(pid).context("cannot read the worker's RSS")? as f64);
+        samples.push(
+            status_kib(&pid.to_string(), "VmRSS").context("cannot read the worker's RSS")? as f64,
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     Ok(Stats::of(samples).median)

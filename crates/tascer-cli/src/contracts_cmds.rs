@@ -1,134 +1,36 @@
 //! `tascer contracts run|status`: markdown contracts run as governed sessions.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use tascer::Options;
+use parking_lot::Mutex;
 use tascer_contracts::{
     ContractStatus, MergeOutcome, Progress, RunOptions, RunStatus, RunSummary, completed_branches,
     contract_files, merge_branches, repo_root, run_all,
 };
 
-/// Arguments of `tascer contracts`.
-#[derive(Debug, Args)]
-pub struct ContractsArgs {
-    /// What to do.
-    #[command(subcommand)]
-    pub command: ContractsCommand,
-}
-
-/// `tascer contracts …`
-#[derive(Debug, Subcommand)]
-pub enum ContractsCommand {
-    /// Run the pending contracts of DIR (default `contracts/`), in file-name order.
-    Run(ContractsRunArgs),
-    /// Show every contract of DIR and of the completed directory with its status.
-    Status(ContractsStatusArgs),
-    /// Merge the branches of completed contracts (run with --parallel) into the current branch.
-    Merge(ContractsMergeArgs),
-    /// Put the pending contracts of DIR into a queue in PostgreSQL, for workers on any host.
-    Enqueue(crate::contracts_queue_cmds::EnqueueArgs),
-    /// Run contracts from a queue: each in a fresh checkout on its own branch, pushed and archived.
-    Worker(crate::contracts_queue_cmds::WorkerArgs),
-}
-
-/// Arguments of `tascer contracts run`.
-#[derive(Debug, Args)]
-pub struct ContractsRunArgs {
-    /// The contracts directory.
-    #[arg(default_value = "contracts")]
-    pub dir: PathBuf,
-    /// Where completed contracts are moved (default: `contracts_completed` next to DIR).
-    #[arg(long, value_name = "DIR")]
-    pub completed_dir: Option<PathBuf>,
-    /// Model for contracts that name none (default: the provider's).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Run up to N contracts at once, each in its own git worktree on branch
-    /// `contracts/<name>` (merge them with `tascer contracts merge`).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub parallel: usize,
-    /// Print the run's summary as JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Arguments of `tascer contracts status`.
-#[derive(Debug, Args)]
-pub struct ContractsStatusArgs {
-    /// The contracts directory.
-    #[arg(default_value = "contracts")]
-    pub dir: PathBuf,
-    /// The completed directory (default: `contracts_completed` next to DIR).
-    #[arg(long, value_name = "DIR")]
-    pub completed_dir: Option<PathBuf>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// With --queue: the contracts of a queue and their attempts instead of a directory's.
-    #[command(flatten)]
-    pub queue: crate::contracts_queue_cmds::QueueArgs,
-}
-
-/// Arguments of `tascer contracts merge`.
-#[derive(Debug, Args)]
-pub struct ContractsMergeArgs {
-    /// The contracts directory.
-    #[arg(default_value = "contracts")]
-    pub dir: PathBuf,
-    /// The completed directory (default: `contracts_completed` next to DIR).
-    #[arg(long, value_name = "DIR")]
-    pub completed_dir: Option<PathBuf>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-}
+use crate::args::{
+    ContractsArgs, ContractsCommand, ContractsMergeArgs, ContractsRunArgs, ContractsStatusArgs,
+};
+use crate::contractor::{auto_archiver, contractor_base};
+use crate::contracts_queue_cmds;
+use crate::table::table;
 
 /// Runs `tascer contracts …`.
 pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         ContractsCommand::Run(a) => run_contracts(a).await,
         ContractsCommand::Status(a) if a.queue.queue.is_some() => {
-            crate::contracts_queue_cmds::status(&a.queue, a.json).await
+            contracts_queue_cmds::status(&a.queue, a.json).await
         }
         ContractsCommand::Status(a) => status(a),
         ContractsCommand::Merge(a) => merge(a).await,
-        ContractsCommand::Enqueue(a) => crate::contracts_queue_cmds::enqueue(a).await,
-        ContractsCommand::Worker(a) => crate::contracts_queue_cmds::worker(a).await,
+        ContractsCommand::Enqueue(a) => contracts_queue_cmds::enqueue(a).await,
+        ContractsCommand::Worker(a) => contracts_queue_cmds::worker(a).await,
     }
-}
-
-/// The options contractors start from (see
-/// [`tascer_contracts::contractor_base`]), on top of the provider this
-/// command line would use.
-pub fn contractor_base() -> anyhow::Result<Options> {
-    tascer_contracts::contractor_base(|| crate::run::provider_from_env(None))
-}
-
-/// The run options of a manager session's `ExecuteContracts` tool.
-pub fn manager_run_options(
-    dir: &std::path::Path,
-    cwd: Option<PathBuf>,
-) -> anyhow::Result<RunOptions> {
-    let mut opts = RunOptions::new(dir)
-        .base(contractor_base()?)
-        .archiver(auto_archiver());
-    opts.cwd = cwd;
-    Ok(opts)
-}
-
-/// The archiver of contract sessions run here: each session is archived
-/// when the settings say `archive.auto` (as after `tascer run`).
-pub fn auto_archiver() -> Arc<dyn tascer_contracts::SessionArchiver> {
-    Arc::new(crate::archive_cmds::ContractArchiver {
-        home: tascer::tascer_home(),
-        to: None,
-    })
 }
 
 async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
@@ -186,10 +88,7 @@ impl Display {
     }
 
     fn bar(&self, name: &str) -> ProgressBar {
-        let mut bars = match self.bars.lock() {
-            Ok(b) => b,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut bars = self.bars.lock();
         bars.entry(name.to_string())
             .or_insert_with(|| {
                 let bar = self.multi.add(ProgressBar::new_spinner());
@@ -265,30 +164,6 @@ pub(crate) fn summary_table(summary: &RunSummary) -> String {
         summary.count(RunStatus::Malformed),
         summary.count(RunStatus::Skipped)
     ));
-    out
-}
-
-/// Left-aligned columns separated by two spaces (the last one unpadded).
-pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
-    let mut widths = [0usize; N];
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == N {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
     out
 }
 
@@ -374,6 +249,7 @@ async fn merge(args: ContractsMergeArgs) -> anyhow::Result<ExitCode> {
                     )
                 }
                 MergeOutcome::Refused { message } => format!("not merged: {message}"),
+                other => format!("{other:?}"),
             };
             rows.push([branch.clone(), text]);
         }

@@ -2,38 +2,22 @@
 //! contracts run by workers on many hosts from a queue in PostgreSQL
 //! (`tascer-fleet`; docs/fleet.md).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use clap::Args;
 use tascer_contracts::RunOptions;
 use tascer_fleet::{
-    DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE, EnqueueOptions, Enqueued, JobOutcome, JobView, Queue,
-    WorkerEvent, WorkerOptions, enqueue_dir, run_worker,
+    EnqueueOptions, Enqueued, JobOutcome, JobView, Queue, WorkerEvent, WorkerOptions, enqueue_dir,
+    run_worker,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::archive_cmds::{ContractArchiver, archive_settings};
-use crate::contracts_cmds::contractor_base;
-
-/// The queue's database and name, shared by the queue commands.
-#[derive(Debug, Clone, Args)]
-pub struct QueueArgs {
-    /// The queue's PostgreSQL database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.
-    #[arg(
-        long,
-        value_name = "POSTGRES_URL",
-        env = "TASCER_QUEUE",
-        hide_env_values = true
-    )]
-    pub queue: Option<String>,
-    /// Which queue in that database.
-    #[arg(long, value_name = "NAME", default_value = DEFAULT_QUEUE)]
-    pub queue_name: String,
-}
+use crate::args::{EnqueueArgs, QueueArgs, WorkerArgs};
+use crate::contractor::contractor_base;
+use crate::table::table;
 
 impl QueueArgs {
     fn url(&self) -> anyhow::Result<&str> {
@@ -45,64 +29,6 @@ impl QueueArgs {
     async fn open(&self, connections: usize) -> anyhow::Result<Queue> {
         Ok(Queue::open(self.url()?, &self.queue_name, connections).await?)
     }
-}
-
-/// Arguments of `tascer contracts enqueue`.
-#[derive(Debug, Args)]
-pub struct EnqueueArgs {
-    /// The contracts directory (inside the repository the workers check out).
-    #[arg(default_value = "contracts")]
-    pub dir: PathBuf,
-    /// The queue.
-    #[command(flatten)]
-    pub queue: QueueArgs,
-    /// Where workers clone the repository from (default: its `origin` remote, else its path).
-    #[arg(long, value_name = "URL")]
-    pub repo: Option<String>,
-    /// The revision each checkout starts from (default: HEAD).
-    #[arg(long, value_name = "REV")]
-    pub base: Option<String>,
-    /// Starts of a contract before a worker's death fails it.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ATTEMPTS)]
-    pub max_attempts: u32,
-    /// Print what was enqueued as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Arguments of `tascer contracts worker`.
-#[derive(Debug, Args)]
-pub struct WorkerArgs {
-    /// The queue.
-    #[command(flatten)]
-    pub queue: QueueArgs,
-    /// Contracts run at once in this process.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub concurrency: usize,
-    /// Exit when no contract of the queue is queued or running.
-    #[arg(long)]
-    pub until_empty: bool,
-    /// Where to push each contract's branch (URL or path; default: the repository it was cloned from).
-    #[arg(long, value_name = "REMOTE")]
-    pub push: Option<String>,
-    /// Where each session is archived: s3://BUCKET/PREFIX or a directory (default: the settings' archive.to).
-    #[arg(long, value_name = "S3_URL_OR_DIR")]
-    pub archive_to: Option<String>,
-    /// Clones and worktrees go here (default: a temporary directory removed at exit).
-    #[arg(long, value_name = "DIR")]
-    pub work_dir: Option<PathBuf>,
-    /// Seconds a lease lasts without a heartbeat (heartbeats come every third of it).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
-    pub lease_secs: f64,
-    /// How often to look for work when there is none, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    pub poll_ms: u64,
-    /// Model for contracts that name none (default: the provider's).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// At exit, print what this worker did as JSON (instead of one line per contract).
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// `tascer contracts enqueue`.
@@ -361,7 +287,7 @@ pub async fn status(queue: &QueueArgs, json: bool) -> anyhow::Result<ExitCode> {
     for j in &jobs {
         rows.push(status_row(j));
     }
-    print!("{}", crate::contracts_cmds::table(&rows));
+    print!("{}", table(&rows));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -11,7 +11,7 @@ use tascer::{ContentBlock, Message, Options, ProviderConfig, SessionStore};
 use tascer_mock::{MockServer, Scenario, check_tool_pairing};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::args::{DemoArgs, OutputFormat};
+use crate::args::{DemoArgs, PrintFormat};
 
 /// The bundled scenario the demo plays; `{{STYLE_GUIDE_URL}}` is replaced
 /// with the loopback page the demo serves.
@@ -123,9 +123,9 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         .permission_mode(tascer::guard::permissions::PermissionMode::AcceptEdits)
         .allowed_tools(DEMO_RULES);
     let format = if text {
-        OutputFormat::Text
+        PrintFormat::Text
     } else {
-        OutputFormat::StreamJson
+        PrintFormat::StreamJson
     };
     let code = crate::run::run_with_options(
         "Summarize notes.md into summary.md following the team style guide, record its line \

@@ -14,6 +14,7 @@ macro_rules! outln {
 mod archive_cmds;
 mod args;
 mod asker;
+mod contractor;
 mod contracts_cmds;
 mod contracts_queue_cmds;
 mod demo;
@@ -23,10 +24,12 @@ mod install;
 mod ledger_cmds;
 mod logging;
 mod mcp_cmds;
+mod provider;
 mod render;
 mod run;
 mod sdk_mode;
 mod sessions;
+mod table;
 mod webhook_cmds;
 
 use std::process::ExitCode;

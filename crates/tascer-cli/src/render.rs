@@ -6,11 +6,11 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use tascer::{ContentBlock, Message, ResultMessage, ToolResultContent, UserContent};
 
-use crate::args::OutputFormat;
+use crate::args::PrintFormat;
 
 /// Renders messages as they arrive.
 pub struct Renderer {
-    format: OutputFormat,
+    format: PrintFormat,
     spinner: Option<ProgressBar>,
     streamed_text: bool,
     color: bool,
@@ -18,7 +18,7 @@ pub struct Renderer {
 
 impl Renderer {
     /// A renderer for this format.
-    pub fn new(format: OutputFormat) -> Self {
+    pub fn new(format: PrintFormat) -> Self {
         Renderer {
             format,
             spinner: None,
@@ -30,13 +30,13 @@ impl Renderer {
     /// Renders one message.
     pub fn render(&mut self, message: &Message) -> std::io::Result<()> {
         match self.format {
-            OutputFormat::StreamJson => {
+            PrintFormat::StreamJson => {
                 let mut out = std::io::stdout().lock();
                 serde_json::to_writer(&mut out, message)?;
                 out.write_all(b"\n")?;
                 out.flush()
             }
-            OutputFormat::Json => {
+            PrintFormat::Json => {
                 if let Message::Result(result) = message {
                     let mut out = std::io::stdout().lock();
                     serde_json::to_writer(&mut out, &Message::Result(result.clone()))?;
@@ -44,7 +44,7 @@ impl Renderer {
                 }
                 Ok(())
             }
-            OutputFormat::Text => self.render_text(message),
+            PrintFormat::Text => self.render_text(message),
         }
     }
 

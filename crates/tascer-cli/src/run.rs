@@ -9,7 +9,9 @@ use tascer::guard::permissions::PermissionMode;
 use tascer::guard::settings::SettingsSource;
 use tascer::{Client, Message, Options};
 
-use crate::args::{OutputFormat, RunArgs};
+use crate::args::{PrintFormat, RunArgs};
+use crate::contractor::manager_run_options;
+use crate::provider::provider_from_env;
 use crate::render::Renderer;
 
 /// Runs `tascer run` and returns the exit code: 0, or 1 when the result is
@@ -19,7 +21,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let prompt = read_prompt(args.prompt.clone())?;
     let mut options = options_from_args(&args)?;
     options.provider = provider_from_env(args.request_timeout)?;
-    if args.output_format == OutputFormat::Text
+    if args.output_format == PrintFormat::Text
         && std::io::stderr().is_terminal()
         && std::fs::File::open("/dev/tty").is_ok()
     {
@@ -33,17 +35,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 pub async fn run_with_options(
     prompt: String,
     options: Options,
-    format: OutputFormat,
+    format: PrintFormat,
 ) -> anyhow::Result<ExitCode> {
     let mut options = options;
-    if format == OutputFormat::Text {
+    if format == PrintFormat::Text {
         // Text mode streams the answer as it is generated.
         options.include_partial_messages = true;
     }
     let mut client = match Client::connect(options).await {
         Ok(client) => client,
         Err(err) => {
-            if format != OutputFormat::Text {
+            if format != PrintFormat::Text {
                 let result = tascer_control::startup_failure_result(&err.to_string());
                 println!("{result}");
             }
@@ -194,48 +196,6 @@ fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The provider from the environment, with the CLI's own knobs applied:
-/// `TASCER_MAX_RETRIES` (retries after the first attempt),
-/// `TASCER_PRICES` (a JSON price table, inline or as a file path, merged
-/// over the defaults) and `--request-timeout` / `TASCER_REQUEST_TIMEOUT`.
-/// `None` when none is set: the library then reads the provider variables
-/// itself.
-pub(crate) fn provider_from_env(
-    request_timeout: Option<std::time::Duration>,
-) -> anyhow::Result<Option<tascer::ProviderConfig>> {
-    let retries = std::env::var("TASCER_MAX_RETRIES")
-        .ok()
-        .filter(|v| !v.is_empty());
-    let prices = std::env::var("TASCER_PRICES")
-        .ok()
-        .filter(|v| !v.is_empty());
-    if retries.is_none() && prices.is_none() && request_timeout.is_none() {
-        return Ok(None);
-    }
-    let mut provider = tascer::ProviderConfig::from_env()?;
-    if let Some(timeout) = request_timeout {
-        provider.request_timeout = timeout;
-    }
-    if let Some(n) = retries {
-        provider.max_retries = n
-            .parse()
-            .with_context(|| format!("TASCER_MAX_RETRIES must be a whole number, got {n:?}"))?;
-    }
-    if let Some(table) = prices {
-        let json = if table.trim_start().starts_with('{') {
-            table
-        } else {
-            std::fs::read_to_string(&table)
-                .with_context(|| format!("cannot read TASCER_PRICES file {table}"))?
-        };
-        provider
-            .prices
-            .merge_json(&json)
-            .context("TASCER_PRICES is not a valid price table")?;
-    }
-    Ok(Some(provider))
-}
-
 /// Builds session options from the flags.
 pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     let mut options = Options::new();
@@ -288,7 +248,7 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     if let Some(dir) = &args.execute_contracts {
         options = tascer_contracts::with_execute_contracts(
             options,
-            crate::contracts_cmds::manager_run_options(dir, args.cwd.clone())?,
+            manager_run_options(dir, args.cwd.clone())?,
         );
     }
     Ok(options)

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// What went wrong with a contract or the executor.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContractError {
     /// A file could not be read.
     #[error("cannot read {}: {source}", path.display())]

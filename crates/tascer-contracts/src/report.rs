@@ -49,6 +49,7 @@ pub struct SessionOutcome {
 /// How a contract ended in this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// Done; moved to the completed directory.
     Completed,

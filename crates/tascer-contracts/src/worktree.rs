@@ -192,6 +192,7 @@ pub fn commit_message(
 /// What merging one branch did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum MergeOutcome {
     /// Merged (the merge commit, or the fast-forwarded head).
     Merged {

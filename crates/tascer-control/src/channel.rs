@@ -3,7 +3,9 @@
 //! gets a random UUID and waits for the `control_response` that echoes it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -20,6 +22,7 @@ pub const STREAM_CLOSED: &str = "Stream closed";
 
 /// Why a request to the SDK brought no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RequestError {
     /// The SDK answered with `subtype: error`.
     #[error("{0}")]
@@ -49,13 +52,6 @@ enum Out {
 pub struct Control {
     out: mpsc::UnboundedSender<Out>,
     pending: Arc<Mutex<Pending>>,
-}
-
-fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
-    match pending.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
-    }
 }
 
 impl Control {
@@ -122,7 +118,7 @@ impl Control {
         let request_id = tascer::new_id();
         let (tx, rx) = oneshot::channel();
         {
-            let mut pending = lock(&self.pending);
+            let mut pending = self.pending.lock();
             if pending.closed {
                 return Err(RequestError::Closed(STREAM_CLOSED));
             }
@@ -142,7 +138,7 @@ impl Control {
     /// Hands an answer to the request it belongs to; answers to unknown or
     /// withdrawn requests are ignored.
     pub fn resolve(&self, request_id: &str, outcome: Result<Value, String>) {
-        let waiter = lock(&self.pending).waiting.remove(request_id);
+        let waiter = self.pending.lock().waiting.remove(request_id);
         match waiter {
             Some(waiter) => {
                 let _ = waiter.send(outcome.map_err(RequestError::Sdk));
@@ -154,7 +150,7 @@ impl Control {
     /// Standard input closed: pending requests fail, later ones too.
     pub fn close(&self) {
         let waiting = {
-            let mut pending = lock(&self.pending);
+            let mut pending = self.pending.lock();
             pending.closed = true;
             std::mem::take(&mut pending.waiting)
         };
@@ -166,7 +162,7 @@ impl Control {
     /// Number of requests waiting for an answer.
     #[cfg(test)]
     fn waiting(&self) -> usize {
-        lock(&self.pending).waiting.len()
+        self.pending.lock().waiting.len()
     }
 }
 
@@ -178,7 +174,10 @@ struct Withdraw<'a> {
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        let was_waiting = lock(&self.control.pending)
+        let was_waiting = self
+            .control
+            .pending
+            .lock()
             .waiting
             .remove(self.request_id)
             .is_some();

@@ -12,6 +12,7 @@ pub const CLAUDE_CODE_VERSION: &str = "2.1.332";
 
 /// One line the SDK wrote.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Incoming {
     /// A prompt (`type: user`).
     User(UserLine),
@@ -56,6 +57,7 @@ pub struct UserLine {
 /// A line that ends the session: the process exits 1 with this text on
 /// standard error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LineError {
     /// The line is not JSON.
     #[error("Error parsing streaming input line: {line}: {error}")]

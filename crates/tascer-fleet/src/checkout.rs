@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use tascer_contracts::{ContractError, Worktree, add_worktree, git};
 
 use crate::error::{FleetError, Result};
@@ -37,10 +38,7 @@ impl Checkouts {
 
     async fn lock(&self, repo: &str) -> tokio::sync::OwnedMutexGuard<()> {
         let lock = {
-            let mut locks = match self.locks.lock() {
-                Ok(l) => l,
-                Err(poisoned) => poisoned.into_inner(),
-            };
+            let mut locks = self.locks.lock();
             Arc::clone(locks.entry(repo.to_string()).or_default())
         };
         lock.lock_owned().await

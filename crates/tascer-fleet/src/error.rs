@@ -4,6 +4,7 @@ use tascer_contracts::ContractError;
 
 /// What went wrong with the queue or a worker.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FleetError {
     /// The queue URL cannot be used.
     #[error(

@@ -34,6 +34,7 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// Where a job stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum JobStatus {
     /// Waiting for a worker.
     Queued,

@@ -96,6 +96,7 @@ impl WorkerOptions {
 /// How one attempt of a job ended in this worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum JobOutcome {
     /// Completed; branch pushed; result recorded.
     Completed,

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::error::text;
 use crate::git;
 use crate::review::{self, REVIEW_DIFF_BYTES, Reviewer};
-use crate::server::{ConfirmRecord, Server, lock, str_arg};
+use crate::server::{ConfirmRecord, Server, str_arg};
 
 /// `confirm`'s binary answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +119,7 @@ impl Server {
     /// are changes against `HEAD`, and admission would let every changed
     /// file be written as it is. `Err` is the reason to decline.
     async fn ready_to_confirm(&self, repo: &Path, digest: &str) -> Result<(), String> {
-        let check = lock(&self.repos).get(repo).and_then(|s| s.check.clone());
+        let check = self.repos.lock().get(repo).and_then(|s| s.check.clone());
         let Some(check) = check else {
             return Err(format!(
                 "no check has run for {} in this server: call `check` first",

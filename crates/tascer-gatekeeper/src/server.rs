@@ -11,8 +11,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
 
+use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 use tascer::SessionStore;
 use tascer_ledger::{EntryKind, Ledger, SessionStart, sha256_ref};
@@ -63,14 +63,6 @@ pub(crate) struct Server {
     pub ledger_session: String,
     /// The ledger, opened on the first record.
     ledger: Mutex<Option<Ledger>>,
-}
-
-/// The guard of `m`, also when a panicking holder poisoned it.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
 }
 
 /// A string argument, trimmed; `None` when absent or blank.
@@ -147,7 +139,7 @@ impl Server {
     /// Appends one `gate_result` payload, opening the ledger session first
     /// when this is the server's first record.
     fn append(&self, payload: Value) -> Result<()> {
-        let mut guard = lock(&self.ledger);
+        let mut guard = self.ledger.lock();
         if guard.is_none() {
             *guard = Some(self.open_ledger_session()?);
         }

@@ -81,7 +81,7 @@ impl ClientHandler for Handler {
 
 /// The last lines a stdio server wrote to stderr (also logged at debug).
 #[derive(Clone, Default)]
-struct StderrTail(Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+struct StderrTail(Arc<parking_lot::Mutex<std::collections::VecDeque<String>>>);
 
 impl StderrTail {
     const LINES: usize = 10;
@@ -97,10 +97,7 @@ impl StderrTail {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::debug!(server = %server, "mcp stderr: {line}");
-                let mut buf = match tail.0.lock() {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
+                let mut buf = tail.0.lock();
                 if buf.len() == Self::LINES {
                     buf.pop_front();
                 }
@@ -110,10 +107,7 @@ impl StderrTail {
     }
 
     fn render(&self) -> String {
-        let buf = match self.0.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let buf = self.0.lock();
         if buf.is_empty() {
             String::new()
         } else {

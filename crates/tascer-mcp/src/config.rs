@@ -10,6 +10,7 @@ use crate::error::McpError;
 /// One entry of `mcpServers` (the key is the server name).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum McpServerConfig {
     /// A subprocess speaking JSON-RPC over stdin/stdout (`"type"` may be
     /// omitted).
@@ -103,6 +104,7 @@ pub fn parse_mcp_config_str(text: &str) -> Result<BTreeMap<String, McpServerConf
 
 /// Where a server's configuration came from (see [`load_mcp_servers`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum McpServerSource {
     /// `mcpServers` of the user settings, `<tascer home>/settings.json`.
     User(PathBuf),

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// What can go wrong while configuring or talking to MCP servers.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum McpError {
     /// The `mcpServers` configuration could not be read or parsed.
     #[error("invalid MCP config: {0}")]

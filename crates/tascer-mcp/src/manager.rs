@@ -11,7 +11,7 @@ use crate::config::McpServerConfig;
 use crate::error::McpError;
 use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
 use crate::sdk::SdkServer;
-use crate::server::{Limits, ServerEntry};
+use crate::server::{Limits, ServerEntry, Servers};
 use crate::status::{McpServerStatus, McpStatus};
 use crate::tool::McpTool;
 use crate::tunnel::McpTunnel;
@@ -77,18 +77,11 @@ impl Default for McpOptions {
     }
 }
 
-/// State shared with the resource tools.
-pub(crate) struct Inner {
-    pub servers: Vec<Arc<ServerEntry>>,
+struct Inner {
+    servers: Servers,
     sdk: Vec<SdkServer>,
     /// Sdk configs naming no registered server: `(key, error)`.
     missing_sdk: Vec<(String, String)>,
-}
-
-impl Inner {
-    pub fn server(&self, name: &str) -> Option<Arc<ServerEntry>> {
-        self.servers.iter().find(|s| s.name() == name).cloned()
-    }
 }
 
 /// All MCP servers of a session.
@@ -155,7 +148,7 @@ impl McpManager {
         futures::future::join_all(servers.iter().map(|s| s.start())).await;
         McpManager {
             inner: Arc::new(Inner {
-                servers,
+                servers: Servers::new(servers),
                 sdk: options.sdk_servers,
                 missing_sdk,
             }),
@@ -165,7 +158,13 @@ impl McpManager {
     /// `[{name, status, error?, server_info?, tools}]` for
     /// `system/init.mcp_servers`, in config order (remote, then sdk).
     pub fn statuses(&self) -> Vec<McpServerStatus> {
-        let mut out: Vec<McpServerStatus> = self.inner.servers.iter().map(|s| s.status()).collect();
+        let mut out: Vec<McpServerStatus> = self
+            .inner
+            .servers
+            .all()
+            .iter()
+            .map(|s| s.status())
+            .collect();
         out.extend(self.inner.sdk.iter().map(|s| McpServerStatus {
             name: s.name().to_owned(),
             status: McpStatus::Connected,
@@ -187,14 +186,21 @@ impl McpManager {
     /// tools, and (when a remote server is configured) the two resource
     /// tools. Servers that sent `tools/list_changed` are re-listed first.
     pub async fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        futures::future::join_all(self.inner.servers.iter().map(|s| s.refresh_if_changed())).await;
+        futures::future::join_all(
+            self.inner
+                .servers
+                .all()
+                .iter()
+                .map(|s| s.refresh_if_changed()),
+        )
+        .await;
         self.tools_snapshot()
     }
 
     /// Like [`Self::tools`] without re-listing changed servers.
     pub fn tools_snapshot(&self) -> Vec<Arc<dyn Tool>> {
         let mut out: Vec<Arc<dyn Tool>> = Vec::new();
-        for server in &self.inner.servers {
+        for server in self.inner.servers.all() {
             for remote in server.remote_tools() {
                 out.push(Arc::new(McpTool::new(server.clone(), remote)));
             }
@@ -202,12 +208,12 @@ impl McpManager {
         for sdk in &self.inner.sdk {
             out.extend(sdk.tools());
         }
-        if !self.inner.servers.is_empty() {
+        if !self.inner.servers.all().is_empty() {
             out.push(Arc::new(ListMcpResourcesTool {
-                inner: self.inner.clone(),
+                servers: self.inner.servers.clone(),
             }));
             out.push(Arc::new(ReadMcpResourceTool {
-                inner: self.inner.clone(),
+                servers: self.inner.servers.clone(),
             }));
         }
         out
@@ -217,7 +223,8 @@ impl McpManager {
     pub async fn refresh_tools(&self, server: &str) -> Result<(), McpError> {
         let s = self
             .inner
-            .server(server)
+            .servers
+            .find(server)
             .ok_or_else(|| McpError::UnknownServer(server.into()))?;
         s.refresh_tools().await;
         Ok(())
@@ -229,6 +236,7 @@ impl McpManager {
         let mut out: Vec<(String, Result<(), McpError>)> = futures::future::join_all(
             self.inner
                 .servers
+                .all()
                 .iter()
                 .map(|s| async move { (s.name().to_owned(), s.health().await) }),
         )

@@ -1,22 +1,20 @@
 //! `ListMcpResourcesTool` and `ReadMcpResourceTool`.
 
-use std::sync::Arc;
-
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
-use crate::manager::Inner;
+use crate::server::Servers;
 
 /// Lists resources of one server (`{server?}`) or of all servers.
 pub struct ListMcpResourcesTool {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) servers: Servers,
 }
 
 /// Reads one resource (`{server, uri}`).
 pub struct ReadMcpResourceTool {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) servers: Servers,
 }
 
 fn json_output(value: Value) -> ToolOutput {
@@ -41,11 +39,11 @@ impl Tool for ListMcpResourcesTool {
         async move {
             let filter = input.get("server").and_then(Value::as_str);
             let servers: Vec<_> = match filter {
-                Some(name) => match self.inner.server(name) {
+                Some(name) => match self.servers.find(name) {
                     Some(s) => vec![s],
                     None => return ToolOutput::error(format!("no MCP server named '{name}'")),
                 },
-                None => self.inner.servers.clone(),
+                None => self.servers.all().to_vec(),
             };
             let mut all = Vec::new();
             let mut errors = Vec::new();
@@ -98,7 +96,7 @@ impl Tool for ReadMcpResourceTool {
                     "ReadMcpResourceTool needs string fields `server` and `uri`",
                 );
             };
-            let Some(server) = self.inner.server(name) else {
+            let Some(server) = self.servers.find(name) else {
                 return ToolOutput::error(format!("no MCP server named '{name}'"));
             };
             match server.read_resource(uri).await {

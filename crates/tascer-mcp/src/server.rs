@@ -1,10 +1,11 @@
 //! One configured server: its connection, status, tool list and restarts.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use tascer_core::ToolOutput;
 
@@ -31,6 +32,27 @@ struct State {
     server_info: Option<Value>,
     tools: Vec<RemoteTool>,
     restarts: u32,
+}
+
+/// The configured (not in-process) servers of a session, in config order:
+/// what the manager and the resource tools share.
+#[derive(Clone)]
+pub(crate) struct Servers(Arc<Vec<Arc<ServerEntry>>>);
+
+impl Servers {
+    pub fn new(servers: Vec<Arc<ServerEntry>>) -> Self {
+        Servers(Arc::new(servers))
+    }
+
+    /// All of them.
+    pub fn all(&self) -> &[Arc<ServerEntry>] {
+        &self.0
+    }
+
+    /// The server named `name`.
+    pub fn find(&self, name: &str) -> Option<Arc<ServerEntry>> {
+        self.0.iter().find(|s| s.name() == name).cloned()
+    }
 }
 
 /// A configured server (not an in-process one).
@@ -65,13 +87,6 @@ impl ServerEntry {
         &self.name
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        match self.state.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
-    }
-
     /// Connects, handshakes and lists tools within the startup timeout.
     async fn open(&self) -> Result<(Arc<Connection>, Vec<RemoteTool>), McpError> {
         let work = async {
@@ -95,7 +110,7 @@ impl ServerEntry {
         &self,
         result: Result<(Arc<Connection>, Vec<RemoteTool>), McpError>,
     ) -> Result<Arc<Connection>, McpError> {
-        let mut st = self.state();
+        let mut st = self.state.lock();
         match result {
             Ok((conn, tools)) => {
                 st.status = McpStatus::Connected;
@@ -135,7 +150,7 @@ impl ServerEntry {
             return Ok(conn);
         }
         {
-            let mut st = self.state();
+            let mut st = self.state.lock();
             if st.restarts >= self.limits.max_restarts {
                 return Err(McpError::Disconnected {
                     server: self.name.clone(),
@@ -155,12 +170,12 @@ impl ServerEntry {
     }
 
     fn live(&self) -> Option<Arc<Connection>> {
-        let st = self.state();
+        let st = self.state.lock();
         st.conn.clone().filter(|c| !c.is_closed())
     }
 
     fn mark_dead(&self, message: &str) {
-        let mut st = self.state();
+        let mut st = self.state.lock();
         st.conn = None;
         st.status = McpStatus::Failed;
         st.error = Some(format!("connection lost: {message}"));
@@ -247,7 +262,7 @@ impl ServerEntry {
             })
             .await
         {
-            Ok(tools) => self.state().tools = tools,
+            Ok(tools) => self.state.lock().tools = tools,
             Err(e) => tracing::warn!(server = %self.name, error = %e, "tools/list refresh failed"),
         }
     }
@@ -255,7 +270,7 @@ impl ServerEntry {
     /// Health check: connection open and `tools/list` answers.
     pub async fn health(&self) -> Result<(), McpError> {
         let Some(conn) = self.live() else {
-            let st = self.state();
+            let st = self.state.lock();
             return Err(McpError::Disconnected {
                 server: self.name.clone(),
                 message: st.error.clone().unwrap_or_else(|| "not connected".into()),
@@ -282,12 +297,12 @@ impl ServerEntry {
 
     /// The latest tool list.
     pub fn remote_tools(&self) -> Vec<RemoteTool> {
-        self.state().tools.clone()
+        self.state.lock().tools.clone()
     }
 
     /// Status entry for `system/init.mcp_servers`.
     pub fn status(&self) -> McpServerStatus {
-        let st = self.state();
+        let st = self.state.lock();
         McpServerStatus {
             name: self.name.clone(),
             status: st.status,

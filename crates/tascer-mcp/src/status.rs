@@ -6,6 +6,7 @@ use serde_json::Value;
 /// Connection state of a server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum McpStatus {
     /// Handshake done; tools listed.
     Connected,
@@ -14,6 +15,17 @@ pub enum McpStatus {
     /// Connecting or restarting.
     #[default]
     Pending,
+}
+
+impl McpStatus {
+    /// `connected`, `failed` or `pending` (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpStatus::Connected => "connected",
+            McpStatus::Failed => "failed",
+            McpStatus::Pending => "pending",
+        }
+    }
 }
 
 /// One `mcp_servers` entry: `{name, status, error?, server_info?, tools}`.

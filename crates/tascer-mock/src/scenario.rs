@@ -11,6 +11,7 @@ use crate::turn::Turn;
 
 /// Why a scenario could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScenarioError {
     /// The scenario file could not be read.
     #[error("cannot read scenario file {}: {source}", path.display())]

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -11,6 +11,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
+use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -32,10 +33,6 @@ struct Shared {
     served_faults: Mutex<HashMap<(u64, usize), Vec<u32>>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 impl Shared {
     /// The turn to play for a history with `index` assistant messages, or
     /// `None` for the "no more turns" answer.
@@ -53,7 +50,7 @@ impl Shared {
         if turn.faults.is_empty() {
             return None;
         }
-        let mut map = lock(&self.served_faults);
+        let mut map = self.served_faults.lock();
         let served = map
             .entry((key, index))
             .or_insert_with(|| vec![0; turn.faults.len()]);
@@ -84,7 +81,7 @@ impl Shared {
                 })
                 .or_insert(value);
         }
-        lock(&self.requests).push(RecordedRequest {
+        self.requests.lock().push(RecordedRequest {
             method: method.to_string(),
             path: path.to_string(),
             body: parsed
@@ -184,7 +181,7 @@ async fn other_route(
 }
 
 async fn requests_route(State(shared): State<Arc<Shared>>) -> axum::Json<Vec<RecordedRequest>> {
-    axum::Json(lock(&shared.requests).clone())
+    axum::Json(shared.requests.lock().clone())
 }
 
 fn router(shared: Arc<Shared>) -> Router {
@@ -317,12 +314,12 @@ impl MockServer {
 
     /// All model requests received so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.shared.requests).clone()
+        self.shared.requests.lock().clone()
     }
 
     /// Forgets the recorded requests (fault bookkeeping is kept).
     pub fn clear_requests(&self) {
-        lock(&self.shared.requests).clear();
+        self.shared.requests.lock().clear();
     }
 
     /// The scenario being played.

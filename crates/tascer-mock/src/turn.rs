@@ -146,6 +146,7 @@ fn empty_object() -> Value {
 
 /// What goes wrong on one attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FaultKind {
     /// HTTP 429 with a `retry-after` header.
     RateLimit {

@@ -1,6 +1,5 @@
 //! [`ModelClient`]: one HTTP client, the retry loop and provider dispatch.
 
-use std::error::Error as StdError;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::anthropic_stream::AnthropicAssembler;
 use crate::config::{ProviderConfig, ProviderKind};
-use crate::error::{ModelError, api_error_from_body};
+use crate::error::{ModelError, api_error_from_body, transport_cause};
 use crate::openai_stream::OpenAiAssembler;
 use crate::types::{ModelEvent, ModelRequest, ModelResponse, Parsed};
 use crate::{anthropic, openai, retry, sse};
@@ -240,7 +239,7 @@ impl ModelClient {
             .map_err(|e| ModelError::Unreachable {
                 provider,
                 url: inner.endpoint.clone(),
-                detail: error_chain(&e),
+                detail: transport_cause(&e),
             })?;
         let status = response.status().as_u16();
         if !response.status().is_success() {
@@ -270,7 +269,7 @@ impl ModelClient {
                     .map_err(|e| ModelError::MalformedResponse {
                         provider,
                         status,
-                        detail: format!("reading the body failed: {}", error_chain(&e)),
+                        detail: format!("reading the body failed: {}", transport_cause(&e)),
                     })?;
                 match kind {
                     ProviderKind::Anthropic => anthropic::parse_response(status, &text),
@@ -311,23 +310,6 @@ fn build_headers(config: &ProviderConfig) -> Result<HeaderMap, ModelError> {
         add(name, value, false)?;
     }
     Ok(headers)
-}
-
-/// A short description of a transport error: "connection refused", or the
-/// innermost cause.
-pub(crate) fn error_chain(error: &(dyn StdError + 'static)) -> String {
-    let mut current = Some(error);
-    let mut last = error.to_string();
-    while let Some(err) = current {
-        if let Some(io) = err.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::ConnectionRefused
-        {
-            return "connection refused".to_string();
-        }
-        last = err.to_string();
-        current = err.source();
-    }
-    last
 }
 
 #[cfg(test)]

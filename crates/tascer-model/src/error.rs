@@ -6,6 +6,7 @@ use serde_json::Value;
 
 /// What can go wrong talking to a model provider.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// No credentials or endpoint were configured.
     #[error("no API key: set {vars}")]
@@ -264,6 +265,23 @@ pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),
     }
+}
+
+/// A short description of a transport error: "connection refused", or the
+/// innermost cause (not the whole chain, unlike [`tascer_core::error_chain`]).
+pub(crate) fn transport_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = Some(error);
+    let mut last = error.to_string();
+    while let Some(err) = current {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return "connection refused".to_string();
+        }
+        last = err.to_string();
+        current = err.source();
+    }
+    last
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::error::ModelError;
+use crate::error::{ModelError, transport_cause};
 use crate::types::{ModelEvent, Parsed};
 
 /// Turns one provider's SSE events into a [`Parsed`] answer.
@@ -61,7 +61,7 @@ pub(crate) async fn read_stream<A: StreamAssembler>(
                     status,
                     detail: format!(
                         "connection failed after {count} events: {}",
-                        crate::client::error_chain(&e)
+                        transport_cause(&e)
                     ),
                 });
             }

@@ -1,58 +1,21 @@
-//! `AskUserQuestion` (routed to a [`UserAnswerer`]) and `ExitPlanMode`.
+//! `AskUserQuestion` (routed to a [`UserAnswerer`](crate::UserAnswerer)) and
+//! `ExitPlanMode`.
 
 use std::collections::{BTreeMap, HashSet};
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
 use crate::error::ToolError;
+use crate::services::Question;
 use crate::state::ToolState;
 use crate::util::{finish, input_schema, parse_input};
 
 const ASK_NAME: &str = "AskUserQuestion";
 const PLAN_NAME: &str = "ExitPlanMode";
-
-/// One choice of a [`Question`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct QuestionOption {
-    /// The option's short display text (1-5 words).
-    pub label: String,
-    /// What the option means or implies.
-    pub description: String,
-}
-
-/// A multiple-choice question for the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Question {
-    /// The complete question, ending with a question mark.
-    pub question: String,
-    /// Very short label shown as a chip or tag (at most 12 characters).
-    pub header: String,
-    /// The available choices (2-4). The user may also answer in their own words.
-    #[schemars(length(min = 2, max = 4))]
-    pub options: Vec<QuestionOption>,
-    /// Set to true to allow the user to select several options.
-    #[serde(rename = "multiSelect", default)]
-    pub multi_select: bool,
-}
-
-/// Asks the user questions on behalf of the model (a terminal prompt, a UI,
-/// a host callback). Configure one with [`ToolState::with_user_answerer`].
-pub trait UserAnswerer: Send + Sync {
-    /// Returns the answers keyed by question text; several selected labels
-    /// are joined with `", "`. Questions left out count as unanswered. An
-    /// `Err` (e.g. the user dismissed the dialog) is shown to the model as
-    /// the tool's error.
-    fn answer<'a>(
-        &'a self,
-        questions: &'a [Question],
-    ) -> BoxFuture<'a, Result<BTreeMap<String, String>, String>>;
-}
 
 /// Input of [`AskUserQuestionTool`].
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -1,15 +1,16 @@
 //! `Bash`: runs a shell command in its own process group.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -20,7 +21,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
-use crate::state::{BackgroundShell, Capture, ToolState, lock};
+use crate::state::{BackgroundShell, Capture, ToolState};
 use crate::util::{finish, input_schema, parse_input, truncate_chars};
 
 const NAME: &str = "Bash";
@@ -165,7 +166,7 @@ where
             match reader.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let mut c = lock(&capture);
+                    let mut c = capture.lock();
                     let room = MAX_CAPTURE_BYTES.saturating_sub(c.bytes.len());
                     let take = room.min(n);
                     c.bytes.extend_from_slice(&buf[..take]);
@@ -190,11 +191,8 @@ enum End {
     Cancelled,
 }
 
-async fn run_foreground(
-    command: &str,
-    timeout_ms: u64,
-    ctx: &ToolContext,
-) -> Result<ToolOutput, ToolError> {
+/// The working directory of the call; an error when it no longer exists.
+fn existing_cwd(ctx: &ToolContext) -> Result<PathBuf, ToolError> {
     let cwd = ctx.cwd();
     if !cwd.is_dir() {
         return Err(ToolError::msg(format!(
@@ -202,6 +200,40 @@ async fn run_foreground(
             cwd.display()
         )));
     }
+    Ok(cwd)
+}
+
+/// A child's stdout and stderr, read into capped buffers.
+struct Captures {
+    stdout: Arc<Mutex<Capture>>,
+    stderr: Arc<Mutex<Capture>>,
+    readers: Vec<JoinHandle<()>>,
+}
+
+/// Starts reading the child's stdout and stderr.
+fn capture_output(child: &mut tokio::process::Child) -> Captures {
+    let stdout = Arc::new(Mutex::new(Capture::default()));
+    let stderr = Arc::new(Mutex::new(Capture::default()));
+    let mut readers = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        readers.push(spawn_reader(out, stdout.clone()));
+    }
+    if let Some(err) = child.stderr.take() {
+        readers.push(spawn_reader(err, stderr.clone()));
+    }
+    Captures {
+        stdout,
+        stderr,
+        readers,
+    }
+}
+
+async fn run_foreground(
+    command: &str,
+    timeout_ms: u64,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let cwd = existing_cwd(ctx)?;
     // The final working directory is written here by an EXIT trap, so `cd`
     // sticks even when the command calls `exit`.
     let cwd_file = tempfile::NamedTempFile::new()
@@ -215,17 +247,29 @@ async fn run_foreground(
         .spawn()
         .map_err(|e| ToolError::io("Cannot start bash", e))?;
     let mut guard = GroupGuard { pid: child.id() };
-
-    let stdout = Arc::new(Mutex::new(Capture::default()));
-    let stderr = Arc::new(Mutex::new(Capture::default()));
-    let mut readers = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        readers.push(spawn_reader(out, stdout.clone()));
+    let mut captures = capture_output(&mut child);
+    let (end, status) = wait_for_end(&mut child, &mut guard, timeout_ms, ctx).await?;
+    drain(&mut captures.readers).await;
+    if matches!(end, End::Exited(_)) {
+        follow_cd(cwd_file.path(), ctx);
     }
-    if let Some(err) = child.stderr.take() {
-        readers.push(spawn_reader(err, stderr.clone()));
-    }
+    Ok(foreground_output(
+        &end,
+        exit_code(status),
+        take_capture(&captures.stdout),
+        take_capture(&captures.stderr),
+        timeout_ms,
+    ))
+}
 
+/// Waits until the shell exits, the call is cancelled or the timeout
+/// passes; in the last two cases kills its process group and reaps it.
+async fn wait_for_end(
+    child: &mut tokio::process::Child,
+    guard: &mut GroupGuard,
+    timeout_ms: u64,
+    ctx: &ToolContext,
+) -> Result<(End, ExitStatus), ToolError> {
     let end = tokio::select! {
         biased;
         status = child.wait() => End::Exited(
@@ -247,28 +291,42 @@ async fn run_foreground(
                 .map_err(|e| ToolError::io("Cannot wait for bash", e))?
         }
     };
+    Ok((end, status))
+}
+
+/// Lets the readers finish for a short grace period, then stops them.
+async fn drain(readers: &mut [JoinHandle<()>]) {
     let _ = tokio::time::timeout(DRAIN_GRACE, async {
         for reader in readers.iter_mut() {
             let _ = reader.await;
         }
     })
     .await;
-    for reader in &readers {
+    for reader in readers.iter() {
         reader.abort();
     }
+}
 
-    if matches!(end, End::Exited(_))
-        && let Ok(dir) = std::fs::read_to_string(cwd_file.path())
-    {
+/// Moves the call's working directory to where the shell ended, as the
+/// EXIT trap wrote it in `cwd_file`.
+fn follow_cd(cwd_file: &Path, ctx: &ToolContext) {
+    if let Ok(dir) = std::fs::read_to_string(cwd_file) {
         let dir = PathBuf::from(dir.trim_end_matches('\n'));
         if dir.is_absolute() && dir.is_dir() {
             ctx.set_cwd(dir);
         }
     }
+}
 
-    let code = exit_code(status);
-    let stdout = take_capture(&stdout);
-    let stderr = take_capture(&stderr);
+/// The tool's answer for a foreground command: exit code, output (cut to
+/// size) and how it ended.
+fn foreground_output(
+    end: &End,
+    code: i32,
+    stdout: (String, u64),
+    stderr: (String, u64),
+    timeout_ms: u64,
+) -> ToolOutput {
     let interrupted = !matches!(end, End::Exited(_));
 
     let mut parts: Vec<String> = Vec::new();
@@ -314,36 +372,24 @@ async fn run_foreground(
     }
     let mut out = ToolOutput::text(text).with_raw(raw);
     out.is_error = interrupted || code != 0;
-    Ok(out)
+    out
 }
 
 /// The captured text and how many bytes were dropped.
 fn take_capture(capture: &Arc<Mutex<Capture>>) -> (String, u64) {
-    let c = lock(capture);
+    let c = capture.lock();
     (String::from_utf8_lossy(&c.bytes).into_owned(), c.dropped)
 }
 
 impl BashTool {
     fn run_background(&self, command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let cwd = ctx.cwd();
-        if !cwd.is_dir() {
-            return Err(ToolError::msg(format!(
-                "Working directory {} does not exist.",
-                cwd.display()
-            )));
-        }
+        let cwd = existing_cwd(ctx)?;
         let shells = self.state.background_shells();
         let mut child = shell_command(command, &cwd, ctx)
             .spawn()
             .map_err(|e| ToolError::io("Cannot start bash", e))?;
-        let stdout = Arc::new(Mutex::new(Capture::default()));
-        let stderr = Arc::new(Mutex::new(Capture::default()));
-        if let Some(out) = child.stdout.take() {
-            spawn_reader(out, stdout.clone());
-        }
-        if let Some(err) = child.stderr.take() {
-            spawn_reader(err, stderr.clone());
-        }
+        // The readers run until the shell's pipes close.
+        let Captures { stdout, stderr, .. } = capture_output(&mut child);
         let shell = Arc::new(BackgroundShell {
             id: shells.next_id(),
             command: command.to_string(),
@@ -367,7 +413,7 @@ impl BashTool {
                     child.wait().await
                 }
             };
-            *lock(&exit) = Some(status.map(exit_code).unwrap_or(-1));
+            *exit.lock() = Some(status.map(exit_code).unwrap_or(-1));
         });
         shells.insert(shell.clone());
         let raw = json!({

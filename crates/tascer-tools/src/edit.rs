@@ -4,10 +4,13 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use similar::{ChangeTag, TextDiff};
+use similar::TextDiff;
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
 use crate::error::ToolError;
+use crate::file_edit::{
+    fresh_text, read_for_edit, replace, structured_patch, unified_diff, write_file,
+};
 use crate::state::ToolState;
 use crate::util::{finish, input_schema, parse_input, resolve_path};
 
@@ -74,50 +77,24 @@ impl EditTool {
             ));
         }
 
-        let original = match tokio::fs::read(&path).await {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-                return Err(ToolError::msg(format!(
-                    "{shown} is a directory, not a file."
-                )));
-            }
-            Err(e) => return Err(ToolError::io(format!("Cannot read {shown}"), e)),
-        };
+        let original = read_for_edit(&path, &shown).await?;
 
         let (original, updated) = match original {
             // Creating a new file with an empty old_string.
             None if input.old_string.is_empty() => (String::new(), input.new_string.clone()),
             None => return Err(ToolError::msg(format!("File does not exist: {shown}"))),
             Some(bytes) => {
-                self.state.check_fresh(&path).map_err(ToolError::Message)?;
-                let original = String::from_utf8(bytes).map_err(|_| {
-                    ToolError::msg(format!(
-                        "{shown} is not valid UTF-8 text; it cannot be edited with this tool."
-                    ))
-                })?;
+                let original = fresh_text(&self.state, &path, &shown, bytes)?;
                 let updated =
                     replace(&original, &input.old_string, &input.new_string, replace_all)?;
                 (original, updated)
             }
         };
 
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(|e| {
-                ToolError::io(format!("Cannot create directory {}", parent.display()), e)
-            })?;
-        }
-        tokio::fs::write(&path, updated.as_bytes())
-            .await
-            .map_err(|e| ToolError::io(format!("Cannot write {shown}"), e))?;
-        self.state.record_read(&path);
+        write_file(&self.state, &path, &shown, updated.as_bytes()).await?;
 
         let diff = TextDiff::from_lines(&original, &updated);
-        let unified = diff
-            .unified_diff()
-            .context_radius(3)
-            .header(&shown, &shown)
-            .to_string();
+        let unified = unified_diff(&diff, &shown);
         let raw = json!({
             "filePath": shown,
             "oldString": input.old_string,
@@ -130,84 +107,4 @@ impl EditTool {
         });
         Ok(ToolOutput::text(format!("The file {shown} has been updated.")).with_raw(raw))
     }
-}
-
-/// Applies the replacement, keeping the file's CRLF line endings.
-pub(crate) fn replace(
-    content: &str,
-    old: &str,
-    new: &str,
-    replace_all: bool,
-) -> Result<String, ToolError> {
-    let (old, new) = if content.contains("\r\n") {
-        (to_crlf(old), to_crlf(new))
-    } else {
-        (old.to_string(), new.to_string())
-    };
-    if old.is_empty() {
-        if content.is_empty() {
-            return Ok(new);
-        }
-        return Err(ToolError::msg(
-            "Cannot create new file - file already exists. Use a non-empty old_string to edit it.",
-        ));
-    }
-    let count = content.matches(old.as_str()).count();
-    if count == 0 {
-        return Err(ToolError::msg(format!(
-            "String to replace not found in file.\nString: {old}"
-        )));
-    }
-    if count > 1 && !replace_all {
-        return Err(ToolError::msg(format!(
-            "Found {count} matches of the string to replace, but replace_all is false. To replace \
-             all occurrences, set replace_all to true. To replace only one occurrence, please \
-             provide more context to uniquely identify the instance."
-        )));
-    }
-    Ok(if replace_all {
-        content.replace(old.as_str(), &new)
-    } else {
-        content.replacen(old.as_str(), &new, 1)
-    })
-}
-
-fn to_crlf(s: &str) -> String {
-    s.replace("\r\n", "\n").replace('\n', "\r\n")
-}
-
-/// Claude Code's `structuredPatch`: hunks with 1-based starts and lines
-/// prefixed by ` `, `-` or `+`.
-pub(crate) fn structured_patch(diff: &TextDiff<'_, '_, '_, str>) -> Vec<Value> {
-    diff.grouped_ops(3)
-        .iter()
-        .filter_map(|group| {
-            let first = group.first()?;
-            let last = group.last()?;
-            let old = first.old_range().start..last.old_range().end;
-            let new = first.new_range().start..last.new_range().end;
-            let lines: Vec<String> = group
-                .iter()
-                .flat_map(|op| diff.iter_changes(op))
-                .map(|change| {
-                    let sign = match change.tag() {
-                        ChangeTag::Equal => ' ',
-                        ChangeTag::Delete => '-',
-                        ChangeTag::Insert => '+',
-                    };
-                    let text = change.value();
-                    let text = text.strip_suffix('\n').unwrap_or(text);
-                    let text = text.strip_suffix('\r').unwrap_or(text);
-                    format!("{sign}{text}")
-                })
-                .collect();
-            Some(json!({
-                "oldStart": old.start + 1,
-                "oldLines": old.len(),
-                "newStart": new.start + 1,
-                "newLines": new.len(),
-                "lines": lines,
-            }))
-        })
-        .collect()
 }

@@ -4,6 +4,7 @@ use tascer_core::ToolOutput;
 
 /// Why a tool call failed. Its `Display` text is what the model sees.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The input did not match the tool's schema.
     #[error("{tool} input is invalid: {message}")]

@@ -1,13 +1,13 @@
 //! `Glob`: finds files by name pattern.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
 use futures::future::BoxFuture;
 use globset::GlobBuilder;
 use ignore::{WalkBuilder, WalkState};
+use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -159,10 +159,7 @@ fn glob(
             } else if matched {
                 let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
                 let item = (path.to_path_buf(), mtime);
-                match found.lock() {
-                    Ok(mut f) => f.push(item),
-                    Err(poisoned) => poisoned.into_inner().push(item),
-                }
+                found.lock().push(item);
             }
             WalkState::Continue
         })
@@ -170,9 +167,7 @@ fn glob(
     if interrupted.load(Ordering::Relaxed) {
         return Err(ToolError::msg("Glob was interrupted."));
     }
-    let mut found = found
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut found = found.into_inner();
     sort_by_mtime(&mut found);
     let total = found.len();
     let truncated = total > MAX_RESULTS;

@@ -5,7 +5,7 @@ use std::io;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::mpsc;
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
@@ -14,6 +14,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
+use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -457,10 +458,7 @@ fn search_files(
             scope.spawn(move || {
                 let mut searcher = plan.searcher.build();
                 loop {
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(poisoned) => poisoned.into_inner().recv(),
-                    };
+                    let job = job_rx.lock().recv();
                     let Ok((index, entry, cap)) = job else { break };
                     let hit = if stop.load(Ordering::Relaxed) {
                         None
@@ -524,13 +522,22 @@ fn grep(
     cancel: &CancellationToken,
     access: Option<&dyn FileAccess>,
 ) -> Result<ToolOutput, ToolError> {
-    let mode = input.output_mode.unwrap_or_default();
     if !root.exists() {
         return Err(ToolError::msg(format!(
             "Path does not exist: {}",
             root.display()
         )));
     }
+    let plan = search_plan(input)?;
+    let walk = file_walk(input, root)?;
+    let found = search_files(&plan, walk.build(), cancel, access)?;
+    Ok(grep_output(input, plan.mode, found))
+}
+
+/// How to search each file: the matcher, the searcher's settings and what
+/// to collect.
+fn search_plan(input: &GrepInput) -> Result<SearchPlan, ToolError> {
+    let mode = input.output_mode.unwrap_or_default();
     let matcher = build_matcher(input)?;
     let multiline = input.multiline.unwrap_or(false);
     let only_matching = input.only_matching.unwrap_or(false) && mode == OutputMode::Content;
@@ -550,7 +557,26 @@ fn grep(
         .before_context(before)
         .after_context(after)
         .binary_detection(BinaryDetection::quit(b'\x00'));
+    let max_lines = match input.head_limit {
+        Some(limit) => limit
+            .saturating_add(input.offset.unwrap_or(0))
+            .min(MAX_CONTENT_LINES),
+        None => MAX_CONTENT_LINES,
+    };
+    Ok(SearchPlan {
+        matcher,
+        searcher,
+        mode,
+        only_matching,
+        line_numbers: input.line_numbers.unwrap_or(true),
+        separate_files: mode == OutputMode::Content && (before > 0 || after > 0),
+        max_lines,
+    })
+}
 
+/// The files to search under `root`, sorted by name and filtered by the
+/// glob and type options.
+fn file_walk(input: &GrepInput, root: &Path) -> Result<ignore::WalkBuilder, ToolError> {
     let mut walk = walker(root);
     walk.sort_by_file_name(|a, b| a.cmp(b));
     if root.is_dir()
@@ -575,127 +601,33 @@ fn grep(
             .map_err(|e| ToolError::msg(format!("Invalid file type {t:?}: {e}")))?;
         walk.types(types);
     }
+    Ok(walk)
+}
 
-    let max_lines = match input.head_limit {
-        Some(limit) => limit
-            .saturating_add(input.offset.unwrap_or(0))
-            .min(MAX_CONTENT_LINES),
-        None => MAX_CONTENT_LINES,
-    };
-    let plan = SearchPlan {
-        matcher,
-        searcher,
-        mode,
-        only_matching,
-        line_numbers: input.line_numbers.unwrap_or(true),
-        separate_files: mode == OutputMode::Content && (before > 0 || after > 0),
-        max_lines,
-    };
-    let Collected {
-        lines,
-        mut files,
-        counts,
-        total_matches,
-        content_full,
-        withheld,
-    } = search_files(&plan, walk.build(), cancel, access)?;
+/// The pagination note, when results were cut or an offset was given.
+fn page_note(input: &GrepInput, cut: bool) -> String {
+    if cut || input.offset.is_some_and(|o| o > 0) {
+        format!(
+            "\n\n[Showing results with pagination = limit: {}, offset: {}]",
+            input
+                .head_limit
+                .map_or_else(|| "none".to_string(), |l| l.to_string()),
+            input.offset.unwrap_or(0)
+        )
+    } else {
+        String::new()
+    }
+}
 
-    let page_note = |cut: bool| {
-        if cut || input.offset.is_some_and(|o| o > 0) {
-            format!(
-                "\n\n[Showing results with pagination = limit: {}, offset: {}]",
-                input
-                    .head_limit
-                    .map_or_else(|| "none".to_string(), |l| l.to_string()),
-                input.offset.unwrap_or(0)
-            )
-        } else {
-            String::new()
-        }
+/// The tool's answer: the text and raw output of the mode, then the notes
+/// on withheld files and the limits applied.
+fn grep_output(input: &GrepInput, mode: OutputMode, found: Collected) -> ToolOutput {
+    let withheld = found.withheld;
+    let (mut text, mut raw) = match mode {
+        OutputMode::FilesWithMatches => files_output(input, found.files),
+        OutputMode::Count => count_output(input, &found),
+        OutputMode::Content => content_output(input, found),
     };
-
-    let num_files = files.len();
-    let (text, raw) = match mode {
-        OutputMode::FilesWithMatches => {
-            sort_by_mtime(&mut files);
-            let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
-            let (page, cut) = paginate(names, input.offset, input.head_limit);
-            let text = if page.is_empty() {
-                "No files found".to_string()
-            } else {
-                format!(
-                    "Found {}\n{}{}",
-                    plural(page.len(), "file"),
-                    page.join("\n"),
-                    page_note(cut)
-                )
-            };
-            (
-                text,
-                json!({"mode": mode.as_str(), "numFiles": page.len(), "filenames": page}),
-            )
-        }
-        OutputMode::Count => {
-            let entries: Vec<String> = counts.iter().map(|(p, n)| format!("{p}:{n}")).collect();
-            let (page, cut) = paginate(entries, input.offset, input.head_limit);
-            let text = if counts.is_empty() {
-                "No matches found".to_string()
-            } else {
-                format!(
-                    "{}\n\nFound {} total {} across {}.{}",
-                    page.join("\n"),
-                    total_matches,
-                    if total_matches == 1 {
-                        "occurrence"
-                    } else {
-                        "occurrences"
-                    },
-                    plural(num_files, "file"),
-                    page_note(cut)
-                )
-            };
-            let names: Vec<String> = counts.iter().map(|(p, _)| p.clone()).collect();
-            (
-                text,
-                json!({
-                    "mode": mode.as_str(),
-                    "numFiles": num_files,
-                    "filenames": names,
-                    "content": page.join("\n"),
-                    "numMatches": total_matches,
-                }),
-            )
-        }
-        OutputMode::Content => {
-            let (page, cut) = paginate(lines, input.offset, input.head_limit);
-            let cut = cut || content_full;
-            let joined = page.join("\n");
-            let text = if page.is_empty() {
-                "No matches found".to_string()
-            } else {
-                let (kept, chars_cut) = truncate_chars(&joined, MAX_OUTPUT_CHARS);
-                let mut text = kept.to_string();
-                if chars_cut || (content_full && input.head_limit.is_none()) {
-                    text.push_str("\n… [output truncated]");
-                }
-                text.push_str(&page_note(cut && input.head_limit.is_some()));
-                text
-            };
-            let names: Vec<String> = counts.iter().map(|(p, _)| p.clone()).collect();
-            (
-                text,
-                json!({
-                    "mode": mode.as_str(),
-                    "numFiles": num_files,
-                    "filenames": names,
-                    "content": joined,
-                    "numLines": page.len(),
-                }),
-            )
-        }
-    };
-    let mut raw = raw;
-    let mut text = text;
     if withheld > 0 {
         text.push_str(&withheld_note(withheld));
         raw["withheldFiles"] = json!(withheld);
@@ -706,5 +638,93 @@ fn grep(
     if let Some(o) = input.offset {
         raw["appliedOffset"] = json!(o);
     }
-    Ok(ToolOutput::text(text).with_raw(raw))
+    ToolOutput::text(text).with_raw(raw)
+}
+
+/// `files_with_matches`: the matching files, newest first.
+fn files_output(
+    input: &GrepInput,
+    mut files: Vec<(PathBuf, Option<SystemTime>)>,
+) -> (String, Value) {
+    sort_by_mtime(&mut files);
+    let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+    let (page, cut) = paginate(names, input.offset, input.head_limit);
+    let text = if page.is_empty() {
+        "No files found".to_string()
+    } else {
+        format!(
+            "Found {}\n{}{}",
+            plural(page.len(), "file"),
+            page.join("\n"),
+            page_note(input, cut)
+        )
+    };
+    let raw = json!({
+        "mode": OutputMode::FilesWithMatches.as_str(),
+        "numFiles": page.len(),
+        "filenames": page,
+    });
+    (text, raw)
+}
+
+/// `count`: the number of matches per file and in all.
+fn count_output(input: &GrepInput, found: &Collected) -> (String, Value) {
+    let (counts, total_matches) = (&found.counts, found.total_matches);
+    let num_files = found.files.len();
+    let entries: Vec<String> = counts.iter().map(|(p, n)| format!("{p}:{n}")).collect();
+    let (page, cut) = paginate(entries, input.offset, input.head_limit);
+    let text = if counts.is_empty() {
+        "No matches found".to_string()
+    } else {
+        format!(
+            "{}\n\nFound {} total {} across {}.{}",
+            page.join("\n"),
+            total_matches,
+            if total_matches == 1 {
+                "occurrence"
+            } else {
+                "occurrences"
+            },
+            plural(num_files, "file"),
+            page_note(input, cut)
+        )
+    };
+    let names: Vec<String> = counts.iter().map(|(p, _)| p.clone()).collect();
+    let raw = json!({
+        "mode": OutputMode::Count.as_str(),
+        "numFiles": num_files,
+        "filenames": names,
+        "content": page.join("\n"),
+        "numMatches": total_matches,
+    });
+    (text, raw)
+}
+
+/// `content`: the matching lines (with context), cut to size.
+fn content_output(input: &GrepInput, found: Collected) -> (String, Value) {
+    let num_files = found.files.len();
+    let content_full = found.content_full;
+    let (page, cut) = paginate(found.lines, input.offset, input.head_limit);
+    let cut = cut || content_full;
+    let joined = page.join("\n");
+    let text = if page.is_empty() {
+        "No matches found".to_string()
+    } else {
+        let (kept, chars_cut) = truncate_chars(&joined, MAX_OUTPUT_CHARS);
+        let mut text = kept.to_string();
+        if chars_cut || (content_full && input.head_limit.is_none()) {
+            text.push_str("\n… [output truncated]");
+        }
+        text.push_str(&page_note(input, cut && input.head_limit.is_some()));
+        text
+    };
+    let names: Vec<String> = found.counts.iter().map(|(p, _)| p.clone()).collect();
+    let raw = json!({
+        "mode": OutputMode::Content.as_str(),
+        "numFiles": num_files,
+        "filenames": names,
+        "content": joined,
+        "numLines": page.len(),
+    });
+    (text, raw)
 }

@@ -23,20 +23,23 @@ mod bash;
 mod bash_output;
 mod edit;
 mod error;
+mod file_edit;
 mod glob;
 mod grep;
 mod lazy_client;
 mod multi_edit;
 mod notebook;
 mod read;
+mod services;
 mod state;
 mod todo;
+mod todo_list;
 mod util;
 mod web_fetch;
 mod web_search;
 mod write;
 
-pub use ask::{AskUserQuestionTool, ExitPlanModeTool, Question, QuestionOption, UserAnswerer};
+pub use ask::{AskUserQuestionTool, ExitPlanModeTool};
 pub use bash::BashTool;
 pub use bash_output::{BashOutputTool, KillShellTool};
 pub use edit::EditTool;
@@ -46,10 +49,14 @@ pub use grep::GrepTool;
 pub use multi_edit::MultiEditTool;
 pub use notebook::NotebookEditTool;
 pub use read::ReadTool;
+pub use services::{
+    Question, QuestionOption, SearchBackend, SearchHit, SearchRequest, Summarizer, UserAnswerer,
+};
 pub use state::{BackgroundShell, BackgroundShells, ShellStatus, ToolState};
-pub use todo::{TodoItem, TodoStatus, TodoWriteTool};
-pub use web_fetch::{Summarizer, WebFetchConfig, WebFetchTool};
-pub use web_search::{BraveSearch, SearchBackend, SearchHit, SearchRequest, WebSearchTool};
+pub use todo::TodoWriteTool;
+pub use todo_list::{TodoItem, TodoStatus};
+pub use web_fetch::{WebFetchConfig, WebFetchTool};
+pub use web_search::{BraveSearch, WebSearchTool};
 pub use write::WriteTool;
 
 /// Names of the built-in tools, in the order [`builtin_tools`] returns them.

@@ -7,8 +7,10 @@ use serde_json::{Value, json};
 use similar::TextDiff;
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
-use crate::edit::{replace, structured_patch};
 use crate::error::ToolError;
+use crate::file_edit::{
+    fresh_text, read_for_edit, replace, structured_patch, unified_diff, write_file,
+};
 use crate::state::ToolState;
 use crate::util::{finish, input_schema, parse_input, resolve_path, truncate_chars};
 
@@ -112,28 +114,11 @@ impl MultiEditTool {
             }
         }
 
-        let original = match tokio::fs::read(&path).await {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-                return Err(ToolError::msg(format!(
-                    "{shown} is a directory, not a file."
-                )));
-            }
-            Err(e) => return Err(ToolError::io(format!("Cannot read {shown}"), e)),
-        };
+        let original = read_for_edit(&path, &shown).await?;
         let (original, exists) = match original {
             None if input.edits[0].old_string.is_empty() => (String::new(), false),
             None => return Err(ToolError::msg(format!("File does not exist: {shown}"))),
-            Some(bytes) => {
-                self.state.check_fresh(&path).map_err(ToolError::Message)?;
-                let text = String::from_utf8(bytes).map_err(|_| {
-                    ToolError::msg(format!(
-                        "{shown} is not valid UTF-8 text; it cannot be edited with this tool."
-                    ))
-                })?;
-                (text, true)
-            }
+            Some(bytes) => (fresh_text(&self.state, &path, &shown, bytes)?, true),
         };
 
         let mut updated = original.clone();
@@ -151,22 +136,10 @@ impl MultiEditTool {
             };
         }
 
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(|e| {
-                ToolError::io(format!("Cannot create directory {}", parent.display()), e)
-            })?;
-        }
-        tokio::fs::write(&path, updated.as_bytes())
-            .await
-            .map_err(|e| ToolError::io(format!("Cannot write {shown}"), e))?;
-        self.state.record_read(&path);
+        write_file(&self.state, &path, &shown, updated.as_bytes()).await?;
 
         let diff = TextDiff::from_lines(&original, &updated);
-        let unified = diff
-            .unified_diff()
-            .context_radius(3)
-            .header(&shown, &shown)
-            .to_string();
+        let unified = unified_diff(&diff, &shown);
         let n = input.edits.len();
         let mut text = format!(
             "Applied {n} edit{} to {shown}:",

@@ -202,6 +202,14 @@ fn parse_notebook(text: &str, shown: &str) -> Result<Value, ToolError> {
     Ok(nb)
 }
 
+/// What one edit did, for the answer.
+struct CellEdit {
+    id: String,
+    cell_type: String,
+    old_source: Option<String>,
+    text: String,
+}
+
 impl NotebookEditTool {
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: NotebookEditInput = parse_input(NAME, input)?;
@@ -214,15 +222,7 @@ impl NotebookEditTool {
             ));
         }
         let mode = input.edit_mode.unwrap_or_default();
-        let original = match tokio::fs::read_to_string(&path).await {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ToolError::msg(format!(
-                    "Notebook file does not exist: {shown}"
-                )));
-            }
-            Err(e) => return Err(ToolError::io(format!("Cannot read {shown}"), e)),
-        };
+        let original = read_notebook_file(&path, &shown).await?;
         self.state.check_fresh(&path).map_err(ToolError::Message)?;
         let mut nb = parse_notebook(&original, &shown)?;
         let lang = language(&nb);
@@ -238,77 +238,10 @@ impl NotebookEditTool {
             })?),
             None => None,
         };
-
-        let (cell_id_out, cell_type_out, old_source, text) = match mode {
-            EditMode::Delete => {
-                let i = index.ok_or_else(|| {
-                    ToolError::msg("cell_id must be specified when deleting a cell.")
-                })?;
-                let removed = cells.remove(i);
-                let id = cell_id(&removed, i);
-                let ty = removed
-                    .get("cell_type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("code")
-                    .to_string();
-                let old = source_text(removed.get("source"));
-                (id.clone(), ty, Some(old), format!("Deleted cell {id}"))
-            }
-            EditMode::Insert => {
-                let ty = input.cell_type.ok_or_else(|| {
-                    ToolError::msg("cell_type is required when using edit_mode=insert.")
-                })?;
-                let at = index.map_or(0, |i| i + 1);
-                let mut cell = Map::new();
-                cell.insert("cell_type".into(), json!(ty.as_str()));
-                let id = if with_ids {
-                    let id = new_id(cells);
-                    cell.insert("id".into(), json!(id));
-                    id
-                } else {
-                    format!("cell-{at}")
-                };
-                cell.insert("metadata".into(), json!({}));
-                cell.insert("source".into(), json!(input.new_source));
-                if ty == CellType::Code {
-                    cell.insert("execution_count".into(), Value::Null);
-                    cell.insert("outputs".into(), json!([]));
-                }
-                cells.insert(at, Value::Object(cell));
-                let text = format!("Inserted cell {id} with {}", input.new_source);
-                (id, ty.as_str().to_string(), None, text)
-            }
-            EditMode::Replace => {
-                let i = index.ok_or_else(|| {
-                    ToolError::msg(
-                        "cell_id must be specified when replacing a cell (use edit_mode=insert \
-                         to add one).",
-                    )
-                })?;
-                let cell = cells[i].as_object_mut().ok_or_else(|| {
-                    ToolError::msg(format!("Cell {i} of notebook {shown} is not an object."))
-                })?;
-                let old = source_text(cell.get("source"));
-                let old_type = cell
-                    .get("cell_type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("code")
-                    .to_string();
-                let ty = input.cell_type.map_or(old_type, |t| t.as_str().to_string());
-                cell.insert("cell_type".into(), json!(ty));
-                cell.insert("source".into(), json!(input.new_source));
-                if ty == "code" {
-                    // The old results no longer match the source.
-                    cell.insert("execution_count".into(), Value::Null);
-                    cell.insert("outputs".into(), json!([]));
-                } else {
-                    cell.remove("execution_count");
-                    cell.remove("outputs");
-                }
-                let id = cell_id(&cells[i], i);
-                let text = format!("Updated cell {id} with {}", input.new_source);
-                (id, ty, Some(old), text)
-            }
+        let edit = match mode {
+            EditMode::Delete => delete_cell(cells, index)?,
+            EditMode::Insert => insert_cell(cells, index, &input, with_ids)?,
+            EditMode::Replace => replace_cell(cells, index, &input, &shown)?,
         };
 
         let updated = to_notebook_json(&nb)?;
@@ -319,19 +252,128 @@ impl NotebookEditTool {
 
         let mut raw = json!({
             "new_source": input.new_source,
-            "cell_id": cell_id_out,
-            "cell_type": cell_type_out,
+            "cell_id": edit.id,
+            "cell_type": edit.cell_type,
             "language": lang,
             "edit_mode": mode.as_str(),
             "notebook_path": shown,
             "original_file": original,
             "updated_file": updated,
         });
-        if let Some(old) = old_source {
+        if let Some(old) = edit.old_source {
             raw["old_source"] = json!(old);
         }
-        Ok(ToolOutput::text(text).with_raw(raw))
+        Ok(ToolOutput::text(edit.text).with_raw(raw))
     }
+}
+
+/// The notebook's text as it is on disk.
+async fn read_notebook_file(path: &Path, shown: &str) -> Result<String, ToolError> {
+    match tokio::fs::read_to_string(path).await {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::msg(format!(
+            "Notebook file does not exist: {shown}"
+        ))),
+        Err(e) => Err(ToolError::io(format!("Cannot read {shown}"), e)),
+    }
+}
+
+/// `edit_mode=delete`: removes the cell at `index`.
+fn delete_cell(cells: &mut Vec<Value>, index: Option<usize>) -> Result<CellEdit, ToolError> {
+    let i =
+        index.ok_or_else(|| ToolError::msg("cell_id must be specified when deleting a cell."))?;
+    let removed = cells.remove(i);
+    let id = cell_id(&removed, i);
+    let cell_type = removed
+        .get("cell_type")
+        .and_then(Value::as_str)
+        .unwrap_or("code")
+        .to_string();
+    let old = source_text(removed.get("source"));
+    Ok(CellEdit {
+        text: format!("Deleted cell {id}"),
+        id,
+        cell_type,
+        old_source: Some(old),
+    })
+}
+
+/// `edit_mode=insert`: a new cell after the one at `index` (or first).
+fn insert_cell(
+    cells: &mut Vec<Value>,
+    index: Option<usize>,
+    input: &NotebookEditInput,
+    with_ids: bool,
+) -> Result<CellEdit, ToolError> {
+    let ty = input
+        .cell_type
+        .ok_or_else(|| ToolError::msg("cell_type is required when using edit_mode=insert."))?;
+    let at = index.map_or(0, |i| i + 1);
+    let mut cell = Map::new();
+    cell.insert("cell_type".into(), json!(ty.as_str()));
+    let id = if with_ids {
+        let id = new_id(cells);
+        cell.insert("id".into(), json!(id));
+        id
+    } else {
+        format!("cell-{at}")
+    };
+    cell.insert("metadata".into(), json!({}));
+    cell.insert("source".into(), json!(input.new_source));
+    if ty == CellType::Code {
+        cell.insert("execution_count".into(), Value::Null);
+        cell.insert("outputs".into(), json!([]));
+    }
+    cells.insert(at, Value::Object(cell));
+    Ok(CellEdit {
+        text: format!("Inserted cell {id} with {}", input.new_source),
+        id,
+        cell_type: ty.as_str().to_string(),
+        old_source: None,
+    })
+}
+
+/// `edit_mode=replace`: new source (and maybe type) for the cell at
+/// `index`; a code cell's old outputs are cleared.
+fn replace_cell(
+    cells: &mut [Value],
+    index: Option<usize>,
+    input: &NotebookEditInput,
+    shown: &str,
+) -> Result<CellEdit, ToolError> {
+    let i = index.ok_or_else(|| {
+        ToolError::msg(
+            "cell_id must be specified when replacing a cell (use edit_mode=insert \
+             to add one).",
+        )
+    })?;
+    let cell = cells[i]
+        .as_object_mut()
+        .ok_or_else(|| ToolError::msg(format!("Cell {i} of notebook {shown} is not an object.")))?;
+    let old = source_text(cell.get("source"));
+    let old_type = cell
+        .get("cell_type")
+        .and_then(Value::as_str)
+        .unwrap_or("code")
+        .to_string();
+    let ty = input.cell_type.map_or(old_type, |t| t.as_str().to_string());
+    cell.insert("cell_type".into(), json!(ty));
+    cell.insert("source".into(), json!(input.new_source));
+    if ty == "code" {
+        // The old results no longer match the source.
+        cell.insert("execution_count".into(), Value::Null);
+        cell.insert("outputs".into(), json!([]));
+    } else {
+        cell.remove("execution_count");
+        cell.remove("outputs");
+    }
+    let id = cell_id(&cells[i], i);
+    Ok(CellEdit {
+        text: format!("Updated cell {id} with {}", input.new_source),
+        id,
+        cell_type: ty,
+        old_source: Some(old),
+    })
 }
 
 /// The text of a cell's outputs: streams, `text/plain` results and errors;

@@ -132,52 +132,76 @@ fn read(
     }
     let size = meta.len();
     let modified = meta.modified().ok();
+    let out = if path.extension().and_then(|e| e.to_str()) == Some("ipynb") {
+        read_notebook(path, &shown, size)?
+    } else if let Some(media_type) = image_media_type(path) {
+        read_image(path, &shown, size, media_type)?
+    } else {
+        read_text(path, &shown, size, offset, limit)?
+    };
+    Ok((out, modified))
+}
 
-    if path.extension().and_then(|e| e.to_str()) == Some("ipynb") {
-        if size > MAX_NOTEBOOK_BYTES {
-            return Err(ToolError::msg(format!(
-                "Notebook {shown} is too large ({size} bytes; at most {MAX_NOTEBOOK_BYTES} bytes \
-                 can be read). Use Bash with jq to read parts of it."
-            )));
-        }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
-        let (rendered, cells) = render_notebook(&text, path)?;
-        let raw = json!({
-            "type": "notebook",
-            "file": {"filePath": shown, "cells": cells},
-        });
-        return Ok((ToolOutput::text(rendered).with_raw(raw), modified));
+/// A notebook: its cells with their outputs.
+fn read_notebook(path: &Path, shown: &str, size: u64) -> Result<ToolOutput, ToolError> {
+    if size > MAX_NOTEBOOK_BYTES {
+        return Err(ToolError::msg(format!(
+            "Notebook {shown} is too large ({size} bytes; at most {MAX_NOTEBOOK_BYTES} bytes \
+             can be read). Use Bash with jq to read parts of it."
+        )));
     }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
+    let (rendered, cells) = render_notebook(&text, path)?;
+    let raw = json!({
+        "type": "notebook",
+        "file": {"filePath": shown, "cells": cells},
+    });
+    Ok(ToolOutput::text(rendered).with_raw(raw))
+}
 
-    if let Some(media_type) = image_media_type(path) {
-        if size > MAX_IMAGE_BYTES {
-            return Err(ToolError::msg(format!(
-                "Image {shown} is too large ({size} bytes; at most {MAX_IMAGE_BYTES} bytes can be read)."
-            )));
-        }
-        let bytes =
-            std::fs::read(path).map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
-        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        let raw = json!({
-            "type": "image",
-            "file": {"base64": data, "type": media_type, "originalSize": bytes.len()},
-        });
-        let block = ContentBlock::Image {
-            source: ImageSource::Base64 {
-                media_type: media_type.to_string(),
-                data,
-            },
-        };
-        let out = ToolOutput {
-            content: ToolResultContent::Blocks(vec![block]),
-            is_error: false,
-            raw: Some(raw),
-            child_sessions: Vec::new(),
-        };
-        return Ok((out, modified));
+/// An image: one image block.
+fn read_image(
+    path: &Path,
+    shown: &str,
+    size: u64,
+    media_type: &str,
+) -> Result<ToolOutput, ToolError> {
+    if size > MAX_IMAGE_BYTES {
+        return Err(ToolError::msg(format!(
+            "Image {shown} is too large ({size} bytes; at most {MAX_IMAGE_BYTES} bytes can be read)."
+        )));
     }
+    let bytes =
+        std::fs::read(path).map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let raw = json!({
+        "type": "image",
+        "file": {"base64": data, "type": media_type, "originalSize": bytes.len()},
+    });
+    let block = ContentBlock::Image {
+        source: ImageSource::Base64 {
+            media_type: media_type.to_string(),
+            data,
+        },
+    };
+    Ok(ToolOutput {
+        content: ToolResultContent::Blocks(vec![block]),
+        is_error: false,
+        raw: Some(raw),
+        child_sessions: Vec::new(),
+    })
+}
 
+/// A text file: the lines from `offset` (1-based), at most `limit` of them,
+/// numbered like `cat -n`.
+fn read_text(
+    path: &Path,
+    shown: &str,
+    size: u64,
+    offset: Option<u64>,
+    limit: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
     if size > MAX_FILE_BYTES && offset.is_none() && limit.is_none() {
         return Err(ToolError::msg(format!(
             "File content ({} KB) exceeds maximum allowed size ({} KB). Please use offset and \
@@ -187,7 +211,36 @@ fn read(
             MAX_FILE_BYTES / 1024
         )));
     }
+    refuse_binary(path, shown)?;
+    let start = offset.unwrap_or(1).max(1);
+    let limit = limit.unwrap_or(DEFAULT_LIMIT);
+    let lines = read_lines(path, shown, start, start.saturating_add(limit))?;
+    let total = lines.total;
+    let text = if total == 0 {
+        EMPTY_NOTE.to_string()
+    } else if lines.plain.is_empty() {
+        format!(
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset \
+             ({start}). The file has {total} lines.</system-reminder>"
+        )
+    } else {
+        lines.numbered
+    };
+    let raw = json!({
+        "type": "text",
+        "file": {
+            "filePath": shown,
+            "content": lines.plain.join("\n"),
+            "numLines": lines.plain.len(),
+            "startLine": start,
+            "totalLines": total,
+        },
+    });
+    Ok(ToolOutput::text(text).with_raw(raw))
+}
 
+/// Refuses a file whose first bytes hold a NUL byte.
+fn refuse_binary(path: &Path, shown: &str) -> Result<(), ToolError> {
     let file = File::open(path).map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
     let mut head = Vec::new();
     file.take(BINARY_SNIFF_BYTES)
@@ -198,11 +251,22 @@ fn read(
             "Cannot read {shown}: this appears to be a binary file. Use Bash tools to inspect binary files."
         )));
     }
+    Ok(())
+}
 
-    let start = offset.unwrap_or(1).max(1);
-    let limit = limit.unwrap_or(DEFAULT_LIMIT);
-    let end = start.saturating_add(limit); // exclusive
+/// The lines of a text file in a range, as read.
+struct Lines {
+    /// `cat -n` style: each line with its number.
+    numbered: String,
+    /// The same lines without numbers.
+    plain: Vec<String>,
+    /// Lines in the whole file.
+    total: u64,
+}
 
+/// Reads lines `start..end` (1-based, end exclusive), each cut to
+/// `MAX_LINE_CHARS`, and counts all lines.
+fn read_lines(path: &Path, shown: &str, start: u64, end: u64) -> Result<Lines, ToolError> {
     let file = File::open(path).map_err(|e| ToolError::io(format!("Cannot read {shown}"), e))?;
     let mut reader = BufReader::new(file);
     let mut buf = Vec::new();
@@ -241,27 +305,9 @@ fn read(
         numbered.push_str(&format!("{lineno:>6}\t{kept}"));
         plain.push(kept);
     }
-    let total = lineno;
-
-    let text = if total == 0 {
-        EMPTY_NOTE.to_string()
-    } else if plain.is_empty() {
-        format!(
-            "<system-reminder>Warning: the file exists but is shorter than the provided offset \
-             ({start}). The file has {total} lines.</system-reminder>"
-        )
-    } else {
-        numbered
-    };
-    let raw = json!({
-        "type": "text",
-        "file": {
-            "filePath": shown,
-            "content": plain.join("\n"),
-            "numLines": plain.len(),
-            "startLine": start,
-            "totalLines": total,
-        },
-    });
-    Ok((ToolOutput::text(text).with_raw(raw), modified))
+    Ok(Lines {
+        numbered,
+        plain,
+        total: lineno,
+    })
 }

@@ -2,22 +2,16 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
+use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::ask::UserAnswerer;
-use crate::todo::TodoItem;
+use crate::services::{SearchBackend, Summarizer, UserAnswerer};
+use crate::todo_list::TodoItem;
 use crate::util::{mtime, normalize};
-use crate::web_fetch::Summarizer;
-use crate::web_search::SearchBackend;
-
-/// Locks a mutex, recovering the data if another thread panicked with it.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// State shared by one session's tools: which files were read (and their
 /// modification time then), the background shells, the todo list, the plan
@@ -70,52 +64,52 @@ impl ToolState {
     /// Persists the todo list to `<dir>/<session_id>.json` on every
     /// TodoWrite (and loads it from there before the first one).
     pub fn with_todo_dir(self, dir: impl Into<PathBuf>) -> Self {
-        *lock(&self.inner.todo_dir) = Some(dir.into());
+        *self.inner.todo_dir.lock() = Some(dir.into());
         self
     }
 
     /// Lets WebFetch answer its prompt on the fetched content.
     pub fn with_summarizer(self, summarizer: Arc<dyn Summarizer>) -> Self {
-        lock(&self.inner.services).summarizer = Some(summarizer);
+        self.inner.services.lock().summarizer = Some(summarizer);
         self
     }
 
     /// The search backend WebSearch uses (instead of one configured by
     /// environment variables).
     pub fn with_search_backend(self, backend: Arc<dyn SearchBackend>) -> Self {
-        lock(&self.inner.services).search = Some(backend);
+        self.inner.services.lock().search = Some(backend);
         self
     }
 
     /// Who answers AskUserQuestion.
     pub fn with_user_answerer(self, answerer: Arc<dyn UserAnswerer>) -> Self {
-        lock(&self.inner.services).answerer = Some(answerer);
+        self.inner.services.lock().answerer = Some(answerer);
         self
     }
 
     /// The directory todo lists are persisted in, if any.
     pub fn todo_dir(&self) -> Option<PathBuf> {
-        lock(&self.inner.todo_dir).clone()
+        self.inner.todo_dir.lock().clone()
     }
 
     /// The configured summarizer, if any.
     pub fn summarizer(&self) -> Option<Arc<dyn Summarizer>> {
-        lock(&self.inner.services).summarizer.clone()
+        self.inner.services.lock().summarizer.clone()
     }
 
     /// The configured search backend, if any.
     pub fn search_backend(&self) -> Option<Arc<dyn SearchBackend>> {
-        lock(&self.inner.services).search.clone()
+        self.inner.services.lock().search.clone()
     }
 
     /// The configured user answerer, if any.
     pub fn user_answerer(&self) -> Option<Arc<dyn UserAnswerer>> {
-        lock(&self.inner.services).answerer.clone()
+        self.inner.services.lock().answerer.clone()
     }
 
     /// The session's current todo list (empty before the first TodoWrite).
     pub fn todos(&self) -> Vec<TodoItem> {
-        lock(&self.inner.todos).clone().unwrap_or_default()
+        self.inner.todos.lock().clone().unwrap_or_default()
     }
 
     /// Replaces the todo list; returns the old one. `load` supplies the
@@ -125,7 +119,7 @@ impl ToolState {
         new: Vec<TodoItem>,
         load: impl FnOnce() -> Vec<TodoItem>,
     ) -> Vec<TodoItem> {
-        let mut todos = lock(&self.inner.todos);
+        let mut todos = self.inner.todos.lock();
         let old = todos.take().unwrap_or_else(load);
         *todos = Some(new);
         old
@@ -139,13 +133,13 @@ impl ToolState {
 
     /// The plan passed to the last ExitPlanMode call, if any.
     pub fn exit_plan(&self) -> Option<String> {
-        lock(&self.inner.plan).clone()
+        self.inner.plan.lock().clone()
     }
 
     /// Clears the ExitPlanMode flag, returning the plan if it was set.
     pub fn take_plan_exit_request(&self) -> Option<String> {
         if self.inner.plan_exit.swap(false, Ordering::SeqCst) {
-            lock(&self.inner.plan).take()
+            self.inner.plan.lock().take()
         } else {
             None
         }
@@ -153,7 +147,7 @@ impl ToolState {
 
     /// Sets the ExitPlanMode flag with the plan.
     pub(crate) fn request_plan_exit(&self, plan: String) {
-        *lock(&self.inner.plan) = Some(plan);
+        *self.inner.plan.lock() = Some(plan);
         self.inner.plan_exit.store(true, Ordering::SeqCst);
     }
 
@@ -161,18 +155,18 @@ impl ToolState {
     pub fn record_read(&self, path: &Path) {
         let path = normalize(path);
         let time = mtime(&path);
-        lock(&self.inner.read_files).insert(path, time);
+        self.inner.read_files.lock().insert(path, time);
     }
 
     /// Records that the session has read `path` when its modification time
     /// was `mtime`.
     pub fn record_read_at(&self, path: &Path, mtime: Option<SystemTime>) {
-        lock(&self.inner.read_files).insert(normalize(path), mtime);
+        self.inner.read_files.lock().insert(normalize(path), mtime);
     }
 
     /// True when the session has read `path`.
     pub fn has_read(&self, path: &Path) -> bool {
-        lock(&self.inner.read_files).contains_key(&normalize(path))
+        self.inner.read_files.lock().contains_key(&normalize(path))
     }
 
     /// Checks that an existing file may be overwritten: it must have been
@@ -180,7 +174,7 @@ impl ToolState {
     /// when it may not.
     pub(crate) fn check_fresh(&self, path: &Path) -> Result<(), String> {
         let path = normalize(path);
-        let files = lock(&self.inner.read_files);
+        let files = self.inner.read_files.lock();
         match files.get(&path) {
             None => Err("File has not been read yet. Read it first before writing to it.".into()),
             Some(recorded) if *recorded != mtime(&path) => Err(
@@ -214,30 +208,30 @@ impl BackgroundShells {
 
     /// Adds a shell.
     pub(crate) fn insert(&self, shell: Arc<BackgroundShell>) {
-        lock(&self.shells).insert(shell.id.clone(), shell);
+        self.shells.lock().insert(shell.id.clone(), shell);
     }
 
     /// The shell with this id.
     pub fn get(&self, id: &str) -> Option<Arc<BackgroundShell>> {
-        lock(&self.shells).get(id).cloned()
+        self.shells.lock().get(id).cloned()
     }
 
     /// All shells, sorted by id.
     pub fn list(&self) -> Vec<Arc<BackgroundShell>> {
-        let mut all: Vec<_> = lock(&self.shells).values().cloned().collect();
+        let mut all: Vec<_> = self.shells.lock().values().cloned().collect();
         all.sort_by(|a, b| a.id.cmp(&b.id));
         all
     }
 
     /// Removes a shell from the registry (it is not killed).
     pub fn remove(&self, id: &str) -> Option<Arc<BackgroundShell>> {
-        lock(&self.shells).remove(id)
+        self.shells.lock().remove(id)
     }
 }
 
 impl Drop for BackgroundShells {
     fn drop(&mut self) {
-        for shell in lock(&self.shells).values() {
+        for shell in self.shells.lock().values() {
             shell.kill();
         }
     }
@@ -325,17 +319,17 @@ impl BackgroundShell {
 
     /// Everything it wrote to stdout so far (capped).
     pub fn stdout(&self) -> String {
-        String::from_utf8_lossy(&lock(&self.stdout).bytes).into_owned()
+        String::from_utf8_lossy(&self.stdout.lock().bytes).into_owned()
     }
 
     /// Everything it wrote to stderr so far (capped).
     pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&lock(&self.stderr).bytes).into_owned()
+        String::from_utf8_lossy(&self.stderr.lock().bytes).into_owned()
     }
 
     /// Its exit code once it finished (128 + signal when killed).
     pub fn exit_code(&self) -> Option<i32> {
-        *lock(&self.exit_code)
+        *self.exit_code.lock()
     }
 
     /// True while it runs.
@@ -357,9 +351,9 @@ impl BackgroundShell {
     /// Stdout and stderr written since the last call (the first call
     /// returns everything so far).
     pub fn read_new(&self) -> (String, String) {
-        let mut pos = lock(&self.read_pos);
-        let (out, out_pos) = new_text(&lock(&self.stdout).bytes, pos.0);
-        let (err, err_pos) = new_text(&lock(&self.stderr).bytes, pos.1);
+        let mut pos = self.read_pos.lock();
+        let (out, out_pos) = new_text(&self.stdout.lock().bytes, pos.0);
+        let (err, err_pos) = new_text(&self.stderr.lock().bytes, pos.1);
         *pos = (out_pos, err_pos);
         (out, err)
     }

@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
 use crate::error::ToolError;
 use crate::state::ToolState;
+use crate::todo_list::TodoItem;
 use crate::util::{blocking, finish, input_schema, parse_input};
 
 const NAME: &str = "TodoWrite";
@@ -18,31 +19,6 @@ const NAME: &str = "TodoWrite";
 pub(crate) const TODO_RESULT: &str = "Todos have been modified successfully. Ensure that you \
      continue to use the todo list to track your progress. Please proceed with the current \
      tasks if applicable";
-
-/// Where a todo item is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
-    /// Not started.
-    Pending,
-    /// Being worked on.
-    InProgress,
-    /// Done.
-    Completed,
-}
-
-/// One item of the todo list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TodoItem {
-    /// What to do, imperative ("Run tests").
-    pub content: String,
-    /// pending, in_progress or completed.
-    pub status: TodoStatus,
-    /// Present continuous form shown while in progress ("Running tests").
-    #[serde(rename = "activeForm")]
-    pub active_form: String,
-}
 
 /// Input of [`TodoWriteTool`].
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -1,5 +1,5 @@
 //! `WebFetch`: fetches a URL, converts HTML to markdown, and answers a prompt
-//! on it with an optional [`Summarizer`].
+//! on it with an optional [`Summarizer`](crate::Summarizer).
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -17,18 +17,6 @@ use crate::state::ToolState;
 use crate::util::{blocking, finish, input_schema, parse_input, truncate_chars};
 
 const NAME: &str = "WebFetch";
-
-/// Answers a prompt about fetched content, typically with a small, fast
-/// model. Configure one with [`ToolState::with_summarizer`].
-pub trait Summarizer: Send + Sync {
-    /// Answers `prompt` about `content` (markdown). An `Err` is shown to the
-    /// model as the tool's error.
-    fn summarize<'a>(
-        &'a self,
-        content: &'a str,
-        prompt: &'a str,
-    ) -> BoxFuture<'a, Result<String, String>>;
-}
 
 /// Limits of [`WebFetchTool`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,44 +11,11 @@ use tascer_core::{Tool, ToolContext, ToolOutput};
 
 use crate::error::ToolError;
 use crate::lazy_client::LazyClient;
+use crate::services::{SearchBackend, SearchHit, SearchRequest};
 use crate::state::ToolState;
 use crate::util::{finish, input_schema, parse_input};
 
 const NAME: &str = "WebSearch";
-
-/// What to search for. Backends may use the domain lists to narrow the
-/// search; [`WebSearchTool`] filters the results by them in any case.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchRequest {
-    /// The query text.
-    pub query: String,
-    /// Only results from these domains (and their subdomains), if not empty.
-    pub allowed_domains: Vec<String>,
-    /// Never results from these domains (and their subdomains).
-    pub blocked_domains: Vec<String>,
-}
-
-/// One search result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchHit {
-    /// Page title.
-    pub title: String,
-    /// Page URL.
-    pub url: String,
-    /// Short excerpt, if the backend gives one.
-    pub snippet: Option<String>,
-}
-
-/// A web search service.
-pub trait SearchBackend: Send + Sync {
-    /// Short name for the raw output, e.g. `brave`.
-    fn name(&self) -> &str;
-    /// Runs the search. An `Err` is shown to the model as the tool's error.
-    fn search<'a>(
-        &'a self,
-        request: &'a SearchRequest,
-    ) -> BoxFuture<'a, Result<Vec<SearchHit>, String>>;
-}
 
 /// The [Brave Search API](https://api.search.brave.com/) web search.
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
 use crate::error::ToolError;
+use crate::file_edit::write_file;
 use crate::state::ToolState;
 use crate::util::{finish, input_schema, parse_input, resolve_path};
 
@@ -69,18 +70,7 @@ impl Tool for WriteTool {
                     if exists {
                         self.state.check_fresh(&path).map_err(ToolError::Message)?;
                     }
-                    if let Some(parent) = path.parent() {
-                        tokio::fs::create_dir_all(parent).await.map_err(|e| {
-                            ToolError::io(
-                                format!("Cannot create directory {}", parent.display()),
-                                e,
-                            )
-                        })?;
-                    }
-                    tokio::fs::write(&path, input.content.as_bytes())
-                        .await
-                        .map_err(|e| ToolError::io(format!("Cannot write {shown}"), e))?;
-                    self.state.record_read(&path);
+                    write_file(&self.state, &path, &shown, input.content.as_bytes()).await?;
                     let (kind, text) = if exists {
                         ("update", format!("The file {shown} has been updated."))
                     } else {

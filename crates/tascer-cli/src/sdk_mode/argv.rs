@@ -8,7 +8,7 @@ use std::ffi::OsString;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser};
 
-use crate::args::{OutputFormat, RunArgs};
+use crate::args::{PrintFormat, RunArgs};
 
 /// The flags of the control-protocol mode.
 #[derive(Debug, Parser)]
@@ -268,7 +268,7 @@ pub fn check(cli: &SdkCli) -> Result<(), String> {
     if cli.sdk.input_format.as_deref() != Some("stream-json") {
         return Err("Error: --input-format must be stream-json here".to_string());
     }
-    if cli.run.output_format != OutputFormat::StreamJson {
+    if cli.run.output_format != PrintFormat::StreamJson {
         return Err(
             "Error: --input-format=stream-json requires output-format=stream-json".to_string(),
         );
@@ -319,7 +319,7 @@ mod tests {
         .unwrap();
         let cli = parsed.cli;
         assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
-        assert_eq!(cli.run.output_format, OutputFormat::StreamJson);
+        assert_eq!(cli.run.output_format, PrintFormat::StreamJson);
         assert_eq!(cli.run.system_prompt.as_deref(), Some(""));
         assert_eq!(cli.run.max_turns, Some(3));
         assert_eq!(cli.run.resume.as_deref(), Some("abc"));

@@ -99,7 +99,7 @@ async fn run(cli: SdkCli) -> ExitCode {
 /// ended.
 fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
     let mut options = crate::run::options_from_args(&cli.run)?;
-    options.provider = crate::run::provider_from_env(cli.run.request_timeout)?;
+    options.provider = crate::provider::provider_from_env(cli.run.request_timeout)?;
     if let Some(file) = &cli.sdk.system_prompt_file {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("--system-prompt-file: cannot read {}", file.display()))?;

@@ -11,7 +11,7 @@ use tascer_mcp::{ServeToolResult, ToolCallContext};
 use crate::admit::Refused;
 use crate::check_plan::{self, CheckPlan, CommandRun};
 use crate::git;
-use crate::server::{CheckRecord, Server, elapsed_ms, lock, tool_error};
+use crate::server::{CheckRecord, Server, elapsed_ms, tool_error};
 
 impl Server {
     /// The `check` tool.
@@ -68,7 +68,7 @@ impl Server {
             .collect();
         let passed = runs.len() == total && failed.is_empty();
         let duration_ms = elapsed_ms(started);
-        lock(&self.repos).entry(repo.clone()).or_default().check = Some(CheckRecord {
+        self.repos.lock().entry(repo.clone()).or_default().check = Some(CheckRecord {
             digest: digest.clone(),
             passed,
             failed: failed.clone(),
@@ -107,7 +107,8 @@ impl Server {
             Ok(d) => d,
             Err(e) => return tool_error(&e),
         };
-        lock(&self.repos)
+        self.repos
+            .lock()
             .entry(repo.to_path_buf())
             .or_default()
             .check = Some(CheckRecord {

@@ -11,7 +11,7 @@ use crate::decision::commit_refusal;
 use crate::error::text;
 use crate::git;
 use crate::review::{self, REVIEW_DIFF_BYTES, Reviewer};
-use crate::server::{Server, lock, str_arg, tool_error};
+use crate::server::{Server, str_arg, tool_error};
 
 impl Server {
     /// The `commit` tool.
@@ -24,7 +24,7 @@ impl Server {
             Ok(d) => d,
             Err(e) => return tool_error(&e),
         };
-        let confirm = lock(&self.repos).get(&repo).and_then(|s| s.confirm.clone());
+        let confirm = self.repos.lock().get(&repo).and_then(|s| s.confirm.clone());
         if let Some(reason) = commit_refusal(confirm.as_ref(), &digest) {
             // Already an error result; a recording failure is logged.
             let _ = self.record(
@@ -73,7 +73,7 @@ impl Server {
                 return tool_error(&e);
             }
         };
-        if let Some(state) = lock(&self.repos).get_mut(&repo) {
+        if let Some(state) = self.repos.lock().get_mut(&repo) {
             state.confirm = None;
         }
         let data = json!({

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use tascer_mcp::ServeToolResult;
 
 use crate::decision::Verdict;
-use crate::server::{ConfirmRecord, Server, elapsed_ms, lock, tool_error};
+use crate::server::{ConfirmRecord, Server, elapsed_ms, tool_error};
 
 impl Server {
     /// The `confirm` tool.
@@ -21,7 +21,7 @@ impl Server {
         let decision = self.decide(&repo, &args).await;
         let confirmed = decision.verdict == Verdict::Confirmed;
         if let Some(digest) = &decision.digest {
-            lock(&self.repos).entry(repo.clone()).or_default().confirm = Some(ConfirmRecord {
+            self.repos.lock().entry(repo.clone()).or_default().confirm = Some(ConfirmRecord {
                 digest: digest.clone(),
                 confirmed,
             });
@@ -44,7 +44,7 @@ impl Server {
         );
         if on_record.is_err() {
             // A confirmation that is not on record does not allow a commit.
-            if let Some(state) = lock(&self.repos).get_mut(&repo) {
+            if let Some(state) = self.repos.lock().get_mut(&repo) {
                 state.confirm = None;
             }
         }

@@ -100,7 +100,17 @@ async fn elicit(ctx: ToolCallContext, params: Value, prefix: &str) -> ServeToolR
     }
 }
 
+/// The fixture's tools, in the order `tools/list` gives them.
 fn tools() -> Vec<ServedTool> {
+    let mut tools = content_tools();
+    tools.extend(behaviour_tools());
+    tools.extend(elicitation_tools());
+    tools.extend(schema_and_timing_tools());
+    tools
+}
+
+/// Fixed results, one per content type.
+fn content_tools() -> Vec<ServedTool> {
     vec![
         fixed(
             "test_simple_text",
@@ -143,6 +153,12 @@ fn tools() -> Vec<ServedTool> {
                 }}),
             ]),
         ),
+    ]
+}
+
+/// Tools that log, fail, report progress or ask the client's model.
+fn behaviour_tools() -> Vec<ServedTool> {
+    vec![
         ServedTool::new(
             "test_tool_with_logging",
             "Sends three info log notifications while it runs",
@@ -166,6 +182,12 @@ fn tools() -> Vec<ServedTool> {
             json!({"type": "object", "properties": {"prompt": {"type": "string", "description": "The prompt to send to the LLM"}}, "required": ["prompt"]}),
             sampling,
         ),
+    ]
+}
+
+/// Tools that ask the user through the client (elicitation/create).
+fn elicitation_tools() -> Vec<ServedTool> {
+    vec![
         ServedTool::new(
             "test_elicitation",
             "Asks the user for input (elicitation/create)",
@@ -237,6 +259,12 @@ fn tools() -> Vec<ServedTool> {
                 elicit(ctx, params, "Elicitation completed: ").await
             },
         ),
+    ]
+}
+
+/// A tool with a JSON Schema 2020-12 input, and one that answers late.
+fn schema_and_timing_tools() -> Vec<ServedTool> {
+    vec![
         ServedTool::new(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",

@@ -8,8 +8,9 @@
 #![allow(deprecated)]
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
@@ -23,13 +24,6 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::{McpServerSpec, ServeError, ToolCallContext, level_rank};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
 
 fn from_json<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
     serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -71,7 +65,7 @@ impl PeerHandle {
     pub async fn log(&self, level: &str, data: Value) -> Result<(), ServeError> {
         let rank = level_rank(level)
             .ok_or_else(|| ServeError::Invalid(format!("unknown log level {level:?}")))?;
-        if lock(&self.state).min_level.is_some_and(|min| rank < min) {
+        if self.state.lock().min_level.is_some_and(|min| rank < min) {
             return Ok(());
         }
         let params = serde_json::from_value(json!({"level": level, "data": data}))
@@ -232,7 +226,7 @@ impl ServerHandler for Handler {
             .unwrap_or("debug");
         let rank = level_rank(level)
             .ok_or_else(|| ErrorData::invalid_params(format!("unknown level {level}"), None))?;
-        lock(&self.state).min_level = Some(rank);
+        self.state.lock().min_level = Some(rank);
         Ok(())
     }
 
@@ -290,7 +284,7 @@ impl ServerHandler for Handler {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        lock(&self.state).subscriptions.insert(uri);
+        self.state.lock().subscriptions.insert(uri);
         Ok(())
     }
 
@@ -301,7 +295,7 @@ impl ServerHandler for Handler {
     ) -> Result<(), ErrorData> {
         let uri = to_json(&request);
         if let Some(uri) = uri.get("uri").and_then(Value::as_str) {
-            lock(&self.state).subscriptions.remove(uri);
+            self.state.lock().subscriptions.remove(uri);
         }
         Ok(())
     }
