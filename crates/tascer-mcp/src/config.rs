@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use tascer_settings::{FileError, SettingsLoader, SettingsSource};
 
 use crate::error::McpError;
 
@@ -133,21 +134,20 @@ impl std::fmt::Display for McpServerSource {
     }
 }
 
-/// Reads `path` as JSON; `Ok(None)` when the file does not exist.
+/// Reads `path` as JSON through the settings reader; `Ok(None)` when
+/// the file does not exist. Errors keep this module's wording.
 fn read_json_file(path: &Path) -> Result<Option<serde_json::Value>, McpError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(McpError::Config(format!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| McpError::Config(format!("{}: not JSON: {e}", path.display())))
+    tascer_settings::read_json(path).map_err(|e| {
+        McpError::Config(match e {
+            FileError::Read { path, source } => {
+                format!("cannot read {}: {source}", path.display())
+            }
+            FileError::NotJson { path, source } => {
+                format!("{}: not JSON: {source}", path.display())
+            }
+            other => other.to_string(),
+        })
+    })
 }
 
 /// The `mcpServers` of a settings file (none when the file or the key is
@@ -184,9 +184,17 @@ pub fn load_mcp_servers_with_sources(
 ) -> Result<BTreeMap<String, (McpServerConfig, McpServerSource)>, McpError> {
     let mut out = BTreeMap::new();
     if !strict {
-        let user = tascer_home.join("settings.json");
-        for (name, c) in settings_servers(&user)? {
-            out.insert(name, (c, McpServerSource::User(user.clone())));
+        let files = SettingsLoader::for_home(cwd, tascer_home).files();
+        let file = |source: SettingsSource| {
+            files
+                .iter()
+                .find(|f| f.source == source)
+                .map(|f| f.path.clone())
+        };
+        if let Some(user) = file(SettingsSource::User) {
+            for (name, c) in settings_servers(&user)? {
+                out.insert(name, (c, McpServerSource::User(user.clone())));
+            }
         }
         let mcp_json = cwd.join(".mcp.json");
         if let Some(value) = read_json_file(&mcp_json)? {
@@ -196,13 +204,15 @@ pub fn load_mcp_servers_with_sources(
                 out.insert(name, (c, McpServerSource::McpJson(mcp_json.clone())));
             }
         }
-        let project = cwd.join(".tascer/settings.json");
-        for (name, c) in settings_servers(&project)? {
-            out.insert(name, (c, McpServerSource::Project(project.clone())));
+        if let Some(project) = file(SettingsSource::Project) {
+            for (name, c) in settings_servers(&project)? {
+                out.insert(name, (c, McpServerSource::Project(project.clone())));
+            }
         }
-        let local = cwd.join(".tascer/settings.local.json");
-        for (name, c) in settings_servers(&local)? {
-            out.insert(name, (c, McpServerSource::Local(local.clone())));
+        if let Some(local) = file(SettingsSource::Local) {
+            for (name, c) in settings_servers(&local)? {
+                out.insert(name, (c, McpServerSource::Local(local.clone())));
+            }
         }
     }
     for flag in flags {
