@@ -14,7 +14,7 @@ use tascer::reviewer::{ModelReviewer, intent_blocks, verdict_entries};
 use tascer_core::HookEvent;
 use tascer_guard::admission::Admission;
 use tascer_guard::permissions::{DenialHistory, PermissionMode};
-use tascer_guard::review::{FailedCall, ModelCall, ModelReply, ReviewModel, Reviewers};
+use tascer_guard::reviewers::{FailedCall, ModelCall, ModelReply, ReviewModel, Reviewers};
 use tascer_guard::settings::SafetyConfig;
 use tascer_hook_client::Reply as HookReply;
 use tascer_ledger::EntryKind;
@@ -189,7 +189,7 @@ impl HookSession {
             None => self.last_answer(),
         };
         let review = admission
-            .review_stop(&last, intent_blocks(&entries), stop_hook_active)
+            .validate_stop(&last, intent_blocks(&entries), stop_hook_active)
             .await;
         if !review.records.is_empty() {
             self.write(verdict_entries(&review.records), &[])?;
@@ -202,7 +202,7 @@ impl HookSession {
 
     /// The last assistant text of the transcript.
     fn last_answer(&self) -> String {
-        use tascer_guard::review::Transcript;
+        use tascer_guard::reviewers::Transcript;
         let transcript = ClaudeTranscript {
             path: PathBuf::from(&self.hook_common.transcript_path),
         };

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use tascer_guard::review::{Transcript, TranscriptExcerpt};
+use tascer_guard::reviewers::{Transcript, TranscriptExcerpt};
 
 /// Claude Code's transcript (JSONL; claude-compat §10), read afresh each
 /// time: `user` and `assistant` entries, meta entries left out.

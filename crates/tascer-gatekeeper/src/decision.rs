@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::error::text;
 use crate::git;
-use crate::review::{self, REVIEW_DIFF_BYTES, Reviewer};
+use crate::model::{self, GateModel, MODEL_DIFF_BYTES};
 use crate::server::{ConfirmRecord, Server, str_arg};
 
 /// `confirm`'s binary answer.
@@ -76,7 +76,7 @@ impl Server {
         if let Err(reason) = self.ready_to_confirm(repo, &digest).await {
             return Decision::declined(reason, Some(digest));
         }
-        let Some(reviewer) = Reviewer::from_env() else {
+        let Some(reviewer) = GateModel::from_env() else {
             return Decision {
                 verdict: Verdict::Confirmed,
                 reasons: vec![
@@ -84,14 +84,14 @@ impl Server {
                     format!(
                         "no reviewer model is configured ({}), so the diff was not reviewed: \
                          this confirmation rests on the check alone",
-                        review::MODEL_ENV_HINT
+                        model::MODEL_ENV_HINT
                     ),
                 ],
                 reviewed_by: None,
                 digest: Some(digest),
             };
         };
-        let diff = match git::review_diff(repo, REVIEW_DIFF_BYTES).await {
+        let diff = match git::review_diff(repo, MODEL_DIFF_BYTES).await {
             Ok(d) => d,
             Err(e) => {
                 return Decision::declined(
@@ -103,7 +103,7 @@ impl Server {
         let intent = str_arg(args, "intent").unwrap_or("(not given)");
         let prompt = format!("What the change is meant to do: {intent}\n\nDiff:\n{diff}");
         let reviewed_by = Some(reviewer.name());
-        match reviewer.ask(review::CONFIRM_SYSTEM, prompt).await {
+        match reviewer.ask(model::CONFIRM_SYSTEM, prompt).await {
             Ok(answer) => reviewed(&answer, reviewed_by, digest),
             Err(e) => Decision {
                 verdict: Verdict::Declined,
@@ -162,7 +162,7 @@ impl Server {
 /// (a passing check first when it confirms); an answer without a verdict
 /// declines.
 fn reviewed(answer: &str, reviewed_by: Option<String>, digest: String) -> Decision {
-    let parsed = review::extract_json(answer);
+    let parsed = model::extract_json(answer);
     let verdict = parsed
         .as_ref()
         .and_then(|v| v.get("verdict"))

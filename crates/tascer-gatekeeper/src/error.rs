@@ -75,7 +75,7 @@ pub enum GatekeeperError {
     Settings(Box<tascer::Error>),
     /// The reviewer model's call failed.
     #[error("the reviewer model {model} failed")]
-    Reviewer {
+    GateModel {
         /// `provider/model`.
         model: String,
         /// Why.

@@ -28,7 +28,7 @@ mod check_plan;
 mod decision;
 mod error;
 mod git;
-mod review;
+mod model;
 mod server;
 mod spec;
 mod tools;

@@ -18,7 +18,7 @@
 //!
 //! [`Admission::review`] runs after the tool: post-gates, then
 //! `PostToolUse` (or `PostToolUseFailure`) hooks; a failed call is kept
-//! for `error-acknowledge`. [`Admission::review_stop`] asks
+//! for `error-acknowledge`. [`Admission::validate_stop`] asks
 //! `intent-validate` whether the agent may stop.
 //!
 //! Both return data — the decision, every hook run, every gate result —
@@ -44,7 +44,7 @@ use crate::permissions::{
     Asker, Behavior, DecisionSource, HookPermission, PermissionDecision, PermissionEngine,
     PermissionMode, PermissionRuleValue,
 };
-use crate::review::{CallReview, FailedCall, ReviewRecord, Reviewers, StopReview};
+use crate::reviewers::{CallReview, FailedCall, ReviewRecord, Reviewers, StopReview};
 
 /// Decides tool calls for one session: hooks, permissions, the asker and
 /// gates. Cheap to share behind an `Arc`.
@@ -240,7 +240,7 @@ impl Admission {
     }
 
     /// Keeps `failure` for `error-acknowledge` (when it is on): the next
-    /// call that would run is checked against it. [`review`](Self::review)
+    /// call that would run is checked against it. [`reviewers`](Self::review)
     /// does this for calls it sees fail; a host that runs in a new process
     /// per event (`tascer hook`) hands over a failure it stored.
     pub fn note_failure(&self, failure: FailedCall) {
@@ -257,7 +257,7 @@ impl Admission {
 
     /// `intent-validate` on a stop (see [`Reviewers::validate_stop`]):
     /// whether the agent may stop, or must go on with a correction.
-    pub async fn review_stop(
+    pub async fn validate_stop(
         &self,
         last_answer: &str,
         blocks_so_far: u32,
@@ -565,7 +565,7 @@ impl Admission {
         } else {
             decision.behavior = Behavior::Deny;
             decision.reason = match review.by {
-                crate::review::ReviewerKind::ErrorAcknowledge => review.reason.clone(),
+                crate::reviewers::ReviewerKind::ErrorAcknowledge => review.reason.clone(),
                 by => format!("denied by the {by} reviewer: {}", review.reason),
             };
             self.permissions.record_denial(call, &decision.reason);

@@ -12,7 +12,7 @@ use tascer_core::{ToolCall, ToolOutput};
 use super::*;
 use crate::hooks::HookCommon;
 use crate::permissions::{Escalation, PermissionRules, WorkaroundConfig};
-use crate::review::{
+use crate::reviewers::{
     FailMode, ModelCall, ModelReply, ReviewModel, ReviewOutcome, ReviewerConfig, ReviewerKind,
     ReviewersConfig,
 };

@@ -1,7 +1,7 @@
 //! Governance of tool calls: permission modes, allow/ask/deny rules and
 //! policies ([`permissions`]), Claude Code–compatible hooks ([`hooks`]),
 //! validation gates ([`gates`]), the safety chain (path classes and
-//! auto-approve in [`safety`], LLM reviewers in [`review`]), and
+//! auto-approve in [`safety`], LLM reviewers in [`reviewers`]), and
 //! [`admission`], the one place that puts them together in Claude Code's
 //! order and decides whether a call runs.
 //!
@@ -13,6 +13,6 @@ pub mod gates;
 pub mod hooks;
 pub mod host_answer;
 pub mod permissions;
-pub mod review;
+pub mod reviewers;
 pub mod safety;
 pub mod settings;

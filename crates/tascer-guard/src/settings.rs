@@ -14,7 +14,7 @@ pub use tascer_settings::{
 };
 
 use crate::permissions::{Behavior, PermissionEngineBuilder, PermissionRules, RuleOrigin};
-use crate::review::ReviewersConfig;
+use crate::reviewers::ReviewersConfig;
 use crate::safety::settings::SensitiveAction;
 use crate::safety::{DEFAULT_AUTO_APPROVE_TOOLS, DEFAULT_TRUSTED, PathClasses};
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::json;
+use tascer_core::Behavior;
 use tascer_guard::hooks::*;
 
 fn common() -> HookCommon {
@@ -184,7 +185,7 @@ async fn in_process_fail_closed_denies() {
     assert_eq!(runs.len(), 2, "later hooks still run and are recorded");
 }
 
-fn decide(d: PermissionDecision, reason: &str) -> HookOutput {
+fn decide(d: Behavior, reason: &str) -> HookOutput {
     HookOutput::permission(d, Some(reason.into()))
 }
 
@@ -209,7 +210,7 @@ async fn pre_outcome(outputs: Vec<HookOutput>) -> PreToolUseOutcome {
 
 #[tokio::test]
 async fn deny_beats_ask_beats_allow() {
-    use PermissionDecision::*;
+    use Behavior::*;
     let out = pre_outcome(vec![
         decide(Allow, "a"),
         decide(Ask, "b"),

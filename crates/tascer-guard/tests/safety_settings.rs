@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tascer_guard::permissions::{Behavior, DecisionSource, PermissionEngine, ToolCall};
-use tascer_guard::review::FailMode;
+use tascer_guard::reviewers::FailMode;
 use tascer_guard::settings::{LoadSettings as _, SettingsError, SettingsLoader};
 
 fn write(path: &Path, text: &str) {

@@ -283,7 +283,7 @@ impl Governance {
         };
         let review = self
             .admission
-            .review_stop(last_text, blocks, stop_hook_active)
+            .validate_stop(last_text, blocks, stop_hook_active)
             .await;
         env.proof.reviews(&review.records);
         let payloads = review.records.iter().map(verdict_payload).collect();

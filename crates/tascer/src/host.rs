@@ -15,7 +15,7 @@ use tascer_guard::admission::{Admission, Admitted, CallRequest};
 use tascer_guard::hooks::HookCommon;
 pub use tascer_guard::host_answer::{HostAnswer, host_reason};
 use tascer_guard::permissions::{PermissionEngine, PermissionMode};
-use tascer_guard::review::Reviewers;
+use tascer_guard::reviewers::Reviewers;
 use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsSource};
 
 use crate::error::Error;

@@ -238,7 +238,7 @@ impl Proof {
 
     /// Stages LLM reviewer verdicts (written by the next append or
     /// [`flush`](Self::flush), ahead of what they led to).
-    pub fn reviews(&self, records: &[tascer_guard::review::ReviewRecord]) {
+    pub fn reviews(&self, records: &[tascer_guard::reviewers::ReviewRecord]) {
         for (kind, payload) in verdict_entries(records) {
             self.stage(kind, payload);
         }

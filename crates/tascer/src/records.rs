@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 use tascer_guard::gates::GateResult;
 use tascer_guard::permissions::{PermissionDecision, PermissionMode};
-use tascer_guard::review::{ReviewOutcome, ReviewRecord, ReviewerKind};
+use tascer_guard::reviewers::{ReviewOutcome, ReviewRecord, ReviewerKind};
 use tascer_ledger::{EntryKind, GateOutcome, LedgerEntry, ReviewerVerdict};
 
 use crate::duration::millis;

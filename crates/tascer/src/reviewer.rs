@@ -18,7 +18,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tascer_core::{ChatMessage, ContentBlock, Usage};
-use tascer_guard::review::{
+use tascer_guard::reviewers::{
     CachedVerdict, ModelCall, ModelReply, ReviewCache, ReviewModel, Reviewers, ReviewersConfig,
     Transcript,
 };

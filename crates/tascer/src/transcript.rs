@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tascer_core::Message;
-use tascer_guard::review::{Transcript, TranscriptExcerpt};
+use tascer_guard::reviewers::{Transcript, TranscriptExcerpt};
 use tascer_store::SessionStore;
 
 /// The session's messages in the store (it holds every message as it

@@ -10,7 +10,7 @@ use tascer_mcp::ServeToolResult;
 use crate::decision::commit_refusal;
 use crate::error::text;
 use crate::git;
-use crate::review::{self, REVIEW_DIFF_BYTES, Reviewer};
+use crate::model::{self, GateModel, MODEL_DIFF_BYTES};
 use crate::server::{Server, str_arg, tool_error};
 
 impl Server {
@@ -94,9 +94,9 @@ impl Server {
     /// A commit message from the reviewer model (none without a model, or
     /// when it fails).
     async fn model_message(&self, repo: &Path) -> Option<String> {
-        let reviewer = Reviewer::from_env()?;
-        let diff = git::review_diff(repo, REVIEW_DIFF_BYTES).await.ok()?;
-        match reviewer.ask(review::COMMIT_SYSTEM, diff).await {
+        let reviewer = GateModel::from_env()?;
+        let diff = git::review_diff(repo, MODEL_DIFF_BYTES).await.ok()?;
+        match reviewer.ask(model::COMMIT_SYSTEM, diff).await {
             Ok(m) => {
                 let m = m.trim().trim_matches('`').trim().to_owned();
                 (!m.is_empty()).then_some(m)

@@ -7,7 +7,7 @@ use tascer::{ContentBlock, Message, UserContent};
 use tascer_mcp::ServeToolResult;
 
 use crate::error::{GatekeeperError, Result};
-use crate::review::{self, Reviewer};
+use crate::model::{self, GateModel};
 use crate::server::{Server, str_arg, tool_error};
 
 /// How much transcript `validate_intent` sends.
@@ -19,10 +19,10 @@ const TOOL_RESULT_CHARS: usize = 1500;
 impl Server {
     /// The `validate_intent` tool.
     pub(crate) async fn validate_intent(&self, args: Map<String, Value>) -> ServeToolResult {
-        let Some(reviewer) = Reviewer::from_env() else {
+        let Some(reviewer) = GateModel::from_env() else {
             return ServeToolResult::error(format!(
                 "validate_intent needs a model and none is configured: set {}",
-                review::MODEL_ENV_HINT
+                model::MODEL_ENV_HINT
             ));
         };
         let transcript = match (str_arg(&args, "transcript"), str_arg(&args, "session_id")) {
@@ -41,8 +41,8 @@ impl Server {
         let request = str_arg(&args, "request")
             .unwrap_or("(not given separately: take it from the first user message)");
         let prompt = format!("User's request: {request}\n\nTranscript:\n{transcript}");
-        match reviewer.ask(review::INTENT_SYSTEM, prompt).await {
-            Ok(answer) => match review::extract_json(&answer) {
+        match reviewer.ask(model::INTENT_SYSTEM, prompt).await {
+            Ok(answer) => match model::extract_json(&answer) {
                 Some(mut data) => {
                     data["reviewed_by"] = json!(reviewer.name());
                     ServeToolResult::structured(drift_text(&data), data, false)

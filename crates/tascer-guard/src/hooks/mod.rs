@@ -48,9 +48,5 @@ pub use record::{HookKind, HookRun, HookRunOutcome};
 pub use registered::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
 pub use registry::{HookRegistry, HookRegistryBuilder};
 pub use runner::{HookRunResults, HookRunner};
-/// A `PreToolUse` hook's `permissionDecision` (`"allow"`, `"deny"`,
-/// `"ask"`) is the one allow/ask/deny type, [`Behavior`](tascer_core::Behavior);
-/// this name is kept for existing callers.
-pub use tascer_core::Behavior as PermissionDecision;
 /// The hook events, from `tascer-core`: the one enum every crate uses.
 pub use tascer_core::{HookEvent, UnknownHookEvent};

@@ -1,7 +1,7 @@
 //! The safety chain's static parts: low-risk auto-approve and path
 //! classes (settings `safety.autoApprove`, `safety.pathClasses`), and the
 //! shape of the `safety` and `webhooks` settings. The LLM reviewers are in
-//! [`crate::review`]; docs/reviewers.md describes the whole chain.
+//! [`crate::reviewers`]; docs/reviewers.md describes the whole chain.
 
 mod path_classes;
 pub mod settings;

@@ -15,23 +15,24 @@ use tascer::{ModelClient, ProviderConfig, ProviderKind};
 
 use crate::error::{GatekeeperError, Result};
 
-/// How much diff a reviewer model gets.
-pub(crate) const REVIEW_DIFF_BYTES: usize = 120_000;
+/// How much diff the model gets.
+pub(crate) const MODEL_DIFF_BYTES: usize = 120_000;
 
 /// The environment variables that configure a model, for messages.
 pub(crate) const MODEL_ENV_HINT: &str =
     "ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server";
 
-/// A configured reviewer model.
-pub(crate) struct Reviewer {
+/// The gatekeeper's configured model (for confirm, commit messages and
+/// validate_intent).
+pub(crate) struct GateModel {
     client: ModelClient,
     model: String,
 }
 
-impl Reviewer {
-    /// The reviewer configured by the environment, or `None` when no
+impl GateModel {
+    /// The model configured by the environment, or `None` when no
     /// provider is configured.
-    pub fn from_env() -> Option<Reviewer> {
+    pub fn from_env() -> Option<GateModel> {
         let mut config = ProviderConfig::from_env().ok()?;
         config.max_retries = 2;
         let default = match config.kind {
@@ -43,7 +44,7 @@ impl Reviewer {
             .find_map(|v| std::env::var(v).ok().filter(|m| !m.trim().is_empty()))
             .unwrap_or_else(|| default.to_owned());
         let client = ModelClient::new(config).ok()?;
-        Some(Reviewer { client, model })
+        Some(GateModel { client, model })
     }
 
     /// `provider/model`, for reports.
@@ -60,7 +61,7 @@ impl Reviewer {
             max_tokens: 2048,
         };
         let answer = ask_model(&self.client, question).await.map_err(|source| {
-            GatekeeperError::Reviewer {
+            GatekeeperError::GateModel {
                 model: self.name(),
                 source: Box::new(source),
             }
