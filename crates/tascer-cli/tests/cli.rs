@@ -410,6 +410,22 @@ async fn max_turns_result_exits_1() {
     assert_eq!(result["num_turns"], 2);
 }
 
+/// The README's first command, `cargo run --release -p tascer-cli -- demo`,
+/// needs cargo to know which of the package's binaries to run.
+#[test]
+fn cargo_run_of_the_package_runs_the_tascer_binary() {
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+    let binaries = manifest.matches("[[bin]]").count();
+    assert!(binaries > 1, "the package has {binaries} binaries");
+    assert!(
+        manifest
+            .lines()
+            .any(|line| line.trim() == r#"default-run = "tascer""#),
+        "tascer-cli's Cargo.toml must say default-run = \"tascer\""
+    );
+}
+
 #[test]
 fn demo_exits_0_and_shows_real_tool_results() {
     let dir = tempfile::tempdir().unwrap();
