@@ -25,6 +25,7 @@
 //! and write nothing: the caller (the agent loop, `tascer hook`, `tascer
 //! mcp serve`) records what they return and runs the tool.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -32,8 +33,8 @@ use serde_json::{Value, json};
 use tascer_core::{ToolCall, ToolOutput};
 
 use crate::gates::{
-    EvidenceKind, GateContext, GateResult, GateRunner, GateVerdict, Phase, ValidationConfig,
-    redact_with,
+    EvidenceKind, GateContext, GateResult, GateRunner, GateVerdict, Phase, ToolValidation,
+    ValidationConfig, redact_with,
 };
 use crate::hooks::{
     HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
@@ -638,12 +639,29 @@ impl Admission {
         }
     }
 
-    /// True when the tool's validation keeps changed files as evidence.
-    pub fn keeps_files(&self, tool_name: &str) -> bool {
-        self.validation
-            .for_tool(tool_name)
-            .evidence
-            .contains(&EvidenceKind::File)
+    /// The validation config the gates run by.
+    pub fn validation(&self) -> &ValidationConfig {
+        &self.validation
+    }
+
+    /// The validation of `tool_name` (its entry over the defaults).
+    pub fn tool_validation(&self, tool_name: &str) -> Cow<'_, ToolValidation> {
+        self.validation.for_tool(tool_name)
+    }
+
+    /// The evidence kinds the tool's validation keeps.
+    pub fn evidence_kinds(&self, tool_name: &str) -> Vec<EvidenceKind> {
+        self.validation.for_tool(tool_name).evidence.clone()
+    }
+
+    /// True when `no_secrets_leaked` checks the tool's calls: what is
+    /// stored of them (input, evidence) is redacted.
+    pub fn scans_secrets(&self, tool_name: &str) -> bool {
+        let v = self.validation.for_tool(tool_name);
+        v.pre_gates
+            .iter()
+            .chain(&v.post_gates)
+            .any(|g| g == "no_secrets_leaked")
     }
 
     /// Removes secrets (gitleaks rules and the session's own keys) from
@@ -655,13 +673,7 @@ impl Admission {
     /// The input as the ledger stores it: for tools checked by
     /// `no_secrets_leaked`, every string with secrets redacted.
     pub fn recorded_input(&self, tool_name: &str, input: &Value) -> Value {
-        let v = self.validation.for_tool(tool_name);
-        let scanned = v
-            .pre_gates
-            .iter()
-            .chain(&v.post_gates)
-            .any(|g| g == "no_secrets_leaked");
-        if scanned {
+        if self.scans_secrets(tool_name) {
             redact_strings(input, &self.secrets)
         } else {
             input.clone()

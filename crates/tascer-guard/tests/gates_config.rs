@@ -230,3 +230,150 @@ fn changed_files_derived_from_input() {
     let r = GateContext::new(Phase::Pre, "Read", json!({"file_path": "a"}), cwd);
     assert!(r.changed_files.is_empty());
 }
+
+#[test]
+fn per_tool_gates_add_to_the_defaults_unless_the_tool_says_otherwise() {
+    let config = ValidationConfig::from_settings(&json!({
+        "validation": {
+            "defaults": { "pre_gates": ["file_exists"], "post_gates": ["no_secrets_leaked"],
+                          "evidence": ["stdout"], "timeout_ms": 1234, "require_proof": true },
+            "per_tool": {
+                "Bash": { "pre_gates": ["command_allowed"], "evidence": ["stderr"] },
+                "Read": { "post_gates": ["no_secrets_leaked", "exit_code_zero"], "timeout_ms": 99 },
+                "Glob": { "pre_gates": ["always_block"], "inherit_defaults": false }
+            }
+        }
+    }))
+    .unwrap();
+    let bash = config.for_tool("Bash");
+    assert_eq!(bash.pre_gates, vec!["file_exists", "command_allowed"]);
+    assert_eq!(bash.post_gates, vec!["no_secrets_leaked"]);
+    assert_eq!(
+        bash.evidence,
+        vec![EvidenceKind::Stdout, EvidenceKind::Stderr]
+    );
+    assert_eq!(
+        bash.timeout_ms, 1234,
+        "a scalar left out comes from defaults"
+    );
+    assert!(bash.require_proof);
+    // A gate named in both runs once; a scalar the entry gives is its own.
+    let read = config.for_tool("Read");
+    assert_eq!(read.post_gates, vec!["no_secrets_leaked", "exit_code_zero"]);
+    assert_eq!(read.timeout_ms, 99);
+    // `inherit_defaults: false` replaces the defaults for the tool.
+    let glob = config.for_tool("Glob");
+    assert_eq!(glob.pre_gates, vec!["always_block"]);
+    assert!(glob.post_gates.is_empty() && glob.evidence.is_empty());
+    assert!(!glob.require_proof);
+    // Built-in entries inherit too: Write keeps its own gates after the defaults'.
+    let write = config.for_tool("Write");
+    assert_eq!(write.pre_gates, vec!["file_exists", "file_protected"]);
+    assert_eq!(write.post_gates, vec!["no_secrets_leaked", "syntax_valid"]);
+    assert!(write.require_proof);
+    // A tool without an entry gets the defaults.
+    assert_eq!(config.for_tool("WebFetch").pre_gates, vec!["file_exists"]);
+}
+
+#[tokio::test]
+async fn a_default_post_gate_runs_for_a_tool_with_its_own_entry() {
+    // The case of the issue: default post-gate `no_secrets_leaked` and a
+    // per-tool Bash entry: a Bash call that printed a token fails.
+    let config = ValidationConfig::from_value(&json!({
+        "defaults": { "post_gates": ["no_secrets_leaked"] },
+        "per_tool": { "Bash": { "pre_gates": ["command_allowed"] } }
+    }))
+    .unwrap();
+    let runner = GateRunner::new(builtins());
+    let dir = tempfile::tempdir().unwrap();
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let ctx = GateContext::new(
+        Phase::Post,
+        "Bash",
+        json!({"command": "cat ~/.token"}),
+        dir.path().to_path_buf(),
+    )
+    .with_output(tascer_core::ToolOutput::text(format!("token={token}\n")));
+    let results = runner.run(Phase::Post, &ctx, &config).await;
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].gate, "no_secrets_leaked");
+    assert!(!results[0].passed, "{results:?}");
+    assert!(!serde_json::to_string(&results).unwrap().contains(&token));
+}
+
+#[tokio::test]
+async fn always_block_fails_every_call_with_its_message() {
+    let config = ValidationConfig::from_value(&json!({
+        "per_tool": { "Write": { "pre_gates": ["always_block"], "inherit_defaults": false },
+                      "Read": { "post_gates": ["always_block"] } },
+        "gates": { "always_block": { "message": "this reviewer only reads" } }
+    }))
+    .unwrap();
+    let registry = GateRegistry::with_builtins(&config.gates).unwrap();
+    registry.validate(&config).unwrap();
+    let runner = GateRunner::new(registry);
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = GateContext::new(
+        Phase::Pre,
+        "Write",
+        json!({"file_path": "a.txt", "content": "x"}),
+        dir.path().to_path_buf(),
+    );
+    let pre = runner.run(Phase::Pre, &ctx, &config).await;
+    assert_eq!(pre.len(), 1);
+    assert!(!pre[0].passed);
+    assert_eq!(pre[0].message, "this reviewer only reads");
+    assert!(GateVerdict::from_results(Phase::Pre, &pre).block);
+    let ctx = GateContext::new(Phase::Post, "Read", json!({}), dir.path().to_path_buf())
+        .with_output(tascer_core::ToolOutput::text("content"));
+    let post = runner.run(Phase::Post, &ctx, &config).await;
+    assert!(GateVerdict::from_results(Phase::Post, &post).mark_failed);
+    // Without options it names the tool.
+    let plain = GateRegistry::with_builtins(&BuiltinOptions::default()).unwrap();
+    let gate = plain.get("always_block").unwrap();
+    let ctx = GateContext::new(Phase::Pre, "Bash", json!({}), dir.path().to_path_buf());
+    let r = gate.check(&ctx).await;
+    assert_eq!(r.message, "Bash is not allowed in this session");
+}
+
+#[test]
+fn capture_switches_and_the_env_allowlist_are_read_from_the_section() {
+    let config = ValidationConfig::from_value(&json!({
+        "capture_git_state": false,
+        "generate_proofs": false,
+        "env_allowlist": ["CI", "BUILD_ID"]
+    }))
+    .unwrap();
+    assert!(!config.capture_git_state);
+    assert!(!config.generate_proofs);
+    assert_eq!(
+        config.env_allowlist,
+        Some(vec!["CI".to_string(), "BUILD_ID".to_string()])
+    );
+    let default = ValidationConfig::default();
+    assert!(default.capture_git_state && default.generate_proofs);
+    assert_eq!(default.env_allowlist, None);
+}
+
+#[test]
+fn the_proof_check_names_what_is_missing() {
+    use tascer_guard::gates::{PROOF_CHECK, ToolValidation};
+    let off = ToolValidation::default();
+    assert_eq!(off.proof_check(true, &[EvidenceKind::Diff]), None);
+    let on = ToolValidation {
+        require_proof: true,
+        evidence: vec![EvidenceKind::Stdout, EvidenceKind::Diff],
+        ..ToolValidation::default()
+    };
+    let pass = on.proof_check(true, &[]).unwrap();
+    assert!(pass.passed && pass.gate == PROOF_CHECK, "{pass:?}");
+    assert!(pass.message.contains("stdout, diff"), "{}", pass.message);
+    let fail = on.proof_check(true, &[EvidenceKind::Diff]).unwrap();
+    assert!(!fail.passed);
+    assert_eq!(
+        fail.message,
+        "proof required, but no diff evidence could be captured"
+    );
+    let no_proofs = on.proof_check(false, &[]).unwrap();
+    assert!(!no_proofs.passed && no_proofs.message.contains("proofs are off"));
+}

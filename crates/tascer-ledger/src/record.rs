@@ -1,5 +1,7 @@
 //! The tool execution record.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tascer_core::ToolOutput;
@@ -73,6 +75,11 @@ pub struct ToolRecord {
     /// checks each against the evidence store.
     #[serde(default)]
     pub evidence: Vec<String>,
+    /// The evidence the tool's validation asked for, by kind (`stdout`,
+    /// `stderr`, `diff`, `file`): each digest is also in
+    /// [`evidence`](Self::evidence), where verification checks it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub evidence_by_kind: BTreeMap<String, Vec<String>>,
     /// When the tool started (RFC 3339 UTC).
     pub started_at: String,
     /// When it finished, if it did.
@@ -116,6 +123,7 @@ impl ToolRecord {
             output: None,
             output_digest: None,
             evidence: Vec::new(),
+            evidence_by_kind: BTreeMap::new(),
             started_at: started_at.into(),
             finished_at: None,
             context: Value::Null,
@@ -150,6 +158,18 @@ impl ToolRecord {
         self.finished_at =
             Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
         self.status = status;
+    }
+
+    /// Lists `digest` as evidence of `kind` (once in
+    /// [`evidence`](Self::evidence), however many kinds share it).
+    pub fn add_evidence(&mut self, kind: &str, digest: String) {
+        if !self.evidence.contains(&digest) {
+            self.evidence.push(digest.clone());
+        }
+        self.evidence_by_kind
+            .entry(kind.to_string())
+            .or_default()
+            .push(digest);
     }
 
     /// The record's own digest: hex SHA-256 of its canonical JSON without

@@ -2,13 +2,14 @@
 //! admission's decision: git state, allowlisted environment, the files a
 //! writing call names.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tascer_guard::gates::{GateContext, Phase};
+use tascer_ledger::ContextSnapshot;
 
 use crate::context_cache::{ContextCache, SharedCapturer, prewarm};
 
@@ -19,6 +20,8 @@ const WRITING_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit", "
 /// Context capture of one session (shared by its agents).
 pub(crate) struct ContextCapture {
     context_env: Vec<String>,
+    /// Whether the git state is captured (validation `capture_git_state`).
+    git: bool,
     /// Where the capturers come from (shared with other sessions that
     /// hold the same cache).
     cache: ContextCache,
@@ -28,10 +31,11 @@ pub(crate) struct ContextCapture {
 
 impl ContextCapture {
     /// Captures context with these environment variables allowlisted,
-    /// with the capturers of `cache`.
-    pub fn new(context_env: Vec<String>, cache: ContextCache) -> Self {
+    /// with the capturers of `cache`; the git state only when `git`.
+    pub fn new(context_env: Vec<String>, cache: ContextCache, git: bool) -> Self {
         ContextCapture {
             context_env,
+            git,
             cache,
             capturer: Mutex::new(None),
         }
@@ -53,14 +57,15 @@ impl ContextCapture {
     /// Starts the first context capture in `cwd` in the background (see
     /// [`crate::context_cache`]).
     pub fn prewarm(&self, cwd: &Path) {
-        prewarm(&self.capturer_for(cwd));
+        if self.git {
+            prewarm(&self.capturer_for(cwd));
+        }
     }
 
     /// The context of a call made in `cwd`: git state, allowlisted
     /// environment, cwd and version.
     pub fn capture(&self, cwd: &Path, env: &HashMap<String, String>) -> Value {
-        let capturer = self.capturer_for(cwd);
-        let vars = self
+        let vars: BTreeMap<String, String> = self
             .context_env
             .iter()
             .filter_map(|k| {
@@ -70,7 +75,18 @@ impl ContextCapture {
                     .map(|v| (k.clone(), v))
             })
             .collect();
-        let snapshot = capturer.lock().capture_with_env(vars);
+        let snapshot = if self.git {
+            self.capturer_for(cwd).lock().capture_with_env(vars)
+        } else {
+            ContextSnapshot {
+                cwd: cwd.to_string_lossy().into_owned(),
+                tascer_version: crate::VERSION.to_string(),
+                git: None,
+                git_error: None,
+                env: vars,
+                captured_at: chrono::Utc::now(),
+            }
+        };
         serde_json::to_value(snapshot)
             .unwrap_or_else(|_| json!({ "cwd": cwd.display().to_string() }))
     }
@@ -78,7 +94,8 @@ impl ContextCapture {
     /// After a call that may have written to the worktree, the cached git
     /// state is marked stale.
     pub fn after_call(&self, tool_name: &str) {
-        if WRITING_TOOLS.contains(&tool_name)
+        if self.git
+            && WRITING_TOOLS.contains(&tool_name)
             && let Some((_, capturer)) = self.capturer.lock().as_ref()
         {
             capturer.lock().worktree_may_have_changed();

@@ -146,8 +146,15 @@ pub struct Options {
     /// Gates registered next to the built-in ones, by their names.
     pub gates: Vec<Arc<dyn Gate>>,
     /// Environment variables recorded in each tool call's context (never
-    /// any other); default: [`DEFAULT_CONTEXT_ENV`].
+    /// any other); default: the validation config's `env_allowlist`, else
+    /// [`DEFAULT_CONTEXT_ENV`].
     pub context_env: Option<Vec<String>>,
+    /// Whether each tool call's context records the git state; default:
+    /// the validation config's `capture_git_state` (true unless set).
+    pub capture_git_state: Option<bool>,
+    /// Whether each tool record is sealed with its proof hash; default:
+    /// the validation config's `generate_proofs` (true unless set).
+    pub generate_proofs: Option<bool>,
     /// Where the session's git-state capturers come from: sessions given
     /// the same [`ContextCache`] (clones of one) in the same directory
     /// share the git status one of them computed. `None` (the default): a
@@ -464,6 +471,24 @@ impl Options {
     /// Sets the gates per tool.
     pub fn validation(mut self, config: ValidationConfig) -> Self {
         self.validation = Some(config);
+        self
+    }
+
+    /// Records only these environment variables in each call's context.
+    pub fn context_env<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.context_env = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Records the git state in each call's context, or not.
+    pub fn capture_git_state(mut self, on: bool) -> Self {
+        self.capture_git_state = Some(on);
+        self
+    }
+
+    /// Seals each tool record with its proof hash, or not.
+    pub fn generate_proofs(mut self, on: bool) -> Self {
+        self.generate_proofs = Some(on);
         self
     }
 

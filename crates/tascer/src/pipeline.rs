@@ -4,7 +4,8 @@
 //! permission decision, asker, pre-gates) → the tool (the child sessions it
 //! ran recorded) →
 //! [`Admission::review`](tascer_guard::admission::Admission::review)
-//! (post-gates, PostToolUse hooks) → close the record. Admission decides;
+//! (post-gates, PostToolUse hooks) → the evidence the validation asks for
+//! and, when it requires proof, the proof check → close the record. Admission decides;
 //! this file only records what it returns and runs the tool.
 
 use std::path::Path;
@@ -16,11 +17,12 @@ use tokio_util::sync::CancellationToken;
 
 use tascer_core::{HookEvent, Tool, ToolCall, ToolContext, ToolOutput};
 use tascer_guard::admission::{CallRequest, StopRun};
+use tascer_guard::gates::{EvidenceKind, PROOF_CHECK};
 use tascer_guard::hooks::{PostToolUseFailureInput, PostToolUseInput, PreToolUseInput};
-use tascer_ledger::ToolStatus;
+use tascer_ledger::{ToolRecord, ToolStatus};
 
 use crate::agent::{Agent, Call, INTERRUPTED};
-use crate::call_context::changed_files;
+use crate::call_evidence::CallEvidence;
 use crate::duration::micros;
 use crate::governance::record_activity;
 use crate::records::{decision_record, gate_outcomes, verdict_payload};
@@ -128,36 +130,61 @@ impl Agent {
                 None,
             );
         }
+        let evidence = CallEvidence::before(
+            admission.evidence_kinds(&call.name),
+            &call.name,
+            &input,
+            &cwd,
+        );
         let output = self.run_tool(call, &input, &cwd, cancel, tool_time).await;
         governance.context.after_call(&call.name);
+        let ran = ToolCall { input, ..tool_call };
+        self.close_call(call, &ran, record, output, evidence).await
+    }
 
-        // Evidence of the files the call changed, then review: post-gates
-        // and PostToolUse hooks.
-        if admission.keeps_files(&call.name) && !output.is_error {
-            for file in changed_files(&call.name, &input, &cwd) {
-                if let Ok(bytes) = std::fs::read(&file) {
-                    record.evidence.push(self.env.proof.evidence(&bytes));
+    /// After the tool ran: its evidence, review (post-gates, PostToolUse
+    /// hooks), the proof check, and the record closed.
+    async fn close_call(
+        &self,
+        call: &Call,
+        ran: &ToolCall,
+        mut record: ToolRecord,
+        output: ToolOutput,
+        evidence: CallEvidence,
+    ) -> (ToolOutput, Option<StopRun>) {
+        let admission = &self.governance.admission;
+        // The evidence the validation asks for, of a call that did its work.
+        let missing =
+            (!output.is_error).then(|| self.keep_evidence(&mut record, evidence, &output));
+        let reviewed = admission.review(self.call_request(ran), output).await;
+        record_activity(&self.env, &reviewed.hooks, &call.id);
+        let mut post_gates = reviewed.post_gates;
+        let mut output = reviewed.output;
+        let mut failed = output.is_error || reviewed.gate_failed;
+        let validation = admission.tool_validation(&call.name);
+        if let Some(check) =
+            missing.and_then(|missing| validation.proof_check(self.env.proof.seals(), &missing))
+        {
+            if !check.passed {
+                failed = true;
+                if validation.tell_model_on_failure {
+                    let text = output.content.to_text();
+                    output.content = format!("{text}\n\n{PROOF_CHECK}: {}", check.message).into();
                 }
             }
+            post_gates.push(check);
         }
-        let ran = ToolCall {
-            input: input.clone(),
-            ..tool_call.clone()
-        };
-        let reviewed = admission.review(self.call_request(&ran), output).await;
-        record_activity(&self.env, &reviewed.hooks, &call.id);
-        record.post_gates = gate_outcomes(&reviewed.post_gates);
-        let output = reviewed.output;
-        let status = if output.is_error || reviewed.gate_failed {
+        record.post_gates = gate_outcomes(&post_gates);
+        let status = if failed {
             ToolStatus::Failed
         } else {
             ToolStatus::Validated
         };
-        if governance.has_webhooks() {
-            self.after_webhook(&ran, &output, status);
+        if self.governance.has_webhooks() {
+            self.after_webhook(ran, &output, status);
         }
-        if input != call.input {
-            record.input = admission.recorded_input(&call.name, &input);
+        if ran.input != call.input {
+            record.input = admission.recorded_input(&call.name, &ran.input);
         }
         if reviewed.found_secrets {
             let mut stored = output.clone();
@@ -168,6 +195,35 @@ impl Agent {
             self.env.proof.close_tool(record, &output, status);
         }
         (output, reviewed.stop)
+    }
+
+    /// Stages the evidence the call's validation asks for and lists it in
+    /// `record`; returns the kinds the call could produce but that could
+    /// not be captured.
+    fn keep_evidence(
+        &self,
+        record: &mut ToolRecord,
+        evidence: CallEvidence,
+        output: &ToolOutput,
+    ) -> Vec<EvidenceKind> {
+        if evidence.is_empty() {
+            return Vec::new();
+        }
+        let admission = &self.governance.admission;
+        let scanned = admission.scans_secrets(&record.tool);
+        let cwd = self.env.shared_cwd.lock().clone();
+        let captured = evidence.after(output, &cwd, |text| {
+            if scanned {
+                admission.redact(text)
+            } else {
+                text.to_string()
+            }
+        });
+        for (kind, bytes) in captured.pieces {
+            let digest = self.env.proof.evidence(&bytes);
+            record.add_evidence(kind.as_str(), digest);
+        }
+        captured.missing
     }
 
     /// Runs the call's tool with `input` (as admission left it) in `cwd`,

@@ -9,6 +9,7 @@
 //! after it and the turn stops with an error naming the database.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -43,6 +44,8 @@ struct Inner {
     session_id: String,
     staged: Mutex<Staged>,
     failure: WriteFailure,
+    /// Whether tool records are sealed with their proof hash.
+    seal: AtomicBool,
 }
 
 /// Entries and evidence not yet written.
@@ -115,8 +118,20 @@ impl Proof {
                 session_id,
                 staged: Mutex::default(),
                 failure,
+                seal: AtomicBool::new(true),
             }),
         }
+    }
+
+    /// Turns the sealing of tool records with their proof hash on (the
+    /// default) or off (validation `generate_proofs`).
+    pub fn set_sealing(&self, on: bool) {
+        self.inner.seal.store(on, Ordering::Relaxed);
+    }
+
+    /// True when tool records are sealed with their proof hash.
+    pub fn seals(&self) -> bool {
+        self.inner.seal.load(Ordering::Relaxed)
     }
 
     /// Where a failed write is recorded (the session's store writes record
@@ -274,7 +289,8 @@ impl Proof {
         let text = output.content.to_text();
         let digest = self.evidence(text.as_bytes());
         record.finish(output, text, digest, status);
-        let payload = record.seal().and_then(|()| record.to_payload());
+        let sealed = if self.seals() { record.seal() } else { Ok(()) };
+        let payload = sealed.and_then(|()| record.to_payload());
         match payload {
             Ok(payload) => self.append(EntryKind::ToolRecord, payload),
             Err(err) => tracing::error!("cannot encode tool_record entry: {err}"),

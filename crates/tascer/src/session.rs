@@ -110,6 +110,7 @@ impl Session {
         let mut parts = crate::setup::build(&options, &settings, &cwd, provider.secrets)?;
 
         let proof = open_ledger(&options, &home, &store, &opened.id)?;
+        proof.set_sealing(parts.generate_proofs);
         proof.start(
             &provider.model,
             &options_digest_value(&options, &provider.model),

@@ -29,6 +29,8 @@ pub(crate) struct GovernanceParts {
     /// already in the admission, its reviewers are for the caller to
     /// connect (they need the session's provider and transcript).
     pub safety: SafetyConfig,
+    /// Whether tool records are sealed with their proof hash.
+    pub generate_proofs: bool,
 }
 
 /// The home's local SQLite database, for what stays on this host (the
@@ -76,22 +78,34 @@ pub(crate) fn build(
     let safety = settings.safety(std::env::home_dir().as_deref());
     let permissions = Arc::new(permission_engine(options, settings, cwd, &safety)?);
     let admission = admission_over(options, settings, cwd, permissions)?.secrets(secrets);
-    let context_env = options.context_env.clone().unwrap_or_else(|| {
-        DEFAULT_CONTEXT_ENV
-            .iter()
-            .map(|s| (*s).to_string())
-            .collect()
-    });
+    // What each call's record captures: the options, else the validation
+    // config (options or settings), else the defaults.
+    let validation = admission.validation();
+    let context_env = options
+        .context_env
+        .clone()
+        .or_else(|| validation.env_allowlist.clone())
+        .unwrap_or_else(|| {
+            DEFAULT_CONTEXT_ENV
+                .iter()
+                .map(|s| (*s).to_string())
+                .collect()
+        });
+    let git = options
+        .capture_git_state
+        .unwrap_or(validation.capture_git_state);
+    let generate_proofs = options
+        .generate_proofs
+        .unwrap_or(validation.generate_proofs);
     let mut env: HashMap<String, String> = settings.env().into_iter().collect();
     env.extend(options.env.clone());
+    let cache = options.context_cache.clone().unwrap_or_default();
     Ok(GovernanceParts {
         admission,
-        context: ContextCapture::new(
-            context_env,
-            options.context_cache.clone().unwrap_or_default(),
-        ),
+        context: ContextCapture::new(context_env, cache, git),
         env,
         safety,
+        generate_proofs,
     })
 }
 

@@ -22,10 +22,10 @@ mod result;
 mod runner;
 
 pub use builtin::{
-    BuiltinOptions, CommandAllowedOptions, DiffSizeOptions, FileProtectedOptions, SecretFinding,
-    SecretScanner, TestsPassOptions, redact, redact_with,
+    AlwaysBlockOptions, BuiltinOptions, CommandAllowedOptions, DiffSizeOptions,
+    FileProtectedOptions, SecretFinding, SecretScanner, TestsPassOptions, redact, redact_with,
 };
-pub use config::{EvidenceKind, ToolValidation, ValidationConfig};
+pub use config::{EvidenceKind, PROOF_CHECK, ToolValidation, ValidationConfig};
 pub use context::{GateContext, Phase};
 pub use error::GateError;
 pub use gate::{FnGate, Gate};

@@ -1,4 +1,6 @@
-//! `command_allowed`: Bash commands must not start with a denied argv prefix.
+//! `command_allowed`: Bash commands must not start with a denied argv
+//! prefix and, when an allow-list is configured, every program they start
+//! must begin with an allowed one.
 //!
 //! The command is read with the shell parser the permission rules use
 //! ([`crate::permissions::shell`]): every program it would start — in
@@ -25,6 +27,11 @@ pub struct CommandAllowedOptions {
     /// Denied argv prefixes, each written as a command line, e.g.
     /// `"git push --force"`.
     pub deny: Vec<String>,
+    /// Allowed argv prefixes, written the same way. Empty (the default):
+    /// no allow-list, only `deny` applies. Otherwise every program the
+    /// command starts (wrappers such as `timeout` or `bash -c` included)
+    /// must begin with one of them; `deny` still wins.
+    pub allow: Vec<String>,
 }
 
 impl Default for CommandAllowedOptions {
@@ -43,39 +50,66 @@ impl Default for CommandAllowedOptions {
             .iter()
             .map(|s| (*s).to_string())
             .collect(),
+            allow: Vec::new(),
         }
     }
 }
 
+/// Prefixes as written, each with its argv words.
+type Prefixes = Vec<(String, Vec<String>)>;
+
 pub(crate) struct CommandAllowed {
-    deny: Vec<(String, Vec<String>)>,
+    deny: Prefixes,
+    allow: Prefixes,
+}
+
+/// Each prefix with its words; prefixes without any are dropped.
+fn parse_prefixes(list: Vec<String>) -> Prefixes {
+    list.into_iter()
+        .map(|d| {
+            let argv = prefix_words(&d);
+            (d, argv)
+        })
+        .filter(|(_, argv)| !argv.is_empty())
+        .collect()
+}
+
+/// The first of `prefixes` that `argv` begins with.
+fn first_match<'p>(prefixes: &'p Prefixes, argv: &[String]) -> Option<&'p str> {
+    prefixes
+        .iter()
+        .find(|(_, prefix)| {
+            argv.len() >= prefix.len() && argv.iter().zip(prefix).all(|(a, p)| a == p)
+        })
+        .map(|(rule, _)| rule.as_str())
 }
 
 impl CommandAllowed {
     pub(crate) fn new(options: CommandAllowedOptions) -> Self {
-        let deny = options
-            .deny
-            .into_iter()
-            .map(|d| {
-                let argv = prefix_words(&d);
-                (d, argv)
-            })
-            .filter(|(_, argv)| !argv.is_empty())
-            .collect();
-        CommandAllowed { deny }
+        CommandAllowed {
+            deny: parse_prefixes(options.deny),
+            allow: parse_prefixes(options.allow),
+        }
     }
 
     /// The first denied prefix a program `command` starts begins with, and
     /// that program's command line.
     fn denied(&self, command: &str) -> Option<(&str, String)> {
-        for (argv, shown) in argvs(command) {
-            for (rule, prefix) in &self.deny {
-                if argv.len() >= prefix.len() && argv.iter().zip(prefix).all(|(a, p)| a == p) {
-                    return Some((rule.as_str(), shown));
-                }
-            }
+        argvs(command)
+            .into_iter()
+            .find_map(|(argv, shown)| first_match(&self.deny, &argv).map(|rule| (rule, shown)))
+    }
+
+    /// With an allow-list: the command line of the first program `command`
+    /// starts that begins with no allowed prefix.
+    fn not_allowed(&self, command: &str) -> Option<String> {
+        if self.allow.is_empty() {
+            return None;
         }
-        None
+        argvs(command)
+            .into_iter()
+            .find(|(argv, _)| first_match(&self.allow, argv).is_none())
+            .map(|(_, shown)| shown)
     }
 }
 
@@ -145,13 +179,26 @@ impl Gate for CommandAllowed {
             let Some(command) = ctx.input.get("command").and_then(Value::as_str) else {
                 return GateResult::pass(NAME, "no command in input");
             };
-            match self.denied(command) {
-                None => GateResult::pass(NAME, "command allowed"),
-                Some((rule, piece)) => GateResult::fail(
+            if let Some((rule, piece)) = self.denied(command) {
+                return GateResult::fail(
                     NAME,
                     format!("command `{piece}` matches the denied prefix `{rule}`"),
                 )
-                .with_findings(vec![json!({ "denied_prefix": rule, "command": piece })]),
+                .with_findings(vec![json!({ "denied_prefix": rule, "command": piece })]);
+            }
+            match self.not_allowed(command) {
+                None => GateResult::pass(NAME, "command allowed"),
+                Some(piece) => {
+                    let allowed: Vec<&str> = self.allow.iter().map(|(r, _)| r.as_str()).collect();
+                    GateResult::fail(
+                        NAME,
+                        format!(
+                            "command `{piece}` starts with none of the allowed prefixes ({})",
+                            allowed.join(", ")
+                        ),
+                    )
+                    .with_findings(vec![json!({ "not_allowed": piece, "allow": allowed })])
+                }
             }
         })
     }
@@ -164,6 +211,14 @@ mod tests {
     fn gate(deny: &[&str]) -> CommandAllowed {
         CommandAllowed::new(CommandAllowedOptions {
             deny: deny.iter().map(|d| (*d).to_string()).collect(),
+            allow: Vec::new(),
+        })
+    }
+
+    fn allow_gate(allow: &[&str]) -> CommandAllowed {
+        CommandAllowed::new(CommandAllowedOptions {
+            allow: allow.iter().map(|d| (*d).to_string()).collect(),
+            ..CommandAllowedOptions::default()
         })
     }
 
@@ -204,5 +259,42 @@ mod tests {
         );
         assert_eq!(denied(&g, "timeout 9 make deploy"), None);
         assert_eq!(denied(&g, "sudo rm x").as_deref(), Some("sudo rm"));
+    }
+
+    #[test]
+    fn an_allow_list_passes_only_commands_whose_programs_all_begin_with_an_allowed_prefix() {
+        let g = allow_gate(&["git status", "git diff", "ls", "cargo test"]);
+        for command in [
+            "git status",
+            "git diff --stat HEAD~1",
+            "ls -la && git status",
+            "cargo test -p tascer",
+        ] {
+            assert_eq!(g.not_allowed(command), None, "{command}");
+        }
+        for (command, program) in [
+            ("git commit -m x", "git commit -m x"),
+            ("ls | xargs rm", "rm <xargs input>"),
+            ("echo $(curl example.invalid)", "curl example.invalid"),
+            ("bash -c 'ls'", "bash -c ls"),
+            ("cargo testx", "cargo testx"),
+        ] {
+            assert_eq!(
+                g.not_allowed(command).as_deref(),
+                Some(program),
+                "{command}"
+            );
+        }
+        // The deny list still wins over an allowed prefix.
+        let g = CommandAllowed::new(CommandAllowedOptions {
+            allow: vec!["git".into()],
+            ..CommandAllowedOptions::default()
+        });
+        assert_eq!(
+            denied(&g, "git push --force").as_deref(),
+            Some("git push --force")
+        );
+        // Without an allow-list nothing is refused by it.
+        assert_eq!(gate(&[]).not_allowed("anything at all"), None);
     }
 }

@@ -1,5 +1,6 @@
 //! The built-in gates and their options.
 
+mod always_block;
 mod command_allowed;
 mod diff_size;
 mod exit_code;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::error::GateError;
 use super::gate::Gate;
 
+pub use always_block::AlwaysBlockOptions;
 pub use command_allowed::CommandAllowedOptions;
 pub use diff_size::DiffSizeOptions;
 pub use file_protected::FileProtectedOptions;
@@ -35,6 +37,8 @@ pub struct BuiltinOptions {
     pub tests_pass: TestsPassOptions,
     /// `diff_size_limit` options.
     pub diff_size_limit: DiffSizeOptions,
+    /// `always_block` options.
+    pub always_block: AlwaysBlockOptions,
 }
 
 /// Every built-in gate, plus the `not_protected` alias.
@@ -61,5 +65,6 @@ pub(crate) fn all(options: &BuiltinOptions) -> Result<Vec<Arc<dyn Gate>>, GateEr
         Arc::new(diff_size::DiffSizeLimit::new(
             options.diff_size_limit.clone(),
         )),
+        Arc::new(always_block::AlwaysBlock::new(options.always_block.clone())),
     ])
 }
