@@ -11,8 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use serde_json::Value;
 use tascer_ledger::audit::{
-    changed_file_subjects, open_home_ledger, open_ledger, report_session, session_error,
-    verify_sessions,
+    changed_file_subjects, open_home_ledger, report_session, session_error, verify_sessions,
 };
 use tascer_ledger::keys::{KeyPaths, load_home_signing_key};
 use tascer_ledger::{LedgerError, generate_keypair, key_id};
@@ -68,24 +67,80 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `tascer report SESSION [--format text|json]`.
+/// Where `tascer report --ci` writes the proof report, under the working
+/// directory.
+const CI_REPORT: &str = ".ci/proof-report.json";
+
+/// `tascer report SESSION [--format text|json]`, `tascer report --ci
+/// [SESSION]`. Exits 1 when the session's ledger does not verify.
 pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let home = tascer::tascer_home();
-    match args.format {
-        ReportFormat::Json => {
-            let ledger = open_ledger(&home)?;
-            let data = ledger
-                .report(&args.session)
-                .map_err(|e| session_error(&args.session, e))?;
-            outln!("{}", serde_json::to_string_pretty(&data)?);
-        }
-        ReportFormat::Text => {
-            for line in report_session(&home, &args.session)?.lines() {
-                outln!("{line}");
+    let session = match &args.session {
+        Some(session) => session.clone(),
+        None => latest_session_here()?,
+    };
+    let report = report_session(&home, &session)?;
+    if args.ci {
+        write_ci_report(&report.proof_report()?)?;
+    } else {
+        match args.format {
+            ReportFormat::Json => {
+                outln!("{}", serde_json::to_string_pretty(&report.to_json()?)?);
+            }
+            ReportFormat::Text => {
+                for line in report.lines() {
+                    outln!("{line}");
+                }
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if report.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The id of the latest session started in the working directory.
+fn latest_session_here() -> anyhow::Result<String> {
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let home = tascer::tascer_home();
+    let store = tascer::SessionStore::open_in_home(&home)
+        .with_context(|| format!("cannot open the session store in {}", home.display()))?;
+    let canonical = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    for dir in [&cwd, &canonical] {
+        if let Some(info) = store.latest_for_cwd(&dir.display().to_string())? {
+            return Ok(info.id);
+        }
+    }
+    bail!(
+        "no session was run in {} (name one: tascer report --ci SESSION)",
+        cwd.display()
+    )
+}
+
+/// Writes `report` to [`CI_REPORT`] and says where.
+fn write_ci_report(report: &Value) -> anyhow::Result<()> {
+    let path = PathBuf::from(CI_REPORT);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(
+        &path,
+        format!("{}\n", serde_json::to_string_pretty(report)?),
+    )
+    .with_context(|| format!("cannot write {}", path.display()))?;
+    let verdict = if report["success"] == Value::Bool(true) {
+        "verified"
+    } else {
+        "NOT verified"
+    };
+    outln!(
+        "wrote {CI_REPORT}: session {} {verdict}, {} record(s)",
+        report["session_id"].as_str().unwrap_or("?"),
+        report["records"].as_array().map_or(0, Vec::len)
+    );
+    Ok(())
 }
 
 /// `tascer export SESSION --attestation [-o FILE]`.

@@ -53,6 +53,14 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     logging::init_tracing();
+    if let Some(word) = cli.command_like_prompt() {
+        eprintln!(
+            "error: `{word}` is not a tascer command (see `tascer --help`), and a one-word \
+             prompt that reads like one is not sent to the model unasked.\n\
+             To send it as a prompt: tascer run {word}   (or: tascer -p {word})"
+        );
+        return ExitCode::from(2);
+    }
     if matches!(cli.command, Some(Command::Hook)) {
         return hook::main();
     }

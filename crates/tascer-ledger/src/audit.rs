@@ -226,6 +226,55 @@ impl SessionReport {
     pub fn lines(&self) -> Vec<String> {
         crate::report_text::report_lines(&self.data, &self.verify, self.key_given)
     }
+
+    /// The verdict: the session's ledger verified intact (hashes, chain,
+    /// evidence, records' proofs, head signature).
+    pub fn success(&self) -> bool {
+        matches!(&self.verify, Ok(report) if report.ok)
+    }
+
+    /// The verification as JSON: the verify report, or `{ok: false,
+    /// error}` when the session could not be checked.
+    fn verification(&self) -> Result<Value, AuditError> {
+        Ok(match &self.verify {
+            Ok(report) => serde_json::to_value(report)?,
+            Err(err) => serde_json::json!({"ok": false, "error": error_chain(err)}),
+        })
+    }
+
+    /// The report data as JSON with the verdict beside it: `success` and
+    /// `verification` (`tascer report --format json`).
+    pub fn to_json(&self) -> Result<Value, AuditError> {
+        let mut value = serde_json::to_value(&self.data)?;
+        value["success"] = Value::Bool(self.success());
+        value["verification"] = self.verification()?;
+        Ok(value)
+    }
+
+    /// The proof report a CI job keeps (`tascer report --ci`, written to
+    /// `.ci/proof-report.json`): `success`, the session, each tool call's
+    /// record with its proof check, the status counts and the verification.
+    pub fn proof_report(&self) -> Result<Value, AuditError> {
+        let records = self
+            .data
+            .tools
+            .iter()
+            .map(|tool| {
+                let mut record = serde_json::to_value(&tool.record)?;
+                record["proof_valid"] = Value::Bool(tool.proof_valid);
+                record["entry_hash"] = Value::String(tool.entry_hash.clone());
+                Ok(record)
+            })
+            .collect::<Result<Vec<Value>, serde_json::Error>>()?;
+        Ok(serde_json::json!({
+            "success": self.success(),
+            "session_id": self.data.session_id,
+            "status": self.data.status,
+            "records": records,
+            "tool_status_counts": self.data.tool_status_counts,
+            "verification": self.verification()?,
+        }))
+    }
 }
 
 /// The report data of `session` in `home`'s ledger and, verified with the

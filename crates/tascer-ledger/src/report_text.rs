@@ -158,11 +158,28 @@ fn session_lines(data: &ReportData) -> Vec<String> {
     if let Some(usage) = &data.usage {
         out.push(format!("  usage    {usage}"));
     }
+    let (gates, failed) = gate_counts(data);
     out.push(format!(
-        "  entries  {}   permission decisions {}   gate results {}",
-        data.entries, data.permission_decisions, data.gate_results
+        "  entries  {}   permission decisions {}   gate results {gates} ({failed} failed)",
+        data.entries, data.permission_decisions
     ));
     out
+}
+
+/// Every gate result of the session and how many failed: those inside the
+/// tool records (a session's gates) and those recorded as entries of
+/// their own.
+fn gate_counts(data: &ReportData) -> (usize, usize) {
+    let in_records = data
+        .tools
+        .iter()
+        .flat_map(|t| t.record.pre_gates.iter().chain(&t.record.post_gates));
+    let (mut all, mut failed) = (data.gate_results as usize, 0);
+    for gate in in_records {
+        all += 1;
+        failed += usize::from(!gate.passed);
+    }
+    (all, failed)
 }
 
 /// Every tool call with its gates, permission, reviews and proof.

@@ -46,11 +46,18 @@ pub enum ReportFormat {
 /// Arguments of `tascer report`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// Session id.
-    pub session: String,
+    /// Session id; with `--ci`, default: the latest session of the
+    /// working directory.
+    #[arg(required_unless_present = "ci")]
+    pub session: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
+    /// For CI: write the proof report (`success`, `records`, the
+    /// verification) to `.ci/proof-report.json`; exit 1 when the session
+    /// does not verify.
+    #[arg(long)]
+    pub ci: bool,
 }
 
 /// Arguments of `tascer export`.

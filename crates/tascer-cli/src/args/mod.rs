@@ -45,10 +45,59 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
+/// One-word prompts that read as a command of some CLI (Tascer's, Claude
+/// Code's, the usual ones) though Tascer has no such subcommand.
+const COMMAND_WORDS: &[&str] = &[
+    "help",
+    "version",
+    "status",
+    "init",
+    "list",
+    "ls",
+    "config",
+    "doctor",
+    "update",
+    "login",
+    "logout",
+    "setup-token",
+    "start",
+    "stop",
+    "resume",
+    "continue",
+    "show",
+    "check",
+];
+
+impl Cli {
+    /// The prompt of `tascer WORD` (no subcommand, no `-p`) when it is one
+    /// word that reads like a command: a subcommand's name mistyped (`tascer
+    /// agnet`, `tascer verfy`) or a usual command word (`tascer status`).
+    /// Taken as a prompt it would start a paid model call, so the command
+    /// refuses it and says how to send it on purpose.
+    pub fn command_like_prompt(&self) -> Option<&str> {
+        if self.command.is_some() || self.run.print {
+            return None;
+        }
+        let prompt = self.run.prompt.as_deref()?;
+        let word = prompt.trim().to_ascii_lowercase();
+        if word.is_empty() || word.contains(char::is_whitespace) {
+            return None;
+        }
+        let close =
+            |name: &str| word == name || (word.len() >= 4 && strsim::levenshtein(&word, name) <= 2);
+        let command = <Cli as clap::CommandFactory>::command();
+        let mut names = command
+            .get_subcommands()
+            .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()));
+        (names.any(close) || COMMAND_WORDS.contains(&word.as_str())).then_some(prompt)
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a prompt as an agent session (streams the answer; ends with a summary line).
+    #[command(visible_alias = "agent")]
     Run(Box<RunArgs>),
     /// Run a scripted session against a built-in mock model (no API key needed).
     Demo(DemoArgs),
@@ -86,4 +135,35 @@ pub enum Command {
     Archive(ArchiveArgs),
     /// Webhooks (settings `webhooks`): deliver the waiting hook events, or show the outbox.
     Webhook(WebhookArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("tascer").chain(args.iter().copied())).expect("parses")
+    }
+
+    #[test]
+    fn agent_is_the_run_command() {
+        let cli = parse(&["agent", "fix the bug"]);
+        match cli.command {
+            Some(Command::Run(args)) => assert_eq!(args.prompt.as_deref(), Some("fix the bug")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_word_that_reads_like_a_command_is_not_taken_as_a_prompt() {
+        assert_eq!(parse(&["agnet"]).command_like_prompt(), Some("agnet"));
+        assert_eq!(parse(&["verfy"]).command_like_prompt(), Some("verfy"));
+        assert_eq!(parse(&["status"]).command_like_prompt(), Some("status"));
+        // What is clearly a prompt, or sent on purpose, goes through.
+        assert_eq!(parse(&["fix the failing test"]).command_like_prompt(), None);
+        assert_eq!(parse(&["hello"]).command_like_prompt(), None);
+        assert_eq!(parse(&["go"]).command_like_prompt(), None);
+        assert_eq!(parse(&["-p", "status"]).command_like_prompt(), None);
+        assert_eq!(parse(&["run", "status"]).command_like_prompt(), None);
+    }
 }
