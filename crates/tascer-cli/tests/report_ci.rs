@@ -3,7 +3,7 @@
 //! --ci` writes `.ci/proof-report.json` for the latest session of the
 //! working directory and exits 1 once the ledger was tampered with; a
 //! one-word prompt that reads like a command is refused before any model
-//! call.
+//! call; the capture flags reach the records.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -163,4 +163,47 @@ async fn report_ci_without_a_session_here_says_so() {
     assert!(err.contains("no session was run in"), "{err}");
     assert!(err.contains("tascer report --ci SESSION"), "{err}");
     assert!(!dirs.work.join(".ci/proof-report.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn capture_flags_reach_the_records() {
+    let dirs = dirs();
+    let server = MockServer::start(
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "true"})))
+            .turn(Turn::text("Done.")),
+    )
+    .await
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tascer"));
+    cmd.env("TASCER_HOME", &dirs.home)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("BUILD_TAG", "b-17")
+        .current_dir(&dirs.work)
+        .args(["run", "--output-format", "json"])
+        .args(["--permission-mode", "bypassPermissions"])
+        .args(["--env-allowlist", "BUILD_TAG,NOT_SET"])
+        .args([
+            "--capture-git-state",
+            "false",
+            "--generate-proofs",
+            "false",
+            "go",
+        ]);
+    let run = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let result: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let session = result["session_id"].as_str().unwrap();
+    let report = tascer(&dirs, "", &["report", session, "--format", "json"]).await;
+    let data: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let record = &data["tools"][0]["record"];
+    assert_eq!(record["context"]["env"], json!({"BUILD_TAG": "b-17"}));
+    assert!(record["context"]["git"].is_null(), "{}", record["context"]);
+    assert!(
+        record.get("proof_hash").is_none_or(Value::is_null),
+        "{record}"
+    );
 }

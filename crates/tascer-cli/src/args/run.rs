@@ -100,6 +100,19 @@ pub struct RunArgs {
     /// Further directories the file tools may use.
     #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
     pub add_dir: Vec<PathBuf>,
+    /// Environment variables each tool call's context records (never any
+    /// other), comma-separated; default: the settings' `validation.env_allowlist`,
+    /// else Tascer's list.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub env_allowlist: Option<Vec<String>>,
+    /// Record the git state in each tool call's context (default: the
+    /// settings' `validation.capture_git_state`, else true).
+    #[arg(long, value_name = "BOOL")]
+    pub capture_git_state: Option<bool>,
+    /// Seal each tool record with its proof hash (default: the settings'
+    /// `validation.generate_proofs`, else true).
+    #[arg(long, value_name = "BOOL")]
+    pub generate_proofs: Option<bool>,
     /// MCP servers: JSON files or inline JSON strings in .mcp.json shape ({"mcpServers": {...}}).
     #[arg(long = "mcp-config", value_name = "FILE_OR_JSON", num_args = 1..)]
     pub mcp_config: Vec<String>,
