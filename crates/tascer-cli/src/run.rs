@@ -302,11 +302,10 @@ fn setting_sources(names: Option<&[String]>) -> anyhow::Result<Vec<SettingsSourc
         .iter()
         .map(|n| n.trim())
         .filter(|n| !n.is_empty())
-        .map(|n| match n {
-            "user" => Ok(SettingsSource::User),
-            "project" => Ok(SettingsSource::Project),
-            "local" => Ok(SettingsSource::Local),
-            other => bail!("unknown setting source {other:?} (expected user, project or local)"),
+        .map(|n| {
+            SettingsSource::from_sdk_name(n).ok_or_else(|| {
+                anyhow::anyhow!("unknown setting source {n:?} (expected user, project or local)")
+            })
         })
         .collect()
 }

@@ -33,6 +33,19 @@ pub enum SettingsSource {
     ClaudeUser,
 }
 
+impl SettingsSource {
+    /// The source an SDK's `setting_sources` entry names (`user`,
+    /// `project`, `local`: the Agent SDKs' names), if any.
+    pub fn from_sdk_name(name: &str) -> Option<Self> {
+        match name {
+            "user" => Some(SettingsSource::User),
+            "project" => Some(SettingsSource::Project),
+            "local" => Some(SettingsSource::Local),
+            _ => None,
+        }
+    }
+}
+
 /// One loaded settings file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SettingsLayer {
