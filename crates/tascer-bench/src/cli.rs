@@ -37,8 +37,16 @@ fn time_command_with(
     Some(out)
 }
 
-/// The release `tascer` binary next to this executable, if built.
+/// Names another `tascer` binary to measure (an older build, for a
+/// before/after comparison in one session).
+pub(crate) const BINARY_ENV: &str = "TASCER_BENCH_TASCER";
+
+/// The `tascer` binary to measure: `$TASCER_BENCH_TASCER`, else the release
+/// binary next to this executable, if built.
 pub(crate) fn tascer_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(BINARY_ENV) {
+        return Some(PathBuf::from(path)).filter(|p| p.exists());
+    }
     let exe = std::env::current_exe().ok()?;
     Some(exe.parent()?.join("tascer")).filter(|p| p.exists())
 }

@@ -10,24 +10,11 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
+use crate::cli::{BINARY_ENV, tascer_binary};
 use crate::repo::REPO_FILES;
 use crate::stats::{Stats, Table, ms_since};
 
 const RUNS: usize = 50;
-
-/// Names another `tascer` binary to measure (an older build, for a
-/// before/after comparison in one session).
-const BINARY_ENV: &str = "TASCER_BENCH_TASCER";
-
-/// The `tascer` binary to measure: `$TASCER_BENCH_TASCER`, else the release
-/// binary next to this executable, if built.
-fn tascer_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(BINARY_ENV) {
-        return Some(PathBuf::from(path)).filter(|p| p.exists());
-    }
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.join("tascer")).filter(|p| p.exists())
-}
 
 /// Runs `program args` with `stdin`, returning the wall time in ms.
 fn timed(

@@ -12,6 +12,7 @@ mod hook;
 mod ledger;
 mod loop_bench;
 mod memory;
+mod process;
 mod repo;
 mod safety;
 mod search;
@@ -25,6 +26,10 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "cli",
         "tascer --version, a one-reply tascer run and tascer demo wall time",
+    ),
+    (
+        "process",
+        "a whole tascer run process: one-turn and 20-tool-call sessions, start to exit, gaps, peak memory",
     ),
     ("grep", "Grep and Glob tools vs ripgrep"),
     ("guard", "permission decisions and PreToolUse hooks"),
@@ -83,6 +88,7 @@ async fn main() -> anyhow::Result<()> {
         match group {
             "loop" => loop_bench::run().await?,
             "cli" => cli::run(),
+            "process" => process::run().await?,
             "grep" => search::run().await?,
             "guard" => guard::run().await?,
             "ledger" => ledger::run().await?,

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -28,6 +29,8 @@ pub const DEFAULT_MODEL: &str = "mock-model";
 struct Shared {
     scenario: Scenario,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// When each recorded request arrived, in the same order.
+    arrivals: Mutex<Vec<Instant>>,
     /// Per (conversation key, turn index): how many times each fault of the
     /// turn has been served.
     served_faults: Mutex<HashMap<(u64, usize), Vec<u32>>>,
@@ -81,7 +84,11 @@ impl Shared {
                 })
                 .or_insert(value);
         }
-        self.requests.lock().push(RecordedRequest {
+        // Both pushed under the requests' lock, so the two lists keep one
+        // order when requests arrive at once.
+        let mut requests = self.requests.lock();
+        self.arrivals.lock().push(Instant::now());
+        requests.push(RecordedRequest {
             method: method.to_string(),
             path: path.to_string(),
             body: parsed
@@ -238,6 +245,7 @@ fn shared(scenario: Scenario) -> Arc<Shared> {
     Arc::new(Shared {
         scenario,
         requests: Mutex::new(Vec::new()),
+        arrivals: Mutex::new(Vec::new()),
         served_faults: Mutex::new(HashMap::new()),
     })
 }
@@ -317,9 +325,18 @@ impl MockServer {
         self.shared.requests.lock().clone()
     }
 
+    /// When each request of [`requests`](Self::requests) arrived, in the
+    /// same order (for timing a client from the server's side: the gap
+    /// between two model requests is the client's own time between them).
+    pub fn arrivals(&self) -> Vec<Instant> {
+        self.shared.arrivals.lock().clone()
+    }
+
     /// Forgets the recorded requests (fault bookkeeping is kept).
     pub fn clear_requests(&self) {
-        self.shared.requests.lock().clear();
+        let mut requests = self.shared.requests.lock();
+        self.shared.arrivals.lock().clear();
+        requests.clear();
     }
 
     /// The scenario being played.

@@ -1,6 +1,7 @@
 //! `no_secrets_leaked`: tool output and written content hold no secret,
 //! judged by the gitleaks rules and the session's own secrets.
 
+mod re2;
 mod rules;
 mod scanner;
 

@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
+use super::re2;
+
 /// The gitleaks v8.30.0 default rules (MIT licence; see `data/README.md`).
 #[cfg(test)]
 pub(crate) const GITLEAKS_TOML: &str = include_str!("../../../../data/gitleaks-v8.30.0.toml");
@@ -161,8 +163,9 @@ impl Rule {
     }
 }
 
-/// Compiles a Go (RE2) pattern with Rust's `regex`: the size limit raised,
-/// and a literal `{` that does not start a repetition escaped.
+/// Compiles a Go (RE2) pattern with Rust's `regex` (see [`re2`]): the
+/// size limit raised, Perl classes as RE2 reads them (ASCII), and a
+/// literal `{` that does not start a repetition escaped.
 pub(crate) fn compile(pattern: &str) -> Result<Regex, regex::Error> {
     let build = |p: &str| {
         RegexBuilder::new(p)
@@ -170,44 +173,8 @@ pub(crate) fn compile(pattern: &str) -> Result<Regex, regex::Error> {
             .dfa_size_limit(SIZE_LIMIT)
             .build()
     };
-    build(pattern).or_else(|_| build(&escape_go_braces(pattern)))
-}
-
-/// Escapes each `{` that is not the start of a `{n}`, `{n,}` or `{n,m}`
-/// repetition (Go treats such a brace as a literal; Rust rejects it).
-pub(crate) fn escape_go_braces(pattern: &str) -> String {
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut out = String::with_capacity(pattern.len() + 8);
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\\' {
-            out.push(c);
-            if let Some(n) = chars.get(i + 1) {
-                out.push(*n);
-            }
-            i += 2;
-            continue;
-        }
-        if c == '{' && !is_repetition(&chars[i + 1..]) {
-            out.push_str("\\{");
-        } else {
-            out.push(c);
-        }
-        i += 1;
-    }
-    out
-}
-
-fn is_repetition(rest: &[char]) -> bool {
-    let Some(close) = rest.iter().position(|c| *c == '}') else {
-        return false;
-    };
-    let body: String = rest[..close].iter().collect();
-    let mut parts = body.splitn(2, ',');
-    let first = parts.next().unwrap_or_default();
-    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
-    !first.is_empty() && digits(first) && parts.next().is_none_or(digits)
+    let pattern = re2::ascii_perl_classes(pattern);
+    build(&pattern).or_else(|_| build(&re2::escape_go_braces(&pattern)))
 }
 
 /// Parses the rules of a gitleaks TOML config.
