@@ -205,6 +205,7 @@ fn judge(
 ) {
     out.turns = result.num_turns;
     out.cost_usd = result.total_cost_usd;
+    out.unpriced_models = result.unpriced_models.clone();
     out.summary = result.result.clone().filter(|s| !s.trim().is_empty());
     out.refused = result
         .permission_denials

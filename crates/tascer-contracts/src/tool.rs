@@ -98,6 +98,9 @@ impl ExecuteContractsTool {
                 session_id: session.session_id.clone(),
                 head: head.clone(),
                 seq,
+                cost_usd: session.cost_usd,
+                num_turns: session.turns,
+                unpriced_models: session.unpriced_models.clone(),
                 detail: json!({
                     "tool_use_id": ctx.tool_use_id,
                     "contract": report.name,

@@ -203,14 +203,31 @@ impl Provider {
             .model
             .clone()
             .unwrap_or_else(|| default_model(provider.kind));
-        let secrets: Vec<String> = provider.api_key.iter().cloned().collect();
+        let model = provider.resolve_model(&model);
+        let secrets = provider.secrets();
         let client = ModelClient::new(provider)?;
+        check_budget(options, &client, &model)?;
         Ok(Provider {
             client,
             model,
             api_key_source,
             secrets,
         })
+    }
+}
+
+/// Refuses a cost budget that cannot be enforced: the cost of `model`'s
+/// answers would be unknown (no price, and the provider reports none), so
+/// the budget would never trigger.
+fn check_budget(options: &Options, client: &ModelClient, model: &str) -> Result<(), Error> {
+    match options.max_budget_usd {
+        Some(budget) if !client.knows_cost(model) => Err(Error::InvalidOptions(format!(
+            "a cost budget (${budget:.2}) cannot be enforced: the cost of {model} on the {} \
+             provider is unknown (no price for it, and the provider reports none); add its price \
+             (TASCER_PRICES or ProviderConfig::prices) or drop the budget",
+            client.provider_name()
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -428,7 +445,7 @@ fn loop_env(
         max_tokens: options.max_tokens,
         costs: Arc::new(Mutex::new(Costs {
             total_usd: opened.total_cost_usd,
-            per_model: Vec::new(),
+            ..Costs::default()
         })),
         sink: Arc::new(Mutex::new(None)),
         pending_totals: Arc::default(),
