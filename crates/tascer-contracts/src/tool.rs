@@ -13,11 +13,15 @@ use serde_json::{Value, json};
 use tascer::Options;
 use tascer_core::{ChildSession, Tool, ToolContext, ToolOutput};
 
-use crate::options::{EXECUTE_CONTRACTS_TOOL_NAME, without_execute_contracts};
+use crate::manager::MANAGER_SYSTEM_PROMPT;
+use crate::options::{EXECUTE_CONTRACTS_TOOL_NAME, with_text, without_execute_contracts};
+use crate::report::RunStatus;
 use crate::runner::{RunOptions, run_all};
 
 /// A manager session's options: `options` with the `ExecuteContracts`
-/// tool added to its custom tools, running the contracts with `run`.
+/// tool added to its custom tools, running the contracts with `run`, and
+/// [`MANAGER_SYSTEM_PROMPT`] (the manager's job and the contract format)
+/// added to its system prompt.
 ///
 /// Unless `run` names them, the contracts run in the session's working
 /// directory (`options.cwd`, else the process's, made absolute) and their
@@ -44,6 +48,7 @@ pub fn with_execute_contracts(mut options: Options, run: RunOptions) -> Options 
         .or_else(|| std::env::current_dir().ok())
         .map(|dir| dir.canonicalize().unwrap_or(dir));
     let home = options.home.clone().unwrap_or_else(tascer::tascer_home);
+    options.system_prompt = with_text(&options.system_prompt, MANAGER_SYSTEM_PROMPT);
     options
         .custom_tools
         .push(Arc::new(ExecuteContractsTool::new(run, cwd, home)));
@@ -86,7 +91,11 @@ impl ExecuteContractsTool {
             Err(err) => return ToolOutput::error(format!("cannot run the contracts: {err}")),
         };
         let raw = serde_json::to_value(&summary).unwrap_or(Value::Null);
+        let failed = summary.count(RunStatus::Failed) + summary.count(RunStatus::Malformed);
         let mut output = ToolOutput::text(summary.to_markdown()).with_raw(raw);
+        // Failed or malformed contracts fail the call: the manager sees it,
+        // and an unattended run ends in error unless a later call succeeds.
+        output.is_error = failed > 0;
         for report in &summary.contracts {
             let Some(session) = &report.session else {
                 continue;

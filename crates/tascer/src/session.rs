@@ -60,6 +60,19 @@ pub fn default_model(kind: ProviderKind) -> String {
         })
 }
 
+/// The model when none is given, for `provider`: `TASCER_MODEL`, else
+/// Sonnet on Anthropic and on OpenRouter (spelled its way), else
+/// [`default_model`]'s for the wire. The id as it will be sent (aliases
+/// resolved).
+pub fn default_model_for(provider: &ProviderConfig) -> String {
+    let model = match std::env::var("TASCER_MODEL").ok().filter(|m| !m.is_empty()) {
+        Some(model) => model,
+        None if provider.openrouter => DEFAULT_ANTHROPIC_MODEL.to_string(),
+        None => default_model(provider.kind),
+    };
+    provider.resolve_model(&model)
+}
+
 /// Everything a running session holds.
 pub(crate) struct Session {
     pub id: String,
@@ -202,7 +215,7 @@ impl Provider {
         let model = options
             .model
             .clone()
-            .unwrap_or_else(|| default_model(provider.kind));
+            .unwrap_or_else(|| default_model_for(&provider));
         let model = provider.resolve_model(&model);
         let secrets = provider.secrets();
         let client = ModelClient::new(provider)?;
