@@ -86,17 +86,22 @@ pub fn manager_run_options(
     Ok(opts)
 }
 
-/// `tascer contracts run --dry-run`'s roles: one line per role, or why it
-/// has no provider.
-pub fn describe_roles(flags: &RoleFlags) -> Vec<String> {
-    let line = |role: Role, p: anyhow::Result<RoleProvider>| match p {
+/// `tascer contracts run --dry-run`'s roles: one line per role (its
+/// provider, or why it has none), and whether every role has one.
+pub fn describe_roles(flags: &RoleFlags) -> (Vec<String>, bool) {
+    let mut ok = true;
+    let mut line = |role: Role, p: anyhow::Result<RoleProvider>| match p {
         Ok(p) => p.describe(),
-        Err(e) => format!("{:<11} no provider: {e:#}", role.as_str()),
+        Err(e) => {
+            ok = false;
+            format!("{:<11} error: {e:#}", role.as_str())
+        }
     };
-    vec![
+    let lines = vec![
         line(Role::Manager, manager_provider(flags)),
         line(Role::Contractor, contractor_provider(flags)),
-    ]
+    ];
+    (lines, ok)
 }
 
 /// The archiver of contract sessions run here: each session is archived

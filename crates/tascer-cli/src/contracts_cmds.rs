@@ -179,15 +179,21 @@ pub(crate) fn summary_table(summary: &RunSummary) -> String {
 /// each role would use, and the pending contracts with their models.
 fn dry_run(args: &ContractsRunArgs, flags: &RoleFlags) -> anyhow::Result<ExitCode> {
     outln!("roles (the manager is `tascer run --execute-contracts`'s session):");
-    for line in describe_roles(flags) {
+    let (lines, ok) = describe_roles(flags);
+    for line in lines {
         outln!("  {line}");
     }
+    let code = if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
     let mut opts = RunOptions::new(&args.dir);
     opts.completed_dir = args.completed_dir.clone();
     let dir = opts.contracts_dir()?;
     if !dir.is_dir() {
         outln!("no contracts directory {}", dir.display());
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     }
     let contractor = crate::contractor::contractor_provider(flags).ok();
     outln!("pending contracts in {}:", dir.display());
@@ -203,11 +209,11 @@ fn dry_run(args: &ContractsRunArgs, flags: &RoleFlags) -> anyhow::Result<ExitCod
         let model = match (&contract.constraints.model, &contractor) {
             (Some(m), Some(p)) => p.config.resolve_model(m),
             (None, Some(p)) => p.model.clone(),
-            (_, None) => "?".to_string(),
+            (_, None) => "(no provider)".to_string(),
         };
         outln!("  {:<30} model {model}", contract.name);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 /// `tascer contracts init`: the directories, their `.gitkeep`, a template.

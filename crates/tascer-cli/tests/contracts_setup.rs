@@ -299,4 +299,122 @@ fn a_refused_execute_contracts_fails_the_run() {
     assert!(anthropic.requests().is_empty(), "nothing ran");
     let left = std::fs::read_to_string(ws.join("contracts/01-alpha.md")).unwrap();
     assert!(left.contains("## Status\npending"), "{left}");
+
+    // The result frame says so too.
+    let mut cmd = tascer(&home, &ws);
+    setup_env(&mut cmd, &router, &anthropic);
+    let out = cmd
+        .args([
+            "run",
+            "--output-format",
+            "stream-json",
+            "--execute-contracts",
+            "contracts",
+            "Run the contracts.",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{:?}", texts(&out));
+    let frames = json_lines(&out.stdout);
+    let result = frames.iter().find(|f| f["type"] == "result").unwrap();
+    assert_eq!(result["is_error"], true, "{result}");
+    let errors = result["errors"].to_string();
+    assert!(errors.contains("ExecuteContracts failed"), "{errors}");
+}
+
+/// An Anthropic key and the OAuth token both set: which one contractors
+/// use is not guessed. `--dry-run` says so and fails, `contracts run`
+/// refuses before anything is sent, and the flag chooses.
+#[test]
+fn an_ambiguous_environment_is_refused_with_the_flag_that_chooses() {
+    let root = tempfile::tempdir().unwrap();
+    let (home, ws) = workspace(root.path());
+    std::fs::create_dir_all(ws.join("contracts")).unwrap();
+    std::fs::write(ws.join("contracts/02-beta.md"), BETA).unwrap();
+    let router = MockServer::start_blocking(Scenario::new()).unwrap();
+    let anthropic = MockServer::start_blocking(contractors()).unwrap();
+    let run = |extra: &[&str]| {
+        let mut cmd = tascer(&home, &ws);
+        setup_env(&mut cmd, &router, &anthropic);
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-api-key")
+            .args(["contracts", "run"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--dry-run"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("--contractor-provider anthropic|anthropic-oauth"),
+        "{stdout}"
+    );
+    let out = run(&[]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("--contractor-provider"), "{stderr}");
+    assert!(anthropic.requests().is_empty() && router.requests().is_empty());
+    assert!(
+        std::fs::read_to_string(ws.join("contracts/02-beta.md"))
+            .unwrap()
+            .contains("## Status\npending")
+    );
+
+    let out = run(&["--contractor-provider", "anthropic-oauth"]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let requests = anthropic.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].headers["authorization"],
+        "Bearer sk-ant-oat01-contractor"
+    );
+    assert!(!requests[0].headers.contains_key("x-api-key"));
+}
+
+/// A contract that fails (its contractor wrote outside its files) makes
+/// `ExecuteContracts` an error, and the unattended run fails with it.
+#[test]
+fn a_failed_contract_fails_the_run() {
+    let root = tempfile::tempdir().unwrap();
+    let (home, ws) = workspace(root.path());
+    std::fs::create_dir_all(ws.join("contracts")).unwrap();
+    std::fs::write(ws.join("contracts/01-alpha.md"), ALPHA).unwrap();
+    let router = MockServer::start_blocking(
+        Scenario::new()
+            .turn(Turn::tool("ExecuteContracts", json!({})).with_cost_usd(0.01))
+            .turn(Turn::text("One failed.").with_cost_usd(0.01)),
+    )
+    .unwrap();
+    let anthropic = MockServer::start_blocking(Scenario::new().conversation(
+        "# Contract: Alpha",
+        vec![
+            Turn::tool(
+                "Write",
+                json!({"file_path": "elsewhere.txt", "content": "x"}),
+            ),
+            Turn::text("Wrote elsewhere.txt."),
+        ],
+    ))
+    .unwrap();
+    let mut cmd = tascer(&home, &ws);
+    setup_env(&mut cmd, &router, &anthropic);
+    let out = cmd
+        .args([
+            "run",
+            "--execute-contracts",
+            "contracts",
+            "Run the contracts.",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("error: ExecuteContracts failed"),
+        "{stderr}"
+    );
+    let left = std::fs::read_to_string(ws.join("contracts/01-alpha.md")).unwrap();
+    assert!(left.contains("## Status\nfailed"), "{left}");
+    assert!(!ws.join("elsewhere.txt").exists());
 }
