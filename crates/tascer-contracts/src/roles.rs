@@ -100,8 +100,20 @@ impl RoleProvider {
             self.name.as_str(),
             self.model,
             self.credential.as_deref().unwrap_or("none"),
-            self.config.base_url
+            without_userinfo(&self.config.base_url)
         )
+    }
+}
+
+/// `url` without a `user:password@` part, which may hold a secret.
+fn without_userinfo(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    match scheme {
+        "" => format!("{host}{path}"),
+        s => format!("{s}://{host}{path}"),
     }
 }
 
@@ -288,6 +300,11 @@ mod tests {
             line.contains("anthropic-oauth") && !line.contains("oat01"),
             "{line}"
         );
+        assert_eq!(
+            without_userinfo("https://u:secret@host.example:8080/v1?q"),
+            "https://host.example:8080/v1?q"
+        );
+        assert_eq!(without_userinfo("http://127.0.0.1:9"), "http://127.0.0.1:9");
     }
 
     #[test]
