@@ -7,8 +7,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use anyhow::Context;
 use tascer::Options;
-use tascer_contracts::{Role, RoleChoice, RoleProvider, RunOptions, choose_provider};
+use tascer::guard::settings::{LoadSettings as _, SettingsLoader};
+use tascer_contracts::{
+    Role, RoleChoice, RoleProvider, RunOptions, choices_from_settings, choose_provider,
+};
 
 use crate::archive_cmds::ContractArchiver;
 use crate::provider::apply_knobs;
@@ -26,6 +30,23 @@ pub struct RoleFlags {
     pub contractor_model: Option<String>,
     /// `--request-timeout`.
     pub request_timeout: Option<std::time::Duration>,
+    /// The working directory whose settings files are read (`--cwd`, else
+    /// the process's).
+    pub cwd: Option<PathBuf>,
+}
+
+/// The settings' `contracts` section (Tascer's user settings and the
+/// project's and local ones of the working directory): the manager's and
+/// the contractors' choices, below flags and variables.
+fn settings_choices(flags: &RoleFlags) -> anyhow::Result<(RoleChoice, RoleChoice)> {
+    let cwd = match &flags.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the working directory")?,
+    };
+    let loaded = SettingsLoader::for_home(&cwd, &tascer::tascer_home())
+        .load()
+        .context("cannot read the settings")?;
+    Ok(choices_from_settings(&loaded.contracts()?)?)
 }
 
 /// A provider name from a flag.
@@ -36,12 +57,15 @@ fn parse_name(name: Option<&String>) -> anyhow::Result<Option<tascer::ProviderNa
     })
 }
 
-/// The manager's provider and model (see `tascer_contracts::choose_provider`).
+/// The manager's provider and model: the flags, else the settings'
+/// `contracts.managerProvider` / `managerModel`, else chosen from the
+/// environment (see `tascer_contracts::choose_provider`).
 pub fn manager_provider(flags: &RoleFlags) -> anyhow::Result<RoleProvider> {
     let choice = RoleChoice {
         provider: parse_name(flags.provider.as_ref())?,
         model: flags.model.clone(),
-    };
+    }
+    .or(settings_choices(flags)?.0);
     let env = tascer::EnvProviders::from_env()?;
     let mut provider = choose_provider(Role::Manager, &env, &choice)?;
     apply_knobs(&mut provider.config, flags.request_timeout)?;
@@ -49,16 +73,17 @@ pub fn manager_provider(flags: &RoleFlags) -> anyhow::Result<RoleProvider> {
 }
 
 /// The contractors' provider and model: the flags, else
-/// `TASCER_CONTRACTOR_PROVIDER` / `TASCER_CONTRACTOR_MODEL`, else chosen
-/// from the environment (the `TASCER_CONTRACTOR_*` variables when set).
+/// `TASCER_CONTRACTOR_PROVIDER` / `TASCER_CONTRACTOR_MODEL`, else the
+/// settings' `contracts.contractorProvider` / `contractorModel`, else
+/// chosen from the environment (the `TASCER_CONTRACTOR_*` variables when
+/// set).
 pub fn contractor_provider(flags: &RoleFlags) -> anyhow::Result<RoleProvider> {
-    let mut choice = tascer_contracts::contractor_choice_from_env()?;
-    if let Some(name) = parse_name(flags.contractor_provider.as_ref())? {
-        choice.provider = Some(name);
+    let choice = RoleChoice {
+        provider: parse_name(flags.contractor_provider.as_ref())?,
+        model: flags.contractor_model.clone(),
     }
-    if flags.contractor_model.is_some() {
-        choice.model = flags.contractor_model.clone();
-    }
+    .or(tascer_contracts::contractor_choice_from_env()?)
+    .or(settings_choices(flags)?.1);
     let env = tascer_contracts::contractor_env()?;
     let mut provider = choose_provider(Role::Contractor, &env, &choice)?;
     apply_knobs(&mut provider.config, flags.request_timeout)?;

@@ -57,6 +57,7 @@ fn role_flags(args: &RunArgs) -> RoleFlags {
         contractor_provider: args.contractor_provider.clone(),
         contractor_model: args.contractor_model.clone(),
         request_timeout: args.request_timeout,
+        cwd: args.cwd.clone(),
     }
 }
 

@@ -360,11 +360,34 @@ fn an_ambiguous_environment_is_refused_with_the_flag_that_chooses() {
             .contains("## Status\npending")
     );
 
+    // The project's settings choose too (below flags and variables).
+    std::fs::create_dir_all(ws.join(".tascer")).unwrap();
+    std::fs::write(
+        ws.join(".tascer/settings.json"),
+        r#"{"contracts": {"contractorProvider": "anthropic", "contractorModel": "haiku"}}"#,
+    )
+    .unwrap();
+    let out = run(&["--dry-run"]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let contractor = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("contractor"))
+        .unwrap();
+    assert!(
+        contractor.contains("provider anthropic ") && contractor.contains("claude-haiku-4-5"),
+        "{contractor}"
+    );
+
     let out = run(&["--contractor-provider", "anthropic-oauth"]);
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let requests = anthropic.requests();
     assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].body["model"], "claude-haiku-4-5",
+        "the settings' model"
+    );
     assert_eq!(
         requests[0].headers["authorization"],
         "Bearer sk-ant-oat01-contractor"

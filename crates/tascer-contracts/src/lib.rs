@@ -56,7 +56,8 @@ pub use progress::{Progress, ProgressFn};
 pub use report::{ContractReport, RunStatus, RunSummary, SessionOutcome, result_markdown};
 pub use roles::{
     CONTRACTOR_MODEL_VAR, CONTRACTOR_PREFIX, CONTRACTOR_PROVIDER_VAR, Role, RoleChoice,
-    RoleProvider, choose_provider, contractor_base, contractor_choice_from_env, contractor_env,
+    RoleProvider, choices_from_settings, choose_provider, contractor_base,
+    contractor_choice_from_env, contractor_env,
 };
 pub use runner::{RunOptions, run_all, run_in_checkout};
 pub use status::ContractStatus;

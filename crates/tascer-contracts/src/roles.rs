@@ -72,6 +72,53 @@ pub struct RoleChoice {
     pub model: Option<String>,
 }
 
+impl RoleChoice {
+    /// This choice, its unset parts taken from `lower` (a source of lower
+    /// precedence).
+    pub fn or(self, lower: RoleChoice) -> RoleChoice {
+        RoleChoice {
+            provider: self.provider.or(lower.provider),
+            model: self.model.or(lower.model),
+        }
+    }
+}
+
+/// The settings' `contracts` section (its layers merged): the manager's
+/// and the contractors' choices, from `managerProvider`, `managerModel`,
+/// `contractorProvider` and `contractorModel`. Another key, or a value
+/// that is not a provider name or a string, is an error.
+pub fn choices_from_settings(
+    section: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(RoleChoice, RoleChoice), ContractError> {
+    let invalid = |message: String| ContractError::Other(format!("settings contracts: {message}"));
+    let mut manager = RoleChoice::default();
+    let mut contractor = RoleChoice::default();
+    for (key, value) in section {
+        let text = value
+            .as_str()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| invalid(format!("{key} must be a non-empty string, not {value}")))?;
+        let provider = || {
+            text.parse::<ProviderName>()
+                .map_err(|e| invalid(format!("{key}: {e}")))
+        };
+        match key.as_str() {
+            "managerProvider" => manager.provider = Some(provider()?),
+            "managerModel" => manager.model = Some(text.to_string()),
+            "contractorProvider" => contractor.provider = Some(provider()?),
+            "contractorModel" => contractor.model = Some(text.to_string()),
+            other => {
+                return Err(invalid(format!(
+                    "unknown key {other:?} (expected managerProvider, managerModel, \
+                     contractorProvider or contractorModel)"
+                )));
+            }
+        }
+    }
+    Ok((manager, contractor))
+}
+
 /// The provider and model a role will use, and where its credential
 /// comes from.
 #[derive(Debug, Clone)]
@@ -305,6 +352,34 @@ mod tests {
             "https://host.example:8080/v1?q"
         );
         assert_eq!(without_userinfo("http://127.0.0.1:9"), "http://127.0.0.1:9");
+    }
+
+    #[test]
+    fn settings_choose_below_flags() {
+        let section = serde_json::json!({
+            "managerProvider": "openrouter",
+            "contractorProvider": "anthropic-oauth",
+            "contractorModel": "haiku"
+        });
+        let (manager, contractor) = choices_from_settings(section.as_object().unwrap()).unwrap();
+        assert_eq!(manager.provider, Some(ProviderName::OpenRouter));
+        let flags = RoleChoice {
+            provider: None,
+            model: Some("opus".into()),
+        };
+        let chosen = flags.or(contractor);
+        assert_eq!(chosen.provider, Some(ProviderName::AnthropicOauth));
+        assert_eq!(chosen.model.as_deref(), Some("opus"));
+        for bad in [
+            serde_json::json!({"contractorProvider": "bedrock"}),
+            serde_json::json!({"contractorModels": "x"}),
+            serde_json::json!({"managerModel": 3}),
+        ] {
+            let err = choices_from_settings(bad.as_object().unwrap())
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("settings contracts: "), "{err}");
+        }
     }
 
     #[test]
