@@ -21,7 +21,7 @@ use crate::runner::{RunOptions, run_all};
 /// A manager session's options: `options` with the `ExecuteContracts`
 /// tool added to its custom tools, running the contracts with `run`, and
 /// [`MANAGER_SYSTEM_PROMPT`] (the manager's job and the contract format)
-/// added to its system prompt.
+/// and the contracts directory added to its system prompt.
 ///
 /// Unless `run` names them, the contracts run in the session's working
 /// directory (`options.cwd`, else the process's, made absolute) and their
@@ -48,7 +48,11 @@ pub fn with_execute_contracts(mut options: Options, run: RunOptions) -> Options 
         .or_else(|| std::env::current_dir().ok())
         .map(|dir| dir.canonicalize().unwrap_or(dir));
     let home = options.home.clone().unwrap_or_else(tascer::tascer_home);
-    options.system_prompt = with_text(&options.system_prompt, MANAGER_SYSTEM_PROMPT);
+    let taught = format!(
+        "{MANAGER_SYSTEM_PROMPT}\n\nThis run's contracts directory: {}",
+        run.dir.display()
+    );
+    options.system_prompt = with_text(&options.system_prompt, &taught);
     options
         .custom_tools
         .push(Arc::new(ExecuteContractsTool::new(run, cwd, home)));
@@ -170,6 +174,12 @@ mod tests {
         let run = RunOptions::new("contracts");
         let o = with_execute_contracts(Options::new(), run.clone());
         assert_eq!(names(&o), [EXECUTE_CONTRACTS_TOOL_NAME]);
+        let taught = match &o.system_prompt {
+            tascer::SystemPrompt::Append(text) => text.clone(),
+            other => format!("{other:?}"),
+        };
+        assert!(taught.starts_with(MANAGER_SYSTEM_PROMPT), "{taught}");
+        assert!(taught.ends_with("This run's contracts directory: contracts"));
         assert!(!o.custom_tools[0].offered_to_subagents());
 
         let mut only = Options::new();
