@@ -117,8 +117,13 @@ impl Display {
                 let tool = tool.map(|t| format!(" · {t}")).unwrap_or_default();
                 self.bar(&name).set_message(format!("turn {turn}{tool}"));
             }
-            Progress::Cost { name, cost_usd } => {
-                self.bar(&name).set_message(format!("${cost_usd:.4}"));
+            Progress::Cost {
+                name,
+                cost_usd,
+                unpriced_models,
+            } => {
+                self.bar(&name)
+                    .set_message(tascer::format_cost(cost_usd, &unpriced_models));
             }
             Progress::Finished(report) => {
                 let bar = self.bar(&report.name);

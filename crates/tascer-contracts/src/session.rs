@@ -184,6 +184,7 @@ async fn drive(
                     report(Progress::Cost {
                         name: contract.name.clone(),
                         cost_usd: r.total_cost_usd,
+                        unpriced_models: r.unpriced_models.clone(),
                     });
                 }
                 result = Some(r);
