@@ -13,9 +13,10 @@ use tascer_contracts::{
 };
 
 use crate::args::{
-    ContractsArgs, ContractsCommand, ContractsMergeArgs, ContractsRunArgs, ContractsStatusArgs,
+    ContractsArgs, ContractsCommand, ContractsInitArgs, ContractsMergeArgs, ContractsRunArgs,
+    ContractsStatusArgs,
 };
-use crate::contractor::{auto_archiver, contractor_base};
+use crate::contractor::{RoleFlags, auto_archiver, contractor_base, describe_roles};
 use crate::contracts_queue_cmds;
 use crate::table::table;
 
@@ -27,6 +28,7 @@ pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
             contracts_queue_cmds::status(&a.queue, a.json).await
         }
         ContractsCommand::Status(a) => status(a),
+        ContractsCommand::Init(a) => init(a),
         ContractsCommand::Merge(a) => merge(a).await,
         ContractsCommand::Enqueue(a) => contracts_queue_cmds::enqueue(a).await,
         ContractsCommand::Worker(a) => contracts_queue_cmds::worker(a).await,
@@ -34,25 +36,31 @@ pub async fn run(args: ContractsArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_contracts(args: ContractsRunArgs) -> anyhow::Result<ExitCode> {
-    let mut base = contractor_base()?;
-    if args.model.is_some() {
-        base.model = args.model.clone();
-    }
+    let flags = RoleFlags {
+        contractor_provider: args.contractor_provider.clone(),
+        contractor_model: args.model.clone(),
+        ..RoleFlags::default()
+    };
     if args.parallel == 0 {
         anyhow::bail!("--parallel must be at least 1");
     }
+    if args.dry_run {
+        return dry_run(&args, &flags);
+    }
     let mut opts = RunOptions::new(&args.dir)
-        .base(base)
         .parallel(args.parallel)
         .archiver(auto_archiver());
     opts.completed_dir = args.completed_dir.clone();
     let dir = opts.contracts_dir()?;
     if !dir.is_dir() {
         anyhow::bail!(
-            "no contracts directory {}: create it and add contract files (see docs/contracts.md)",
-            dir.display()
+            "no contracts directory {}: `tascer contracts init {}` creates it with a template \
+             (see docs/contracts.md)",
+            dir.display(),
+            args.dir.display()
         );
     }
+    opts.base = contractor_base(&flags)?;
     let display = Display::new();
     let shown = display.clone();
     opts = opts.progress(Arc::new(move |p| shown.update(p)));
@@ -109,8 +117,13 @@ impl Display {
                 let tool = tool.map(|t| format!(" · {t}")).unwrap_or_default();
                 self.bar(&name).set_message(format!("turn {turn}{tool}"));
             }
-            Progress::Cost { name, cost_usd } => {
-                self.bar(&name).set_message(format!("${cost_usd:.4}"));
+            Progress::Cost {
+                name,
+                cost_usd,
+                unpriced_models,
+            } => {
+                self.bar(&name)
+                    .set_message(tascer::format_cost(cost_usd, &unpriced_models));
             }
             Progress::Finished(report) => {
                 let bar = self.bar(&report.name);
@@ -140,7 +153,7 @@ pub(crate) fn summary_table(summary: &RunSummary) -> String {
         let (turns, cost, time, session) = match &c.session {
             Some(s) => (
                 s.turns.to_string(),
-                format!("${:.4}", s.cost_usd),
+                tascer::format_cost(s.cost_usd, &s.unpriced_models),
                 format!("{:.1}s", s.duration_ms as f64 / 1000.0),
                 s.session_id.clone(),
             ),
@@ -167,6 +180,67 @@ pub(crate) fn summary_table(summary: &RunSummary) -> String {
     out
 }
 
+/// `tascer contracts run --dry-run`: which provider, model and credential
+/// each role would use, and the pending contracts with their models.
+fn dry_run(args: &ContractsRunArgs, flags: &RoleFlags) -> anyhow::Result<ExitCode> {
+    outln!("roles (the manager is `tascer run --execute-contracts`'s session):");
+    let (lines, ok) = describe_roles(flags);
+    for line in lines {
+        outln!("  {line}");
+    }
+    let code = if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
+    let mut opts = RunOptions::new(&args.dir);
+    opts.completed_dir = args.completed_dir.clone();
+    let dir = opts.contracts_dir()?;
+    if !dir.is_dir() {
+        outln!("no contracts directory {}", dir.display());
+        return Ok(code);
+    }
+    let contractor = crate::contractor::contractor_provider(flags).ok();
+    outln!("pending contracts in {}:", dir.display());
+    for path in contract_files(&dir)? {
+        let contract = match tascer_contracts::parse(&path) {
+            Ok(c) if c.status == tascer_contracts::Status::Pending => c,
+            Ok(_) => continue,
+            Err(err) => {
+                outln!("  malformed: {err}");
+                continue;
+            }
+        };
+        let model = match (&contract.constraints.model, &contractor) {
+            (Some(m), Some(p)) => p.config.resolve_model(m),
+            (None, Some(p)) => p.model.clone(),
+            (_, None) => "(no provider)".to_string(),
+        };
+        outln!("  {:<30} model {model}", contract.name);
+    }
+    Ok(code)
+}
+
+/// `tascer contracts init`: the directories, their `.gitkeep`, a template.
+fn init(args: ContractsInitArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = RunOptions::new(&args.dir);
+    opts.completed_dir = args.completed_dir.clone();
+    let dir = opts.contracts_dir()?;
+    let created = tascer_contracts::init(&dir, &opts.completed_dir()?)?;
+    for path in &created.paths {
+        outln!("created {}", path.display());
+    }
+    if created.paths.is_empty() {
+        outln!("nothing to do: {} is set up", dir.display());
+    }
+    outln!(
+        "copy {} to {}/01-<name>.md and fill it in",
+        dir.join(tascer_contracts::TEMPLATE_NAME).display(),
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn status(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
     let mut opts = RunOptions::new(&args.dir);
     opts.completed_dir = args.completed_dir.clone();
@@ -182,11 +256,11 @@ fn status(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {
-        println!(
+        outln!(
             "no contracts in {} or {}",
             dir.display(),
             completed.display()
@@ -212,7 +286,7 @@ fn status(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
             detail,
         ]);
     }
-    print!("{}", table(&table_rows));
+    outln!("{}", table(&table_rows).trim_end_matches('\n'));
     Ok(ExitCode::SUCCESS)
 }
 

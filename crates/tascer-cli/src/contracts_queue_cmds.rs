@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::archive_cmds::{ContractArchiver, archive_settings};
 use crate::args::{EnqueueArgs, QueueArgs, WorkerArgs};
-use crate::contractor::contractor_base;
+use crate::contractor::{RoleFlags, contractor_base};
 use crate::table::table;
 
 impl QueueArgs {
@@ -131,10 +131,11 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             (temp.path().to_path_buf(), Some(temp))
         }
     };
-    let mut base = contractor_base()?;
-    if args.model.is_some() {
-        base.model = args.model.clone();
-    }
+    let mut base = contractor_base(&RoleFlags {
+        contractor_provider: args.contractor_provider.clone(),
+        contractor_model: args.model.clone(),
+        ..RoleFlags::default()
+    })?;
     base.home = Some(home.clone());
     let run = RunOptions::new("contracts")
         .base(base)

@@ -208,10 +208,10 @@ fn with_totals(status: &str, result: &ResultMessage) -> String {
     let tokens = result.usage.total_tokens();
     let secs = result.duration_ms as f64 / 1000.0;
     format!(
-        "{status} · {} turn{} · {tokens} tokens · ${:.4} · {secs:.1}s · session {}",
+        "{status} · {} turn{} · {tokens} tokens · {} · {secs:.1}s · session {}",
         result.num_turns,
         if result.num_turns == 1 { "" } else { "s" },
-        result.total_cost_usd,
+        tascer::format_cost(result.total_cost_usd, &result.unpriced_models),
         result.session_id
     )
 }

@@ -10,8 +10,8 @@ use tascer::guard::settings::SettingsSource;
 use tascer::{Client, Message, Options};
 
 use crate::args::{PrintFormat, RunArgs};
-use crate::contractor::manager_run_options;
-use crate::provider::provider_from_env;
+use crate::contractor::{RoleFlags, manager_provider, manager_run_options};
+use crate::provider::{named_provider, provider_from_env};
 use crate::render::Renderer;
 
 /// Runs `tascer run` and returns the exit code: 0, or 1 when the result is
@@ -20,7 +20,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     check_multi_value_flags(&args)?;
     let prompt = read_prompt(args.prompt.clone())?;
     let mut options = options_from_args(&args)?;
-    options.provider = provider_from_env(args.request_timeout)?;
+    set_provider(&args, &mut options)?;
     if args.output_format == PrintFormat::Text
         && std::io::stderr().is_terminal()
         && std::fs::File::open("/dev/tty").is_ok()
@@ -29,6 +29,36 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         options.user_answerer = Some(std::sync::Arc::new(crate::asker::TerminalAsker));
     }
     run_with_options(prompt, options, args.output_format).await
+}
+
+/// The session's provider and model: with `--execute-contracts` the
+/// manager's (an OpenAI-compatible provider such as OpenRouter preferred,
+/// see `tascer_contracts::choose_provider`), else `--provider`'s, else the
+/// environment's.
+pub(crate) fn set_provider(args: &RunArgs, options: &mut Options) -> anyhow::Result<()> {
+    if args.execute_contracts.is_some() {
+        let manager = manager_provider(&role_flags(args))?;
+        options.model = Some(manager.model);
+        options.provider = Some(manager.config);
+        return Ok(());
+    }
+    options.provider = match &args.provider {
+        Some(name) => Some(named_provider(name, args.request_timeout)?),
+        None => provider_from_env(args.request_timeout)?,
+    };
+    Ok(())
+}
+
+/// What the flags say about the roles of a manager session.
+fn role_flags(args: &RunArgs) -> RoleFlags {
+    RoleFlags {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        contractor_provider: args.contractor_provider.clone(),
+        contractor_model: args.contractor_model.clone(),
+        request_timeout: args.request_timeout,
+        cwd: args.cwd.clone(),
+    }
 }
 
 /// Runs one prompt with ready options and renders it in `format`.
@@ -63,9 +93,13 @@ pub async fn run_with_options(
     let mut stream = client.receive_response();
     let mut is_error = false;
     let mut failure = FailureLine::default();
-    while let Some(message) = stream.next().await {
+    let mut manager = tascer_contracts::ManagerWatch::new();
+    while let Some(mut message) = stream.next().await {
         failure.observe(&message);
-        if let Message::Result(result) = &message {
+        manager.observe(&message);
+        if let Message::Result(result) = &mut message {
+            // A refused or failed ExecuteContracts fails the run.
+            manager.judge(result);
             is_error = result.is_error;
         }
         renderer.render(&message)?;
@@ -80,6 +114,9 @@ pub async fn run_with_options(
     }
     // Automatic archival (settings `archive.auto` + `archive.to`).
     crate::archive_cmds::after_session(&session_id).await;
+    if let Some(why) = manager.failure() {
+        eprintln!("error: {why}");
+    }
     if let Some(line) = failure.line() {
         // The last line on stderr in every output format: scripts that only
         // read the result frame keep it, people and logs see it too.
@@ -251,8 +288,12 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     if let Some(dir) = &args.execute_contracts {
         options = tascer_contracts::with_execute_contracts(
             options,
-            manager_run_options(dir, args.cwd.clone())?,
+            manager_run_options(dir, args.cwd.clone(), &role_flags(args))?,
         );
+        // The flag is the user's consent: the tool runs without asking.
+        options
+            .allowed_tools
+            .push(tascer_contracts::EXECUTE_CONTRACTS_TOOL_NAME.to_string());
     }
     Ok(options)
 }

@@ -254,6 +254,55 @@ fn status_table_and_missing_directory() {
     let (_, stderr) = texts(&out);
     assert!(!out.status.success());
     assert!(stderr.contains("no contracts directory"), "{stderr}");
+    assert!(stderr.contains("tascer contracts init nowhere"), "{stderr}");
+
+    // `contracts init` creates both directories, their .gitkeep and a
+    // template the executor never runs; the run then finds nothing to do.
+    let out = tascer(root.path(), &ws)
+        .args(["contracts", "init", "nowhere"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", texts(&out));
+    for keep in [
+        "nowhere/.gitkeep",
+        "contracts_completed/.gitkeep",
+        "nowhere/.template.md",
+    ] {
+        assert!(ws.join(keep).is_file(), "{keep}");
+    }
+    let out = tascer(root.path(), &ws)
+        .env("ANTHROPIC_API_KEY", "unused")
+        .args(["contracts", "run", "nowhere", "--json"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["contracts"], serde_json::json!([]));
+}
+
+/// `tascer contracts status --json | head -1`: the reader goes away, the
+/// command ends quietly as a Unix tool does (no panic, exit 141).
+#[test]
+fn status_into_a_closed_pipe_does_not_panic() {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(ws.join("contracts")).unwrap();
+    // Enough rows that the output outgrows the pipe's buffer.
+    for i in 0..400 {
+        std::fs::write(ws.join(format!("contracts/{i:03}.md")), ESCAPE).unwrap();
+    }
+    let mut child = tascer(root.path(), &ws)
+        .args(["contracts", "status", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
 }
 
 #[test]

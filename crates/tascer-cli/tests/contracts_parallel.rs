@@ -85,6 +85,15 @@ fn parallel_contracts_run_in_worktrees_and_merge_back() {
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("4 completed, 0 failed"), "{stdout}");
+    // Each contractor is told that Tascer commits its branch.
+    for r in server.requests() {
+        let system = r.body["system"].to_string();
+        assert!(
+            system.contains("Tascer commits your changes on the contract's branch")
+                && !system.contains("nothing is committed for you"),
+            "{system}"
+        );
+    }
 
     // Nothing was written in the main checkout; each branch has one commit.
     assert!(!ws.join("a.txt").exists() && !ws.join("shared.txt").exists());

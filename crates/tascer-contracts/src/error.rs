@@ -55,6 +55,16 @@ pub enum ContractError {
     /// usable provider.
     #[error("contractor provider (TASCER_CONTRACTOR_* variables)")]
     ContractorProvider(#[source] tascer::ModelError),
+    /// No provider, or more than one, fits a role (see
+    /// [`choose_provider`](crate::choose_provider)), or the one named
+    /// cannot be built.
+    #[error("the {role}'s provider: {message}")]
+    RoleProvider {
+        /// `manager` or `contractor`.
+        role: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// Anything else, with what to do.
     #[error("{0}")]
     Other(String),

@@ -24,13 +24,15 @@
 
 mod archive;
 mod constraints;
-mod contractor;
 mod error;
+mod init;
 mod lease;
+mod manager;
 mod options;
 mod parse;
 mod progress;
 mod report;
+mod roles;
 mod runner;
 mod session;
 mod status;
@@ -40,16 +42,23 @@ mod writeback;
 
 pub use archive::SessionArchiver;
 pub use constraints::Constraints;
-pub use contractor::{CONTRACTOR_PREFIX, contractor_base};
 pub use error::ContractError;
+pub use init::{CONTRACT_TEMPLATE, Created, TEMPLATE_NAME, init};
 pub use lease::MAX_ATTEMPTS;
+pub use manager::{MANAGER_SYSTEM_PROMPT, ManagerWatch};
 pub use options::{
-    CONTRACT_SYSTEM_PROMPT, DEFAULT_MAX_TURNS, EXECUTE_CONTRACTS_TOOL_NAME, GIT_WRITE_DENY_RULES,
-    contract_options, contract_prompt,
+    CONTRACT_SYSTEM_PROMPT, CONTRACT_SYSTEM_PROMPT_COMMITTED, DEFAULT_CONTRACTOR_TOOLS,
+    DEFAULT_MAX_TURNS, EXECUTE_CONTRACTS_TOOL_NAME, GIT_WRITE_DENY_RULES, contract_options,
+    contract_prompt,
 };
 pub use parse::{Contract, Status, contract_files, parse, parse_str};
 pub use progress::{Progress, ProgressFn};
 pub use report::{ContractReport, RunStatus, RunSummary, SessionOutcome, result_markdown};
+pub use roles::{
+    CONTRACTOR_MODEL_VAR, CONTRACTOR_PREFIX, CONTRACTOR_PROVIDER_VAR, Role, RoleChoice,
+    RoleProvider, choices_from_settings, choose_provider, contractor_base,
+    contractor_choice_from_env, contractor_env,
+};
 pub use runner::{RunOptions, run_all, run_in_checkout};
 pub use status::ContractStatus;
 pub use tascer_store::{HEARTBEAT_EVERY, STALE_AFTER, host_name};

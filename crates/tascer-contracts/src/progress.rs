@@ -29,8 +29,10 @@ pub enum Progress {
     Cost {
         /// Contract name.
         name: String,
-        /// USD.
+        /// USD (a lower bound when `unpriced_models` is not empty).
         cost_usd: f64,
+        /// Models called whose cost is unknown.
+        unpriced_models: Vec<String>,
     },
     /// A contract is finished (completed, failed or malformed).
     Finished(Box<ContractReport>),

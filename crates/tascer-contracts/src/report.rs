@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+use tascer_core::format_cost;
+
 use crate::parse::Status;
 
 /// What one contract's session produced.
@@ -21,8 +23,11 @@ pub struct SessionOutcome {
     pub session_id: String,
     /// Model calls made.
     pub turns: u32,
-    /// Cost, USD.
+    /// Cost, USD (a lower bound when `unpriced_models` is not empty).
     pub cost_usd: f64,
+    /// Models the session called whose cost is unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpriced_models: Vec<String>,
     /// Wall time, ms.
     pub duration_ms: u64,
     /// Files the session's edit tools changed, relative to its working
@@ -123,10 +128,10 @@ impl RunSummary {
             ));
             if let Some(s) = &c.session {
                 out.push_str(&format!(
-                    "; session {}, {} turn(s), ${:.4}, ledger head {}",
+                    "; session {}, {} turn(s), cost {}, ledger head {}",
                     s.session_id,
                     s.turns,
-                    s.cost_usd,
+                    format_cost(s.cost_usd, &s.unpriced_models),
                     s.ledger_head.as_deref().unwrap_or("none")
                 ));
                 if let Some(summary) = &s.summary {
@@ -150,7 +155,10 @@ pub fn result_markdown(status: Status, o: &SessionOutcome) -> String {
     };
     md.push_str(&format!("- Session: {session}\n"));
     md.push_str(&format!("- Turns: {}\n", o.turns));
-    md.push_str(&format!("- Cost: ${:.4}\n", o.cost_usd));
+    md.push_str(&format!(
+        "- Cost: {}\n",
+        format_cost(o.cost_usd, &o.unpriced_models)
+    ));
     md.push_str(&format!(
         "- Duration: {:.2} s\n",
         o.duration_ms as f64 / 1000.0

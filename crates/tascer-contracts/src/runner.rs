@@ -11,7 +11,9 @@ use tokio_util::sync::CancellationToken;
 use crate::archive::SessionArchiver;
 use crate::error::ContractError;
 use crate::lease::{Leases, MAX_ATTEMPTS, lease_key};
-use crate::options::{CONTRACT_SYSTEM_PROMPT, contract_options, contract_prompt};
+use crate::options::{
+    CONTRACT_SYSTEM_PROMPT, CONTRACT_SYSTEM_PROMPT_COMMITTED, contract_options, contract_prompt,
+};
 use crate::parse::{Contract, Status, contract_files, parse};
 use crate::progress::{Progress, ProgressFn};
 use crate::report::{ContractReport, RunStatus, RunSummary, SessionOutcome, result_markdown};
@@ -36,9 +38,11 @@ pub struct RunOptions {
     /// How many contracts run at once (default 1: one after another in the
     /// working directory).
     pub parallel: usize,
-    /// Text added to each session's system prompt (default
-    /// [`CONTRACT_SYSTEM_PROMPT`]).
-    pub system_prompt: String,
+    /// Text added to each session's system prompt; `None` (the default):
+    /// the mode's, [`CONTRACT_SYSTEM_PROMPT`] in the working tree,
+    /// [`CONTRACT_SYSTEM_PROMPT_COMMITTED`] in a checkout whose branch
+    /// Tascer commits (`parallel` above 1, workers).
+    pub system_prompt: Option<String>,
     /// Called with progress events.
     pub progress: Option<ProgressFn>,
     /// Archives each contract's session when it ends (before its worktree
@@ -71,7 +75,7 @@ impl RunOptions {
             cwd: None,
             base: Options::new(),
             parallel: 1,
-            system_prompt: CONTRACT_SYSTEM_PROMPT.to_string(),
+            system_prompt: None,
             progress: None,
             archiver: None,
             cancel: None,
@@ -160,7 +164,13 @@ pub async fn run_all(opts: &RunOptions) -> Result<RunSummary, ContractError> {
     let leases = Leases::open(&home)?;
     let mut summary = RunSummary::default();
     let mut candidates = Vec::new();
-    for path in contract_files(&dir)? {
+    // No directory yet: no contracts (`tascer contracts init` creates it).
+    let files = if dir.is_dir() {
+        contract_files(&dir)?
+    } else {
+        Vec::new()
+    };
+    for path in files {
         match parse(&path) {
             Err(err) => {
                 let report = ContractReport {
@@ -430,13 +440,13 @@ async fn run_constrained(
     };
     let mut protected: Vec<&Path> = vec![dir, completed_dir];
     protected.extend(mirrored.iter().map(PathBuf::as_path));
-    match contract_options(
-        contract,
-        &opts.base,
-        session_cwd,
-        &protected,
-        &opts.system_prompt,
-    ) {
+    let committed = created.is_some() || ctx.checkout.is_some();
+    let system_prompt = match (&opts.system_prompt, committed) {
+        (Some(text), _) => text.as_str(),
+        (None, false) => CONTRACT_SYSTEM_PROMPT,
+        (None, true) => CONTRACT_SYSTEM_PROMPT_COMMITTED,
+    };
+    match contract_options(contract, &opts.base, session_cwd, &protected, system_prompt) {
         Ok(options) => {
             run_session(
                 contract,

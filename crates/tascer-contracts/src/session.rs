@@ -184,6 +184,7 @@ async fn drive(
                     report(Progress::Cost {
                         name: contract.name.clone(),
                         cost_usd: r.total_cost_usd,
+                        unpriced_models: r.unpriced_models.clone(),
                     });
                 }
                 result = Some(r);
@@ -205,6 +206,7 @@ fn judge(
 ) {
     out.turns = result.num_turns;
     out.cost_usd = result.total_cost_usd;
+    out.unpriced_models = result.unpriced_models.clone();
     out.summary = result.result.clone().filter(|s| !s.trim().is_empty());
     out.refused = result
         .permission_denials

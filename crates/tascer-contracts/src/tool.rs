@@ -13,11 +13,15 @@ use serde_json::{Value, json};
 use tascer::Options;
 use tascer_core::{ChildSession, Tool, ToolContext, ToolOutput};
 
-use crate::options::{EXECUTE_CONTRACTS_TOOL_NAME, without_execute_contracts};
+use crate::manager::MANAGER_SYSTEM_PROMPT;
+use crate::options::{EXECUTE_CONTRACTS_TOOL_NAME, with_text, without_execute_contracts};
+use crate::report::RunStatus;
 use crate::runner::{RunOptions, run_all};
 
 /// A manager session's options: `options` with the `ExecuteContracts`
-/// tool added to its custom tools, running the contracts with `run`.
+/// tool added to its custom tools, running the contracts with `run`, and
+/// [`MANAGER_SYSTEM_PROMPT`] (the manager's job and the contract format)
+/// and the contracts directory added to its system prompt.
 ///
 /// Unless `run` names them, the contracts run in the session's working
 /// directory (`options.cwd`, else the process's, made absolute) and their
@@ -44,6 +48,11 @@ pub fn with_execute_contracts(mut options: Options, run: RunOptions) -> Options 
         .or_else(|| std::env::current_dir().ok())
         .map(|dir| dir.canonicalize().unwrap_or(dir));
     let home = options.home.clone().unwrap_or_else(tascer::tascer_home);
+    let taught = format!(
+        "{MANAGER_SYSTEM_PROMPT}\n\nThis run's contracts directory: {}",
+        run.dir.display()
+    );
+    options.system_prompt = with_text(&options.system_prompt, &taught);
     options
         .custom_tools
         .push(Arc::new(ExecuteContractsTool::new(run, cwd, home)));
@@ -86,7 +95,11 @@ impl ExecuteContractsTool {
             Err(err) => return ToolOutput::error(format!("cannot run the contracts: {err}")),
         };
         let raw = serde_json::to_value(&summary).unwrap_or(Value::Null);
+        let failed = summary.count(RunStatus::Failed) + summary.count(RunStatus::Malformed);
         let mut output = ToolOutput::text(summary.to_markdown()).with_raw(raw);
+        // Failed or malformed contracts fail the call: the manager sees it,
+        // and an unattended run ends in error unless a later call succeeds.
+        output.is_error = failed > 0;
         for report in &summary.contracts {
             let Some(session) = &report.session else {
                 continue;
@@ -98,6 +111,9 @@ impl ExecuteContractsTool {
                 session_id: session.session_id.clone(),
                 head: head.clone(),
                 seq,
+                cost_usd: session.cost_usd,
+                num_turns: session.turns,
+                unpriced_models: session.unpriced_models.clone(),
                 detail: json!({
                     "tool_use_id": ctx.tool_use_id,
                     "contract": report.name,
@@ -158,6 +174,12 @@ mod tests {
         let run = RunOptions::new("contracts");
         let o = with_execute_contracts(Options::new(), run.clone());
         assert_eq!(names(&o), [EXECUTE_CONTRACTS_TOOL_NAME]);
+        let taught = match &o.system_prompt {
+            tascer::SystemPrompt::Append(text) => text.clone(),
+            other => format!("{other:?}"),
+        };
+        assert!(taught.starts_with(MANAGER_SYSTEM_PROMPT), "{taught}");
+        assert!(taught.ends_with("This run's contracts directory: contracts"));
         assert!(!o.custom_tools[0].offered_to_subagents());
 
         let mut only = Options::new();

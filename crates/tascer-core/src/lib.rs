@@ -32,7 +32,7 @@ pub use message::{
 pub use permission_mode::{PermissionMode, ToolClass, UnknownPermissionMode};
 pub use shell::shell_quote;
 pub use tool::{ChildSession, FileAccess, SharedCwd, Tool, ToolContext, ToolOutput};
-pub use usage::{ModelUsage, Usage};
+pub use usage::{ModelUsage, Usage, format_cost};
 
 /// A fresh random session or message id (UUID v4, hyphenated).
 pub fn new_id() -> String {

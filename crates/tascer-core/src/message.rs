@@ -216,8 +216,14 @@ pub struct ResultMessage {
     pub stop_reason: Option<StopReason>,
     /// Session id.
     pub session_id: String,
-    /// Cost of the session so far, USD (cumulative).
+    /// Cost of the session so far, USD (cumulative), its child sessions'
+    /// (contracts run by a manager) included.
     pub total_cost_usd: f64,
+    /// Models called whose cost is unknown (no price, and the provider
+    /// reported none): `total_cost_usd` leaves them out, so it is a lower
+    /// bound. Empty when every cost is known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpriced_models: Vec<String>,
     /// Usage of this turn.
     pub usage: Usage,
     /// Cumulative usage per model.

@@ -97,6 +97,15 @@ pub struct ChildSession {
     /// Context added to the checkpoint (an object, e.g. the contract's
     /// name and status); its fields never replace the link's own.
     pub detail: Value,
+    /// What the child cost, USD: the loop adds it to the caller's
+    /// `total_cost_usd` (and its budget).
+    pub cost_usd: f64,
+    /// The child's model calls: the loop adds them to the caller's result's
+    /// `num_turns`.
+    pub num_turns: u32,
+    /// Models the child called whose cost is unknown (its cost leaves them
+    /// out); the caller's result names them too.
+    pub unpriced_models: Vec<String>,
 }
 
 /// What a tool call produced.

@@ -67,3 +67,32 @@ impl ModelUsage {
         self.cost_usd += cost_usd;
     }
 }
+
+/// A cost for people: `$0.0123`; with models whose cost is unknown,
+/// `unknown (no price for m)` when nothing else was spent, else
+/// `at least $0.0123 (no price for m)`.
+pub fn format_cost(usd: f64, unpriced_models: &[String]) -> String {
+    if unpriced_models.is_empty() {
+        return format!("${usd:.4}");
+    }
+    let models = unpriced_models.join(", ");
+    if usd > 0.0 {
+        format!("at least ${usd:.4} (no price for {models})")
+    } else {
+        format!("unknown (no price for {models})")
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::format_cost;
+
+    #[test]
+    fn unknown_costs_are_never_shown_as_zero() {
+        assert_eq!(format_cost(0.0, &[]), "$0.0000");
+        assert_eq!(format_cost(0.01234, &[]), "$0.0123");
+        let m = vec!["x/y".to_string()];
+        assert_eq!(format_cost(0.0, &m), "unknown (no price for x/y)");
+        assert_eq!(format_cost(0.5, &m), "at least $0.5000 (no price for x/y)");
+    }
+}

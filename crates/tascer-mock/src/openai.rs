@@ -129,12 +129,16 @@ pub(crate) fn error(
 fn usage_json(reply: &Reply) -> Value {
     let u = &reply.usage;
     let prompt = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
-    json!({
+    let mut usage = json!({
         "prompt_tokens": prompt,
         "completion_tokens": u.output_tokens,
         "total_tokens": prompt + u.output_tokens,
         "prompt_tokens_details": {"cached_tokens": u.cache_read_input_tokens},
-    })
+    });
+    if let Some(cost) = reply.cost_usd {
+        usage["cost"] = json!(cost);
+    }
+    usage
 }
 
 fn completion(reply: &Reply) -> Value {

@@ -37,6 +37,8 @@ pub(crate) struct Reply {
     /// Anthropic spelling.
     pub stop_reason: String,
     pub usage: Usage,
+    /// The cost reported with the answer (OpenAI wire only).
+    pub cost_usd: Option<f64>,
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -110,6 +112,7 @@ impl Reply {
             tool_calls,
             stop_reason: turn.effective_stop_reason(),
             usage,
+            cost_usd: turn.cost_usd,
         }
     }
 }

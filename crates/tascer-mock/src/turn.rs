@@ -26,6 +26,10 @@ pub struct Turn {
     /// Reported usage; default estimates from the request and answer sizes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// A cost the provider reports for the answer, USD: OpenAI-wire answers
+    /// carry it as `usage.cost`, as OpenRouter's usage accounting does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// Delay before the normal answer (not applied to faults).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub latency_ms: u64,
@@ -107,6 +111,12 @@ impl Turn {
     /// Sets the reported usage.
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.usage = Some(usage);
+        self
+    }
+
+    /// Sets the cost reported with the answer (OpenAI wire: `usage.cost`).
+    pub fn with_cost_usd(mut self, usd: f64) -> Self {
+        self.cost_usd = Some(usd);
         self
     }
 

@@ -137,6 +137,7 @@ pub(crate) fn parse_response(status: u16, body: &str) -> Result<Parsed, ModelErr
             .and_then(Value::as_str)
             .map(parse_stop_reason),
         usage: value.get("usage").map(usage_from).unwrap_or_default(),
+        cost_usd: None,
     })
 }
 

@@ -103,9 +103,35 @@ impl ModelClient {
         self.inner.config.kind.name()
     }
 
-    /// The cost of `usage` on `model`, USD, from the configured prices.
+    /// The cost of `usage` on `model`, USD, from the configured prices (0
+    /// for a model without a price; see [`cost`](Self::cost)).
     pub fn cost_usd(&self, model: &str, usage: &Usage) -> f64 {
         self.inner.config.prices.cost_usd(model, usage)
+    }
+
+    /// The cost of one answer, USD: the cost the provider reported
+    /// (`reported`, e.g. [`ModelResponse::cost_usd`]) when there is one,
+    /// else `usage` at `model`'s price; `None` when neither is known.
+    pub fn cost(&self, model: &str, usage: &Usage, reported: Option<f64>) -> Option<f64> {
+        reported.or_else(|| self.inner.config.prices.cost(model, usage))
+    }
+
+    /// Whether the cost of `model`'s answers will be known: the provider
+    /// reports costs (OpenRouter) or the price table has the model (after
+    /// [`resolve_model`](Self::resolve_model)).
+    pub fn knows_cost(&self, model: &str) -> bool {
+        let config = &self.inner.config;
+        config.openrouter
+            || config
+                .prices
+                .price_for(&config.resolve_model(model))
+                .is_some()
+    }
+
+    /// The id sent for `model` (aliases resolved for this provider, see
+    /// [`ProviderConfig::resolve_model`]).
+    pub fn resolve_model(&self, model: &str) -> String {
+        self.inner.config.resolve_model(model)
     }
 
     /// Sends one request, retrying rate limits, overloads, server errors,
@@ -127,7 +153,7 @@ impl ModelClient {
                 let _ = tx.send(event);
             }
         };
-        let mut model = request.model.clone();
+        let mut model = config.resolve_model(&request.model);
         let mut overloads = 0u32;
         let mut api_duration = Duration::ZERO;
         let mut attempt = 0u32;
@@ -157,12 +183,16 @@ impl ModelClient {
             };
             if overloads > 0
                 && overloads >= config.overloads_before_fallback
-                && let Some(fallback) = config.fallback_model.as_ref().filter(|f| **f != model)
+                && let Some(fallback) = config
+                    .fallback_model
+                    .as_deref()
+                    .map(|f| config.resolve_model(f))
+                    .filter(|f| *f != model)
             {
                 tracing::warn!(from = %model, to = %fallback, "model overloaded; switching to fallback");
                 emit(ModelEvent::Fallback {
                     from: std::mem::replace(&mut model, fallback.clone()),
-                    to: fallback.clone(),
+                    to: fallback,
                 });
             }
             let delay = retry_after.unwrap_or_else(|| {
@@ -201,6 +231,7 @@ impl ModelClient {
             content: parsed.content,
             stop_reason: parsed.stop_reason,
             usage: parsed.usage,
+            cost_usd: parsed.cost_usd,
             attempts,
             api_duration,
         }
@@ -219,7 +250,7 @@ impl ModelClient {
             ProviderKind::Anthropic => {
                 anthropic::request_body(request, model, inner.config.default_max_tokens)
             }
-            ProviderKind::OpenAi => openai::request_body(request, model),
+            ProviderKind::OpenAi => openai::request_body(request, model, inner.config.openrouter),
         };
         let idle = inner.config.request_timeout;
         let timeout = |waiting: &str| ModelError::Timeout {

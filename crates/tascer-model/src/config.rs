@@ -29,11 +29,18 @@ impl ProviderKind {
 pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// Default OpenAI base URL (the client appends `/chat/completions`).
 pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// OpenRouter's base URL (the client appends `/chat/completions`).
+pub const OPENROUTER_DEFAULT_BASE_URL: &str = "https://openrouter.ai/api/v1";
+/// The `HTTP-Referer` sent to OpenRouter (its app attribution).
+pub const OPENROUTER_REFERER: &str = env!("CARGO_PKG_REPOSITORY");
+/// The `X-Title` sent to OpenRouter (its app attribution).
+pub const OPENROUTER_TITLE: &str = "Tascer";
 
 /// The environment variables [`ProviderConfig::from_env`] looks for, as named
 /// in [`ModelError::MissingApiKey`].
 pub const API_KEY_VARS: &str = "ANTHROPIC_API_KEY (or an OAuth bearer token in ANTHROPIC_AUTH_TOKEN / \
-     CLAUDE_CODE_OAUTH_TOKEN), or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server";
+     CLAUDE_CODE_OAUTH_TOKEN), OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server, \
+     or OPENROUTER_API_KEY";
 
 /// Extra headers for every request, from the environment: a JSON object
 /// (`{"HTTP-Referer": "https://…", "X-Title": "…"}`) or `Name: value`
@@ -76,6 +83,15 @@ pub fn parse_extra_headers(text: &str) -> Result<Vec<(String, String)>, ModelErr
         .collect()
 }
 
+/// Adds `extra` to `headers`, each replacing the headers of the same
+/// name (case-insensitive).
+pub(crate) fn merge_headers(headers: &mut Vec<(String, String)>, extra: &[(String, String)]) {
+    for (name, value) in extra {
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        headers.push((name.clone(), value.clone()));
+    }
+}
+
 /// How to reach and use one model provider.
 #[derive(Clone)]
 pub struct ProviderConfig {
@@ -107,6 +123,10 @@ pub struct ProviderConfig {
     pub prices: PriceTable,
     /// Extra headers sent with every request.
     pub extra_headers: Vec<(String, String)>,
+    /// OpenRouter's dialect: each request asks for usage accounting
+    /// (`"usage": {"include": true}`), whose reported cost is used, and
+    /// model aliases resolve to OpenRouter ids (`anthropic/claude-…`).
+    pub openrouter: bool,
 }
 
 impl ProviderConfig {
@@ -124,6 +144,7 @@ impl ProviderConfig {
             default_max_tokens: 8192,
             prices: PriceTable::with_defaults(),
             extra_headers: Vec::new(),
+            openrouter: false,
         }
     }
 
@@ -137,73 +158,30 @@ impl ProviderConfig {
         Self::defaults(ProviderKind::OpenAi, OPENAI_DEFAULT_BASE_URL)
     }
 
-    /// Reads the process environment; see [`ProviderConfig::from_env_with`].
-    pub fn from_env() -> Result<Self, ModelError> {
-        Self::from_env_with(|name| std::env::var(name).ok())
+    /// OpenRouter with default settings and no key: its address, its
+    /// attribution headers (`HTTP-Referer`, `X-Title`), usage accounting
+    /// (each answer's cost as OpenRouter bills it) and its model ids.
+    pub fn openrouter() -> Self {
+        let mut config = Self::defaults(ProviderKind::OpenAi, OPENROUTER_DEFAULT_BASE_URL);
+        config.openrouter = true;
+        config.extra_headers = vec![
+            ("HTTP-Referer".into(), OPENROUTER_REFERER.into()),
+            ("X-Title".into(), OPENROUTER_TITLE.into()),
+        ];
+        config
     }
 
-    /// Picks a provider from environment variables looked up with `get`:
-    /// `ANTHROPIC_API_KEY` (with optional `ANTHROPIC_BASE_URL`) selects
-    /// Anthropic; otherwise `OPENAI_API_KEY` and/or `OPENAI_BASE_URL` select
-    /// an OpenAI-compatible server (a base URL alone is enough, for local
-    /// servers that need no key). Empty values count as unset.
-    pub fn from_env_with(get: impl Fn(&str) -> Option<String>) -> Result<Self, ModelError> {
-        let var = |name: &str| {
-            get(name)
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
-        let mut config = Self::provider_from_vars(&var)?;
-        if let Some(headers) = var(EXTRA_HEADERS_VAR) {
-            config.extra_headers.extend(parse_extra_headers(&headers)?);
-        }
-        Ok(config)
-    }
-
-    /// The provider and its credentials, without `TASCER_EXTRA_HEADERS`.
-    fn provider_from_vars(var: &impl Fn(&str) -> Option<String>) -> Result<Self, ModelError> {
-        if let Some(key) = var("ANTHROPIC_API_KEY") {
-            let mut config = Self::anthropic();
-            config.api_key = Some(key);
-            if let Some(base) = var("ANTHROPIC_BASE_URL") {
-                config.base_url = base;
-            }
-            return Ok(config);
-        }
-        // An OAuth bearer token instead of an API key (Claude Code's
-        // variables): sent as `Authorization: Bearer`, no `x-api-key`.
-        let bearer = var("ANTHROPIC_AUTH_TOKEN")
-            .map(|t| (t, false))
-            .or_else(|| var("CLAUDE_CODE_OAUTH_TOKEN").map(|t| (t, true)));
-        if let Some((token, oauth)) = bearer {
-            let mut config = Self::anthropic();
-            if let Some(base) = var("ANTHROPIC_BASE_URL") {
-                config.base_url = base;
-            }
-            config
-                .extra_headers
-                .push(("authorization".into(), format!("Bearer {token}")));
-            if oauth {
-                // Anthropic accepts Claude OAuth tokens with this beta flag.
-                config
-                    .extra_headers
-                    .push(("anthropic-beta".into(), ANTHROPIC_OAUTH_BETA.into()));
-            }
-            return Ok(config);
-        }
-        let key = var("OPENAI_API_KEY");
-        let base = var("OPENAI_BASE_URL");
-        if key.is_none() && base.is_none() {
-            return Err(ModelError::MissingApiKey {
-                vars: API_KEY_VARS.to_string(),
-            });
-        }
-        let mut config = Self::openai();
-        config.api_key = key;
-        if let Some(base) = base {
-            config.base_url = base;
-        }
-        Ok(config)
+    /// The secrets this configuration sends (the API key, bearer tokens),
+    /// which must never show in output.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.api_key.iter().cloned().collect();
+        out.extend(
+            self.extra_headers
+                .iter()
+                .filter(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+                .map(|(_, v)| v.strip_prefix("Bearer ").unwrap_or(v).to_string()),
+        );
+        out
     }
 
     /// The full endpoint URL for this provider.
@@ -229,6 +207,7 @@ impl fmt::Debug for ProviderConfig {
             .field("fallback_model", &self.fallback_model)
             .field("overloads_before_fallback", &self.overloads_before_fallback)
             .field("default_max_tokens", &self.default_max_tokens)
+            .field("openrouter", &self.openrouter)
             .field(
                 "extra_headers",
                 &self

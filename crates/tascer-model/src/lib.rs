@@ -26,10 +26,12 @@
 //! # Ok(()) }
 //! ```
 
+mod alias;
 mod anthropic;
 mod anthropic_stream;
 mod client;
 mod config;
+mod env;
 mod error;
 mod openai;
 mod openai_stream;
@@ -38,10 +40,16 @@ mod retry;
 mod sse;
 mod types;
 
+pub use alias::MODEL_ALIASES;
 pub use client::ModelClient;
 pub use config::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_OAUTH_BETA, API_KEY_VARS, EXTRA_HEADERS_VAR,
-    OPENAI_DEFAULT_BASE_URL, ProviderConfig, ProviderKind, parse_extra_headers,
+    OPENAI_DEFAULT_BASE_URL, OPENROUTER_DEFAULT_BASE_URL, OPENROUTER_REFERER, OPENROUTER_TITLE,
+    ProviderConfig, ProviderKind, parse_extra_headers,
+};
+pub use env::{
+    EnvProvider, EnvProviders, OPENROUTER_API_KEY_VAR, OPENROUTER_BASE_URL_VAR, ProviderName,
+    is_openrouter_url,
 };
 pub use error::ModelError;
 pub use price::{Price, PriceTable};

@@ -10,8 +10,10 @@ use crate::types::{ModelRequest, Parsed};
 /// Provider name used in errors.
 pub(crate) const NAME: &str = "openai";
 
-/// The JSON body of `POST /chat/completions` for `request`, asking for `model`.
-pub(crate) fn request_body(request: &ModelRequest, model: &str) -> Value {
+/// The JSON body of `POST /chat/completions` for `request`, asking for
+/// `model`; with `usage_accounting` (OpenRouter) it asks for the answer's
+/// cost too.
+pub(crate) fn request_body(request: &ModelRequest, model: &str, usage_accounting: bool) -> Value {
     let mut body = json!({
         "model": model,
         "messages": convert_messages(request.system.as_deref(), &request.messages),
@@ -19,6 +21,9 @@ pub(crate) fn request_body(request: &ModelRequest, model: &str) -> Value {
     });
     if request.stream {
         body["stream_options"] = json!({"include_usage": true});
+    }
+    if usage_accounting {
+        body["usage"] = json!({"include": true});
     }
     if !request.tools.is_empty() {
         body["tools"] = request
@@ -154,17 +159,28 @@ pub(crate) fn stop_reason(finish_reason: &str) -> StopReason {
 }
 
 /// Reads an OpenAI `usage` object: cached prompt tokens become cache reads
-/// and are taken out of the input count.
+/// and cache writes (OpenRouter's `cache_write_tokens`) cache writes, both
+/// taken out of the input count.
 pub(crate) fn usage_from(value: &Value) -> Usage {
     let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
     let prompt = n(value.get("prompt_tokens"));
     let cached = n(value.pointer("/prompt_tokens_details/cached_tokens"));
+    let written = n(value.pointer("/prompt_tokens_details/cache_write_tokens"));
     Usage {
-        input_tokens: prompt.saturating_sub(cached),
+        input_tokens: prompt.saturating_sub(cached).saturating_sub(written),
         output_tokens: n(value.get("completion_tokens")),
-        cache_creation_input_tokens: 0,
+        cache_creation_input_tokens: written,
         cache_read_input_tokens: cached,
     }
+}
+
+/// The cost a `usage` object reports (OpenRouter's `usage.cost`, in US
+/// dollars), when it reports one.
+pub(crate) fn reported_cost(usage: &Value) -> Option<f64> {
+    usage
+        .get("cost")
+        .and_then(Value::as_f64)
+        .filter(|c| c.is_finite() && *c >= 0.0)
 }
 
 /// Parses tool-call arguments; empty means `{}`.
@@ -256,6 +272,7 @@ pub(crate) fn parse_response(status: u16, body: &str) -> Result<Parsed, ModelErr
             .and_then(Value::as_str)
             .map(stop_reason),
         usage: value.get("usage").map(usage_from).unwrap_or_default(),
+        cost_usd: value.get("usage").and_then(reported_cost),
     })
 }
 
@@ -355,14 +372,17 @@ mod tests {
             max_tokens: Some(10),
             stream: true,
         };
-        let body = request_body(&req, "gpt-4o");
+        let body = request_body(&req, "gpt-4o", false);
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
+        assert!(body.get("usage").is_none());
+        let body = request_body(&req, "gpt-4o", true);
+        assert_eq!(body["usage"], json!({"include": true}));
         assert_eq!(body["max_tokens"], 10);
         assert_eq!(
             body["tools"],
             json!([{"type":"function","function":{"name":"Read","description":"reads","parameters":{"type":"object"}}}])
         );
-        let body = request_body(&req, "o3-mini");
+        let body = request_body(&req, "o3-mini", false);
         assert_eq!(body["max_completion_tokens"], 10);
         assert!(body.get("max_tokens").is_none());
     }
@@ -387,6 +407,20 @@ mod tests {
                 input: json!({"path":"a"})
             }
         );
+        assert_eq!(p.cost_usd, None);
+        let routed = body
+            .replace(
+                r#""completion_tokens":7,"#,
+                r#""completion_tokens":7,"cost":0.0125,"#,
+            )
+            .replace(
+                r#""cached_tokens":60}"#,
+                r#""cached_tokens":60,"cache_write_tokens":30}"#,
+            );
+        let p = parse_response(200, &routed).unwrap();
+        assert_eq!(p.cost_usd, Some(0.0125));
+        assert_eq!(p.usage.input_tokens, 10);
+        assert_eq!(p.usage.cache_creation_input_tokens, 30);
         let bad = body.replace(r#"{\"path\":\"a\"}"#, "{nope");
         let err = parse_response(200, &bad).unwrap_err();
         assert!(err.to_string().contains("(Read)"), "{err}");

@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 use tascer_core::ContentBlock;
 
 use crate::error::{ModelError, api_error_from_body, embedded_error_status};
-use crate::openai::{NAME, parse_arguments, reasoning_text, stop_reason, usage_from};
+use crate::openai::{
+    NAME, parse_arguments, reasoning_text, reported_cost, stop_reason, usage_from,
+};
 use crate::sse::StreamAssembler;
 use crate::types::Parsed;
 
@@ -251,6 +253,7 @@ impl StreamAssembler for OpenAiAssembler {
         self.start(&chunk, &mut out);
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.parsed.usage = usage_from(usage);
+            self.parsed.cost_usd = reported_cost(usage).or(self.parsed.cost_usd);
         }
         let choices = chunk
             .get("choices")

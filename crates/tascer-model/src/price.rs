@@ -69,7 +69,14 @@ const DEFAULTS: &[(&str, Price)] = &[
     ("o3", Price::new(2.0, 8.0, 2.0, 0.5)),
     ("o3-mini", Price::new(1.1, 4.4, 1.1, 0.55)),
     ("o4-mini", Price::new(1.1, 4.4, 1.1, 0.275)),
+    // Common OpenRouter ids without an Anthropic or OpenAI name (those are
+    // priced through their native names, see `PriceTable::price_for`).
+    ("google/gemini-2.5-pro", Price::new(1.25, 10.0, 1.25, 0.31)),
+    ("google/gemini-2.5-flash", Price::new(0.3, 2.5, 0.3, 0.075)),
 ];
+
+/// The zero price of OpenRouter's free variants (`…:free`).
+const FREE: Price = Price::new(0.0, 0.0, 0.0, 0.0);
 
 /// Prices keyed by model-name prefix; the longest matching prefix wins, so
 /// `claude-sonnet-4` prices `claude-sonnet-4-5-20250929`.
@@ -102,17 +109,47 @@ impl PriceTable {
     }
 
     /// The price of `model`: the entry with the longest prefix of it.
+    /// An OpenRouter id (`vendor/model[:variant]`) is also looked up by
+    /// the model's native name, with version dots as dashes
+    /// (`anthropic/claude-sonnet-4.5` is priced as `claude-sonnet-4-5`,
+    /// `openai/gpt-4.1-mini` as `gpt-4.1-mini`), the longest match winning;
+    /// a `:free` variant costs 0.
     pub fn price_for(&self, model: &str) -> Option<Price> {
+        if let Some((_, price)) = self.longest_prefix(model) {
+            return Some(price);
+        }
+        let (id, variant) = model.split_once(':').unwrap_or((model, ""));
+        if variant == "free" {
+            return Some(FREE);
+        }
+        let native = id.split_once('/').map_or(id, |(_, rest)| rest);
+        let dashed = native.replace('.', "-");
+        [id, native, dashed.as_str()]
+            .into_iter()
+            .filter_map(|name| self.longest_prefix(name))
+            .max_by_key(|(len, _)| *len)
+            .map(|(_, price)| price)
+    }
+
+    /// The entry with the longest prefix of `model`: its length and price.
+    fn longest_prefix(&self, model: &str) -> Option<(usize, Price)> {
         self.entries
             .iter()
             .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
             .max_by_key(|(prefix, _)| prefix.len())
-            .map(|(_, price)| *price)
+            .map(|(prefix, price)| (prefix.len(), *price))
     }
 
-    /// The cost of `usage` on `model`, USD; 0 for unknown models.
+    /// The cost of `usage` on `model`, USD; 0 for unknown models (see
+    /// [`cost`](Self::cost) to tell them apart).
     pub fn cost_usd(&self, model: &str, usage: &Usage) -> f64 {
-        self.price_for(model).map_or(0.0, |p| p.cost_usd(usage))
+        self.cost(model, usage).unwrap_or(0.0)
+    }
+
+    /// The cost of `usage` on `model`, USD; `None` when the table has no
+    /// price for it.
+    pub fn cost(&self, model: &str, usage: &Usage) -> Option<f64> {
+        self.price_for(model).map(|p| p.cost_usd(usage))
     }
 
     /// Merges user overrides given as JSON:
@@ -201,6 +238,46 @@ mod tests {
         );
         assert_eq!(t.price_for("o4-mini").map(|p| p.output_per_mtok), Some(4.4));
         assert_eq!(t.price_for("llama3"), None);
+    }
+
+    #[test]
+    fn openrouter_ids_are_priced_by_their_native_names() {
+        let t = PriceTable::with_defaults();
+        let opus45 = t.price_for("claude-opus-4-5").unwrap();
+        assert_eq!(t.price_for("anthropic/claude-opus-4.5"), Some(opus45));
+        assert_eq!(
+            t.price_for("anthropic/claude-sonnet-4.5"),
+            t.price_for("claude-sonnet-4-5")
+        );
+        assert_eq!(
+            t.price_for("anthropic/claude-3.5-haiku"),
+            t.price_for("claude-3-5-haiku")
+        );
+        assert_eq!(
+            t.price_for("openai/gpt-4.1-mini"),
+            t.price_for("gpt-4.1-mini")
+        );
+        assert_eq!(t.price_for("openai/gpt-4o"), t.price_for("gpt-4o"));
+        assert_eq!(
+            t.price_for("google/gemini-2.5-pro")
+                .map(|p| p.output_per_mtok),
+            Some(10.0)
+        );
+        assert_eq!(
+            t.price_for("meta-llama/llama-3.3-70b-instruct:free"),
+            Some(FREE)
+        );
+        assert_eq!(
+            t.price_for("anthropic/claude-sonnet-4.5:beta"),
+            t.price_for("claude-sonnet-4-5")
+        );
+        assert_eq!(t.price_for("mistralai/mistral-large"), None);
+        let usage = Usage {
+            input_tokens: 10,
+            ..Usage::default()
+        };
+        assert_eq!(t.cost("mistralai/mistral-large", &usage), None);
+        assert!(t.cost("openai/gpt-4o", &usage).is_some_and(|c| c > 0.0));
     }
 
     #[test]

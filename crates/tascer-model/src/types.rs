@@ -36,6 +36,9 @@ pub struct ModelResponse {
     pub stop_reason: Option<StopReason>,
     /// Token usage.
     pub usage: Usage,
+    /// The cost the provider reported for this answer, USD (OpenRouter's
+    /// usage accounting); `None` when it reported none.
+    pub cost_usd: Option<f64>,
     /// HTTP attempts made, including the successful one.
     pub attempts: u32,
     /// Time spent in HTTP attempts (backoff sleeps excluded).
@@ -80,6 +83,7 @@ pub(crate) struct Parsed {
     pub content: Vec<ContentBlock>,
     pub stop_reason: Option<StopReason>,
     pub usage: Usage,
+    pub cost_usd: Option<f64>,
 }
 
 /// Parses a wire stop reason (`end_turn`, `tool_use` …).

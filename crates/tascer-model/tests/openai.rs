@@ -132,3 +132,46 @@ async fn second_turn_with_tool_results_and_no_key() {
     );
     assert!(tascer_testkit::check_tool_pairing(&req.body).is_ok());
 }
+
+/// OpenRouter: the request asks for usage accounting, carries the
+/// attribution headers, names the model as OpenRouter does (an alias
+/// resolved), and the cost OpenRouter reports comes back with the answer,
+/// streamed or not.
+#[tokio::test]
+async fn openrouter_reports_its_cost_and_gets_its_headers() {
+    let server = common::mock(json!({"loop_last_turn": true, "turns": [{
+        "text": "Hi.",
+        "cost_usd": 0.0042
+    }]}))
+    .await;
+    let mut config = tascer_model::ProviderConfig::openrouter();
+    config.base_url = server.openai_base_url();
+    config.api_key = Some("sk-or-v1-test".into());
+    let client = tascer_model::ModelClient::new(config).unwrap();
+    for stream in [true, false] {
+        let (result, _) =
+            common::send(client.config().clone(), &common::request("sonnet", stream)).await;
+        let response = result.unwrap();
+        assert_eq!(response.cost_usd, Some(0.0042), "stream {stream}");
+        assert_eq!(response.model, "anthropic/claude-sonnet-4.5");
+        assert_eq!(
+            client.cost(&response.model, &response.usage, response.cost_usd),
+            Some(0.0042)
+        );
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for r in &requests {
+        assert_eq!(r.body["usage"], json!({"include": true}));
+        assert_eq!(r.body["model"], "anthropic/claude-sonnet-4.5");
+        assert_eq!(r.headers["authorization"], "Bearer sk-or-v1-test");
+        assert_eq!(r.headers["x-title"], tascer_model::OPENROUTER_TITLE);
+        assert_eq!(r.headers["http-referer"], tascer_model::OPENROUTER_REFERER);
+    }
+    // A plain OpenAI-compatible server is not asked for usage accounting.
+    server.clear_requests();
+    let config = common::openai(&server.openai_base_url());
+    let (result, _) = common::send(config, &common::request("gpt-4o", true)).await;
+    assert_eq!(result.unwrap().cost_usd, Some(0.0042));
+    assert!(server.requests()[0].body.get("usage").is_none());
+}

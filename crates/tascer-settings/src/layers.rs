@@ -137,15 +137,30 @@ impl LayeredSettings {
     /// layer's keys over a lower one's (`tascer-archive` interprets them).
     /// A layer whose `archive` is neither an object nor null is an error.
     pub fn archive(&self) -> Result<Map<String, Value>, SettingsError> {
+        self.merged_object(crate::sections::ARCHIVE, Settings::archive)
+    }
+
+    /// The `contracts` objects of every layer merged key by key, as
+    /// [`archive`](Self::archive) (`tascer-contracts` interprets them).
+    pub fn contracts(&self) -> Result<Map<String, Value>, SettingsError> {
+        self.merged_object(crate::sections::CONTRACTS, Settings::contracts)
+    }
+
+    /// The object section `get` reads, merged over the layers.
+    fn merged_object(
+        &self,
+        name: &str,
+        get: fn(&Settings) -> Option<&Value>,
+    ) -> Result<Map<String, Value>, SettingsError> {
         let mut merged = Map::new();
         for layer in self.layers.iter().rev() {
-            match layer.settings.archive() {
+            match get(&layer.settings) {
                 Some(Value::Object(obj)) => merged.extend(obj.clone()),
                 None | Some(Value::Null) => {}
                 Some(other) => {
                     return Err(SettingsError::Invalid {
                         path: layer.name(),
-                        message: format!("archive must be an object, not {other}"),
+                        message: format!("{name} must be an object, not {other}"),
                     });
                 }
             }

@@ -53,4 +53,4 @@ pub use file::{parse, read_json};
 pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};
 pub use layers::{LayeredSettings, SettingsLayer, SettingsSource};
 pub use loader::{SettingsFile, SettingsLoader};
-pub use sections::{ARCHIVE, PermissionsSettings, Settings, VALIDATION};
+pub use sections::{ARCHIVE, CONTRACTS, PermissionsSettings, Settings, VALIDATION};

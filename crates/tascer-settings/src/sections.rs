@@ -72,6 +72,9 @@ pub struct Settings {
 pub const VALIDATION: &str = "validation";
 /// The key of the archive settings (`tascer_archive::ArchiveSettings`).
 pub const ARCHIVE: &str = "archive";
+/// The `contracts` section: the providers and models of a contracts run's
+/// roles (`tascer-contracts` interprets it).
+pub const CONTRACTS: &str = "contracts";
 
 impl Settings {
     /// Checks what serde cannot: the `safety` object
@@ -95,5 +98,10 @@ impl Settings {
     /// The `archive` value, as written.
     pub fn archive(&self) -> Option<&Value> {
         self.other.get(ARCHIVE)
+    }
+
+    /// The `contracts` value, as written.
+    pub fn contracts(&self) -> Option<&Value> {
+        self.other.get(CONTRACTS)
     }
 }

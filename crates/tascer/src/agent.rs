@@ -150,7 +150,7 @@ impl Agent {
         drop(events_tx);
         let _ = forwarder.await;
         if let Ok(r) = &response {
-            self.env.add_usage(&r.model, &r.usage);
+            self.env.add_usage(&r.model, &r.usage, r.cost_usd);
             self.env.proof.model_response(
                 &r.model,
                 &r.content,

@@ -80,7 +80,7 @@ pub use options::{
 };
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::query;
-pub use session::default_model;
+pub use session::{default_model, default_model_for};
 pub use stream::MessageStream;
 pub use system_prompt::default_system_prompt;
 
@@ -89,8 +89,8 @@ pub use tascer_guard as guard;
 pub use tascer_ledger as ledger;
 pub use tascer_mcp as mcp;
 pub use tascer_model::{
-    ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse, Price, PriceTable,
-    ProviderConfig, ProviderKind,
+    EnvProvider, EnvProviders, ModelClient, ModelError, ModelEvent, ModelRequest, ModelResponse,
+    Price, PriceTable, ProviderConfig, ProviderKind, ProviderName,
 };
 pub use tascer_store as store;
 pub use tascer_store::{COMPACTED_HISTORY_PREFIX, SessionInfo, SessionStore, StoreError};

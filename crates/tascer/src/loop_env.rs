@@ -16,11 +16,25 @@ use tascer_store::{SessionStore, Totals};
 use crate::proof::Proof;
 use crate::write_failure::WriteFailure;
 
-/// Running cost of a session, shared by the main loop and its subagents.
+/// Running cost of a session, shared by the main loop and its subagents:
+/// its own model calls and its child sessions (contracts a manager ran).
 #[derive(Debug, Default)]
 pub(crate) struct Costs {
+    /// Everything known so far, USD, children included.
     pub total_usd: f64,
     pub per_model: Vec<(String, ModelUsage)>,
+    /// Models (the session's or its children's) whose cost is unknown.
+    pub unpriced_models: Vec<String>,
+    /// Model calls of the child sessions.
+    pub child_turns: u32,
+}
+
+impl Costs {
+    fn unpriced(&mut self, model: &str) {
+        if !self.unpriced_models.iter().any(|m| m == model) {
+            self.unpriced_models.push(model.to_string());
+        }
+    }
 }
 
 /// Handles shared by every agent of a session. Cheap to clone.
@@ -91,10 +105,16 @@ impl LoopEnv {
         *self.sink.lock() = sink;
     }
 
-    /// Adds one model call's usage to the session's cost.
-    pub fn add_usage(&self, model: &str, usage: &Usage) {
-        let cost = self.client.cost_usd(model, usage);
+    /// Adds one model call's usage to the session's cost: the cost the
+    /// provider `reported`, else the usage at the model's price; a model
+    /// with neither is remembered as unpriced.
+    pub fn add_usage(&self, model: &str, usage: &Usage, reported: Option<f64>) {
+        let known = self.client.cost(model, usage, reported);
+        let cost = known.unwrap_or(0.0);
         let mut costs = self.costs.lock();
+        if known.is_none() {
+            costs.unpriced(model);
+        }
         costs.total_usd += cost;
         match costs.per_model.iter_mut().find(|(m, _)| m == model) {
             Some((_, total)) => total.add(usage, cost),
@@ -106,9 +126,30 @@ impl LoopEnv {
         }
     }
 
-    /// The session's cost so far, USD.
+    /// Adds a child session's cost, model calls and unpriced models
+    /// (a contract a manager's `ExecuteContracts` ran).
+    pub fn add_child(&self, child: &tascer_core::ChildSession) {
+        let mut costs = self.costs.lock();
+        costs.total_usd += child.cost_usd;
+        costs.child_turns += child.num_turns;
+        for model in &child.unpriced_models {
+            costs.unpriced(model);
+        }
+    }
+
+    /// The session's cost so far, USD, its children's included.
     pub fn total_cost_usd(&self) -> f64 {
         self.costs.lock().total_usd
+    }
+
+    /// Models whose cost is unknown, so far.
+    pub fn unpriced_models(&self) -> Vec<String> {
+        self.costs.lock().unpriced_models.clone()
+    }
+
+    /// Model calls of the child sessions so far.
+    pub fn child_turns(&self) -> u32 {
+        self.costs.lock().child_turns
     }
 
     /// Cumulative usage per model.

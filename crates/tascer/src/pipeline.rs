@@ -260,6 +260,7 @@ impl Agent {
     /// and its head, in order, before anything else of the call is staged.
     fn record_child_sessions(&self, output: &mut ToolOutput) {
         for child in std::mem::take(&mut output.child_sessions) {
+            self.env.add_child(&child);
             self.env
                 .proof
                 .child_session(tascer_ledger::child_link_payload(

@@ -54,6 +54,7 @@ fn startup_failure(error: &str) -> ResultMessage {
         stop_reason: None,
         session_id: String::new(),
         total_cost_usd: 0.0,
+        unpriced_models: Vec::new(),
         usage: Usage::default(),
         model_usage: Map::new(),
         permission_denials: Vec::new(),

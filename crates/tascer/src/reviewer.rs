@@ -33,9 +33,9 @@ pub use crate::records::{intent_blocks, verdict_entries, verdict_payload};
 /// Output tokens a reviewer may use (a verdict and a sentence or two).
 const MAX_REVIEW_TOKENS: u32 = 1024;
 
-/// Called with each reviewer model call's model and usage (the loop adds
-/// it to the session's cost).
-pub type UsageSink = Arc<dyn Fn(&str, &Usage) + Send + Sync>;
+/// Called with each reviewer model call's model, usage and the cost the
+/// provider reported (the loop adds it to the session's cost).
+pub type UsageSink = Arc<dyn Fn(&str, &Usage, Option<f64>) + Send + Sync>;
 
 /// Asks the reviewer's question over a provider client.
 pub struct ModelReviewer {
@@ -74,7 +74,7 @@ impl ReviewModel for ModelReviewer {
                 .await
                 .map_err(|e| e.to_string())?;
             if let Some(sink) = &self.on_usage {
-                sink(&answer.model, &answer.usage);
+                sink(&answer.model, &answer.usage, answer.cost_usd);
             }
             Ok(ModelReply {
                 text: answer.text(""),
@@ -112,6 +112,8 @@ pub struct ModelAnswer {
     pub model: String,
     /// What the call used.
     pub usage: Usage,
+    /// The cost the provider reported for the call, USD, if any.
+    pub cost_usd: Option<f64>,
 }
 
 impl ModelAnswer {
@@ -152,6 +154,7 @@ pub async fn ask_model(
         texts,
         model: response.model,
         usage: response.usage,
+        cost_usd: response.cost_usd,
     })
 }
 
@@ -241,7 +244,8 @@ pub(crate) fn for_session(
         return None;
     }
     let costs = env.clone();
-    let on_usage: UsageSink = Arc::new(move |model, usage| costs.add_usage(model, usage));
+    let on_usage: UsageSink =
+        Arc::new(move |model, usage, reported| costs.add_usage(model, usage, reported));
     let model = Arc::new(ModelReviewer::new(
         env.client.clone(),
         model.to_string(),

@@ -60,6 +60,19 @@ pub fn default_model(kind: ProviderKind) -> String {
         })
 }
 
+/// The model when none is given, for `provider`: `TASCER_MODEL`, else
+/// Sonnet on Anthropic and on OpenRouter (spelled its way), else
+/// [`default_model`]'s for the wire. The id as it will be sent (aliases
+/// resolved).
+pub fn default_model_for(provider: &ProviderConfig) -> String {
+    let model = match std::env::var("TASCER_MODEL").ok().filter(|m| !m.is_empty()) {
+        Some(model) => model,
+        None if provider.openrouter => DEFAULT_ANTHROPIC_MODEL.to_string(),
+        None => default_model(provider.kind),
+    };
+    provider.resolve_model(&model)
+}
+
 /// Everything a running session holds.
 pub(crate) struct Session {
     pub id: String,
@@ -203,15 +216,32 @@ impl Provider {
         let model = options
             .model
             .clone()
-            .unwrap_or_else(|| default_model(provider.kind));
-        let secrets: Vec<String> = provider.api_key.iter().cloned().collect();
+            .unwrap_or_else(|| default_model_for(&provider));
+        let model = provider.resolve_model(&model);
+        let secrets = provider.secrets();
         let client = ModelClient::new(provider)?;
+        check_budget(options, &client, &model)?;
         Ok(Provider {
             client,
             model,
             api_key_source,
             secrets,
         })
+    }
+}
+
+/// Refuses a cost budget that cannot be enforced: the cost of `model`'s
+/// answers would be unknown (no price, and the provider reports none), so
+/// the budget would never trigger.
+fn check_budget(options: &Options, client: &ModelClient, model: &str) -> Result<(), Error> {
+    match options.max_budget_usd {
+        Some(budget) if !client.knows_cost(model) => Err(Error::InvalidOptions(format!(
+            "a cost budget (${budget:.2}) cannot be enforced: the cost of {model} on the {} \
+             provider is unknown (no price for it, and the provider reports none); add its price \
+             (TASCER_PRICES or ProviderConfig::prices) or drop the budget",
+            client.provider_name()
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -429,7 +459,7 @@ fn loop_env(
         max_tokens: options.max_tokens,
         costs: Arc::new(Mutex::new(Costs {
             total_usd: opened.total_cost_usd,
-            per_model: Vec::new(),
+            ..Costs::default()
         })),
         sink: Arc::new(Mutex::new(None)),
         pending_totals: Arc::default(),

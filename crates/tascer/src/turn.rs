@@ -25,6 +25,8 @@ use crate::session::Session;
 /// The running totals of one turn.
 struct TurnState {
     started: Instant,
+    /// The child sessions' model calls when the turn started.
+    child_turns_before: u32,
     api_time: Duration,
     num_turns: u32,
     usage: Usage,
@@ -67,6 +69,7 @@ pub(crate) async fn run_turn(
     session.agent.env.set_sink(Some(tx));
     let mut state = TurnState {
         started: Instant::now(),
+        child_turns_before: session.agent.env.child_turns(),
         api_time: Duration::ZERO,
         num_turns: 0,
         usage: Usage::default(),
@@ -432,11 +435,13 @@ fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> Resul
         is_error: false,
         duration_ms: millis(state.started.elapsed()),
         duration_api_ms: millis(state.api_time),
-        num_turns: state.num_turns,
+        // The turn's model calls and those of the child sessions it ran.
+        num_turns: state.num_turns + env.child_turns().saturating_sub(state.child_turns_before),
         result: Some(state.last_text.clone()),
         stop_reason: state.stop_reason.clone(),
         session_id: session.id.clone(),
         total_cost_usd: env.total_cost_usd(),
+        unpriced_models: env.unpriced_models(),
         usage: state.usage,
         model_usage: Map::new(),
         permission_denials: session.agent.governance.take_denials(),

@@ -237,3 +237,99 @@ async fn interrupt_while_the_model_is_answering_aborts_the_stream() {
     assert!(!messages.iter().any(|m| matches!(m, Message::Assistant(_))));
     client.disconnect().await;
 }
+
+/// A cost budget over a model whose cost would be unknown (no price, and
+/// a provider that reports none) is refused before anything is sent: it
+/// could never trigger.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_budget_over_an_unknown_cost_is_refused_at_start() {
+    let env = Env::new();
+    let server = MockServer::start(Scenario::new().turn(Turn::text("hi")))
+        .await
+        .unwrap();
+    let messages = collect("spend", openai_options(&server, &env).max_budget_usd(1.0)).await;
+    let result = result_of(&messages);
+    assert!(result.is_error);
+    let text = result.result.clone().unwrap_or_default();
+    assert!(
+        text.contains("cannot be enforced") && text.contains("mock-model"),
+        "{text}"
+    );
+    assert!(server.requests().is_empty(), "nothing is sent");
+    // With a price it runs.
+    let mut options = openai_options(&server, &env).max_budget_usd(1.0);
+    if let Some(provider) = options.provider.as_mut() {
+        provider
+            .prices
+            .set("mock-model", Price::new(1.0, 1.0, 1.0, 1.0));
+    }
+    let messages = collect("spend", options).await;
+    assert!(!result_of(&messages).is_error);
+}
+
+/// An unknown cost is reported as unknown (the model named in
+/// `unpriced_models`), never as a silent zero; a cost the provider reports
+/// (OpenRouter's usage accounting) is used as it is, and makes the budget
+/// enforceable.
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_costs_are_named_and_reported_costs_are_used() {
+    let env = Env::new();
+    let unpriced = Scenario::new()
+        .turn(Turn::tool("Bash", json!({"command": "true"})))
+        .turn(Turn::text("done"));
+    let server = MockServer::start(unpriced).await.unwrap();
+    let messages = collect("go", openai_options(&server, &env)).await;
+    let result = result_of(&messages);
+    assert!(!result.is_error);
+    assert_eq!(result.unpriced_models, ["mock-model"]);
+    assert_eq!(result.total_cost_usd, 0.0);
+    let frame = serde_json::to_value(result).unwrap();
+    assert_eq!(frame["unpriced_models"], json!(["mock-model"]));
+
+    let reported = Scenario::new()
+        .turn(Turn::tool("Bash", json!({"command": "true"})).with_cost_usd(0.25))
+        .turn(Turn::text("done").with_cost_usd(0.5));
+    let server = MockServer::start(reported).await.unwrap();
+    let mut options = openai_options(&server, &env)
+        .model("sonnet")
+        .max_budget_usd(10.0);
+    if let Some(provider) = options.provider.as_mut() {
+        provider.openrouter = true;
+    }
+    let messages = collect("go", options).await;
+    let result = result_of(&messages);
+    assert!(!result.is_error, "{:?}", result.result);
+    assert!(result.unpriced_models.is_empty());
+    assert!(
+        (result.total_cost_usd - 0.75).abs() < 1e-9,
+        "{}",
+        result.total_cost_usd
+    );
+    // The alias went out as OpenRouter's id.
+    let last = server.requests().pop().unwrap();
+    assert_eq!(last.body["model"], "anthropic/claude-sonnet-4.5");
+    assert_eq!(last.body["usage"], json!({"include": true}));
+}
+
+/// `sonnet` names the provider's current Sonnet: the init frame and every
+/// request carry the resolved id.
+#[tokio::test(flavor = "multi_thread")]
+async fn model_aliases_resolve_for_the_provider() {
+    let env = Env::new();
+    let server = MockServer::start(Scenario::new().turn(Turn::text("hi")))
+        .await
+        .unwrap();
+    let messages = collect("hi", anthropic_options(&server, &env).model("haiku")).await;
+    let init = messages
+        .iter()
+        .find_map(|m| match m {
+            Message::System(s) if s.subtype == "init" => Some(s.data["model"].clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(init, "claude-haiku-4-5");
+    assert_eq!(server.requests()[0].body["model"], "claude-haiku-4-5");
+    let result = result_of(&messages);
+    assert!(result.unpriced_models.is_empty());
+    assert!(result.total_cost_usd > 0.0);
+}

@@ -21,6 +21,9 @@ pub enum ContractsCommand {
     Run(ContractsRunArgs),
     /// Show every contract of DIR and of the completed directory with its status.
     Status(ContractsStatusArgs),
+    /// Create DIR (default `contracts/`) and the completed directory, each
+    /// with a `.gitkeep`, and a template contract to copy.
+    Init(ContractsInitArgs),
     /// Merge the branches of completed contracts (run with --parallel) into the current branch.
     Merge(ContractsMergeArgs),
     /// Put the pending contracts of DIR into a queue in PostgreSQL, for workers on any host.
@@ -38,9 +41,18 @@ pub struct ContractsRunArgs {
     /// Where completed contracts are moved (default: `contracts_completed` next to DIR).
     #[arg(long, value_name = "DIR")]
     pub completed_dir: Option<PathBuf>,
-    /// Model for contracts that name none (default: the provider's).
-    #[arg(long)]
+    /// Model for contracts that name none (aliases sonnet, opus, haiku;
+    /// default: env TASCER_CONTRACTOR_MODEL, else the provider's).
+    #[arg(long, visible_alias = "contractor-model")]
     pub model: Option<String>,
+    /// The contractors' provider: anthropic, anthropic-oauth, openrouter or
+    /// openai (default: chosen from the environment, see --dry-run).
+    #[arg(long, value_name = "NAME", env = "TASCER_CONTRACTOR_PROVIDER")]
+    pub contractor_provider: Option<String>,
+    /// Print which provider, model and credential each role would use, and
+    /// the pending contracts, without running anything.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Run up to N contracts at once, each in its own git worktree on branch
     /// `contracts/<name>` (merge them with `tascer contracts merge`).
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -65,6 +77,17 @@ pub struct ContractsStatusArgs {
     /// With --queue: the contracts of a queue and their attempts instead of a directory's.
     #[command(flatten)]
     pub queue: QueueArgs,
+}
+
+/// Arguments of `tascer contracts init`.
+#[derive(Debug, Args)]
+pub struct ContractsInitArgs {
+    /// The contracts directory.
+    #[arg(default_value = "contracts")]
+    pub dir: PathBuf,
+    /// The completed directory (default: `contracts_completed` next to DIR).
+    #[arg(long, value_name = "DIR")]
+    pub completed_dir: Option<PathBuf>,
 }
 
 /// Arguments of `tascer contracts merge`.
@@ -147,9 +170,14 @@ pub struct WorkerArgs {
     /// How often to look for work when there is none, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub poll_ms: u64,
-    /// Model for contracts that name none (default: the provider's).
-    #[arg(long)]
+    /// Model for contracts that name none (aliases sonnet, opus, haiku;
+    /// default: env TASCER_CONTRACTOR_MODEL, else the provider's).
+    #[arg(long, visible_alias = "contractor-model")]
     pub model: Option<String>,
+    /// The contractors' provider: anthropic, anthropic-oauth, openrouter or
+    /// openai (default: chosen from the environment).
+    #[arg(long, value_name = "NAME", env = "TASCER_CONTRACTOR_PROVIDER")]
+    pub contractor_provider: Option<String>,
     /// At exit, print what this worker did as JSON (instead of one line per contract).
     #[arg(long)]
     pub json: bool,

@@ -17,8 +17,8 @@ use clap::{Parser, Subcommand};
 
 pub use archive::{ArchiveArgs, ArchiveCommand};
 pub use contracts::{
-    ContractsArgs, ContractsCommand, ContractsMergeArgs, ContractsRunArgs, ContractsStatusArgs,
-    EnqueueArgs, QueueArgs, WorkerArgs,
+    ContractsArgs, ContractsCommand, ContractsInitArgs, ContractsMergeArgs, ContractsRunArgs,
+    ContractsStatusArgs, EnqueueArgs, QueueArgs, WorkerArgs,
 };
 pub use demo::{DemoArgs, DemoTopic};
 pub use install::InstallArgs;

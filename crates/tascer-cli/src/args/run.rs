@@ -137,6 +137,19 @@ pub struct RunArgs {
     /// contracts of DIR (default `contracts`) and returns their summary.
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "contracts")]
     pub execute_contracts: Option<PathBuf>,
+    /// The session's provider: anthropic, anthropic-oauth, openrouter or
+    /// openai (default: from the environment; with --execute-contracts an
+    /// OpenAI-compatible one such as OpenRouter is preferred for the manager).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// With --execute-contracts: the contractors' provider (default: from
+    /// the environment, Anthropic preferred).
+    #[arg(long, value_name = "NAME", env = "TASCER_CONTRACTOR_PROVIDER")]
+    pub contractor_provider: Option<String>,
+    /// With --execute-contracts: the contractors' model for contracts that
+    /// name none (aliases sonnet, opus, haiku).
+    #[arg(long, value_name = "MODEL", env = "TASCER_CONTRACTOR_MODEL")]
+    pub contractor_model: Option<String>,
 }
 
 /// A positive number of seconds (fractions allowed), as a duration.

@@ -99,7 +99,7 @@ async fn run(cli: SdkCli) -> ExitCode {
 /// ended.
 fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
     let mut options = crate::run::options_from_args(&cli.run)?;
-    options.provider = crate::provider::provider_from_env(cli.run.request_timeout)?;
+    crate::run::set_provider(&cli.run, &mut options)?;
     if let Some(file) = &cli.sdk.system_prompt_file {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("--system-prompt-file: cannot read {}", file.display()))?;

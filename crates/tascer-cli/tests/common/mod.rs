@@ -17,11 +17,18 @@ pub mod sdk;
 pub mod sdk_cases;
 
 /// Variables that would point a session at a real provider or service.
-const OUTSIDE_VARS: [&str; 15] = [
+const OUTSIDE_VARS: [&str; 22] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
+    "OPENROUTER_API_KEY",
+    "OPENROUTER_BASE_URL",
+    "TASCER_EXTRA_HEADERS",
+    "TASCER_CONTRACTOR_PROVIDER",
+    "TASCER_CONTRACTOR_MODEL",
     "TASCER_MODEL",
     "TASCER_PRICES",
     "TASCER_LOG",
