@@ -448,8 +448,9 @@ impl Admission {
 
     /// Step 3, a call still at "ask": the `PermissionRequest` hooks, then
     /// `tool-approve` (and `tool-appeal`) when the reviewers are on, then —
-    /// unless asks are deferred to the host — a `Notification` and the
-    /// asker, or a denial that says what would allow the call.
+    /// in `auto` mode, where nobody is asked — a denial; else, unless asks
+    /// are deferred to the host, a `Notification` and the asker, or a
+    /// denial that says what would allow the call.
     async fn settle_ask(
         &self,
         common: &HookCommon,
@@ -470,6 +471,17 @@ impl Admission {
         {
             decision = self.apply_review(call, decision, &review);
             reviews.extend(review.records);
+        }
+        if decision.behavior == Behavior::Ask
+            && self.mode() == PermissionMode::Auto
+            && !for_the_user(call)
+        {
+            let mut denied = self.permissions.resolve_non_interactive(decision);
+            denied.reason = format!(
+                "auto mode: nobody is asked and no reviewer approved it. {}",
+                denied.reason
+            );
+            return denied;
         }
         if decision.behavior == Behavior::Ask && !self.defer_asks {
             if self.asker.is_some() {
@@ -850,8 +862,13 @@ impl Admission {
 /// detection escalated (a human must see it), not a question or plan meant
 /// for the user.
 fn reviewable(call: &ToolCall, decision: &PermissionDecision) -> bool {
-    decision.decided_by != DecisionSource::Workaround
-        && !matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode")
+    decision.decided_by != DecisionSource::Workaround && !for_the_user(call)
+}
+
+/// True for the tools meant for the user (a question, a plan to
+/// approve): their ask is the user's to answer, in every mode.
+fn for_the_user(call: &ToolCall) -> bool {
+    matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode")
 }
 
 /// `value` with secrets redacted from every string in it.

@@ -13,7 +13,9 @@ pub use tascer_settings::{
     SettingsSource,
 };
 
-use crate::permissions::{Behavior, PermissionEngineBuilder, PermissionRules, RuleOrigin};
+use crate::permissions::{
+    Behavior, PermissionEngineBuilder, PermissionMode, PermissionRules, RuleOrigin,
+};
 use crate::reviewers::ReviewersConfig;
 use crate::safety::settings::SensitiveAction;
 use crate::safety::{DEFAULT_AUTO_APPROVE_TOOLS, DEFAULT_TRUSTED, PathClasses};
@@ -27,6 +29,26 @@ pub struct SafetyConfig {
     pub path_classes: Option<PathClasses>,
     /// The reviewers that are on.
     pub reviewers: ReviewersConfig,
+}
+
+/// The modes Tascer accepts from a caller when `permissions.callerModes`
+/// does not say: every mode but `bypassPermissions`.
+pub const DEFAULT_CALLER_MODES: &[PermissionMode] = &[
+    PermissionMode::Default,
+    PermissionMode::AcceptEdits,
+    PermissionMode::Plan,
+    PermissionMode::DontAsk,
+    PermissionMode::Auto,
+];
+
+/// The permission mode Tascer decides a host's call in, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallerMode {
+    /// The mode in force.
+    pub mode: PermissionMode,
+    /// Set when the caller's own mode was not accepted: what it was and
+    /// what replaced it (for the record and the logs).
+    pub replaced: Option<String>,
 }
 
 /// The settings layers, highest precedence first, with their permission
@@ -157,6 +179,48 @@ impl LoadedSettings {
             auto_approve,
             path_classes,
             reviewers: ReviewersConfig::from_settings(&merged),
+        }
+    }
+
+    /// The mode a host's call is decided in when the host runs in
+    /// `caller` (Claude Code's `permission_mode`): the caller's own mode
+    /// when `permissions.callerModes` accepts it (default: all but
+    /// `bypassPermissions`; never `bypassPermissions` while
+    /// `disableBypassPermissionsMode` is set); else the profile's floor,
+    /// the settings' `defaultMode` (when it is not a refused
+    /// `bypassPermissions`), else `auto`. With no caller mode, the
+    /// settings' `defaultMode`, else `default`.
+    pub fn mode_for_caller(&self, caller: Option<&str>) -> CallerMode {
+        let accepted = |mode: PermissionMode| {
+            let listed = match self.caller_modes() {
+                Some(modes) => modes.contains(&mode),
+                None => DEFAULT_CALLER_MODES.contains(&mode),
+            };
+            listed && !(mode == PermissionMode::BypassPermissions && self.bypass_disabled())
+        };
+        let Some(caller) = caller else {
+            return CallerMode {
+                mode: self.default_mode().unwrap_or_default(),
+                replaced: None,
+            };
+        };
+        if let Ok(mode) = caller.parse::<PermissionMode>()
+            && accepted(mode)
+        {
+            return CallerMode {
+                mode,
+                replaced: None,
+            };
+        }
+        let floor = self
+            .default_mode()
+            .filter(|m| *m != PermissionMode::BypassPermissions || accepted(*m))
+            .unwrap_or(PermissionMode::Auto);
+        CallerMode {
+            mode: floor,
+            replaced: Some(format!(
+                "the caller's permission mode `{caller}` is not accepted (permissions.callerModes); Tascer decides in `{floor}`"
+            )),
         }
     }
 

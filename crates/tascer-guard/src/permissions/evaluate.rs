@@ -9,7 +9,8 @@
 //! 4. policy ask verdicts → ask
 //! 5. the mode: `bypassPermissions` allows; `plan` denies tools that change
 //!    anything; `acceptEdits` allows edits (and `mkdir touch rm mv cp`)
-//!    inside the working directories; read-only tools inside the working
+//!    inside the working directories; `auto` allows edits and read-only
+//!    shell commands inside them; read-only tools inside the working
 //!    directories are allowed in every mode
 //! 6. allow rules, then policy allow verdicts → allow
 //! 7. otherwise ask
@@ -229,6 +230,11 @@ fn by_mode(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> Option<Permi
                 ),
             ));
         }
+        PermissionMode::Auto => {
+            if let Some(d) = by_auto_mode(inp, call, facts, mode_source()) {
+                return Some(d);
+            }
+        }
         PermissionMode::AcceptEdits => {
             if facts.class == ToolClass::Edit && !facts.paths.is_empty() && inside() {
                 return Some(PermissionDecision::new(
@@ -252,6 +258,38 @@ fn by_mode(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> Option<Permi
             Behavior::Allow,
             mode_source(),
             "read-only tool inside the working directories",
+        )
+    })
+}
+
+/// Step 5 in `auto` mode: edits inside the working directories and
+/// read-only shell commands (see [`read_only`](super::read_only)) run;
+/// whatever else reaches this step is left to the allow rules, then asks
+/// (admission gives that ask to the reviewers, or refuses it).
+fn by_auto_mode(
+    inp: &Inputs<'_>,
+    call: &ToolCall,
+    facts: &CallFacts,
+    source: DecisionSource,
+) -> Option<PermissionDecision> {
+    let inside = !facts.paths.is_empty()
+        && facts
+            .paths
+            .iter()
+            .all(|p| within_any(&p.canonical, inp.working_dirs));
+    if facts.class == ToolClass::Edit && inside {
+        return Some(PermissionDecision::new(
+            Behavior::Allow,
+            source,
+            "auto mode: file edit inside the working directories",
+        ));
+    }
+    let shell = facts.shell.as_ref()?;
+    super::read_only::is_read_only(shell, &call.cwd, inp.home, inp.working_dirs).then(|| {
+        PermissionDecision::new(
+            Behavior::Allow,
+            source,
+            "auto mode: read-only command inside the working directories",
         )
     })
 }
