@@ -118,8 +118,12 @@ impl HookSession {
     pub(crate) fn settings(&self) -> Result<&LoadedSettings, String> {
         self.settings
             .get_or_init(|| {
-                tascer::host::load_settings(&self.cwd, &self.home)
-                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))
+                let settings = tascer::host::load_settings(&self.cwd, &self.home)
+                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))?;
+                for warning in &settings.warnings {
+                    tracing::warn!("{warning}");
+                }
+                Ok(settings)
             })
             .as_ref()
             .map_err(Clone::clone)

@@ -1,6 +1,7 @@
 //! The safe profile under `tascer hook`, as a new user gets it: `tascer
 //! install claude-code` in a git project and nothing else, then Claude Code
-//! hook events in `bypassPermissions`. Each event is a new process of the built binary
+//! hook events from a subdirectory of the project, in
+//! `bypassPermissions`. Each event is a new process of the built binary
 //! (`tascer hook` and `tascer-hook`); the reviewers ask the mock model
 //! through the provider of the hook's environment.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -23,10 +24,12 @@ struct Project {
     user_home: tempfile::TempDir,
     _dir: tempfile::TempDir,
     root: PathBuf,
-    /// `root/src`.
+    /// `root/src`: where Claude Code works.
     src: PathBuf,
     /// `ANTHROPIC_BASE_URL` of the reviewers' model, if any.
     model: Option<String>,
+    /// Claude Code's `permission_mode` in the events.
+    mode: &'static str,
 }
 
 impl Project {
@@ -64,6 +67,7 @@ impl Project {
             root,
             src,
             model: None,
+            mode: "bypassPermissions",
         };
         for args in [
             &["keys", "generate"][..],
@@ -82,14 +86,14 @@ impl Project {
         cmd
     }
 
-    /// Claude Code's hook event `name` for `session`, in the project.
+    /// Claude Code's hook event `name` for `session`, from `src/`.
     fn event(&self, session: &str, name: &str, extra: Value) -> Value {
         let mut event = json!({
             "hook_event_name": name,
             "session_id": session,
             "transcript_path": self.root.join("transcript.jsonl").display().to_string(),
-            "cwd": self.root.display().to_string(),
-            "permission_mode": "bypassPermissions",
+            "cwd": self.src.display().to_string(),
+            "permission_mode": self.mode,
         });
         for (k, v) in extra.as_object().unwrap() {
             event[k] = v.clone();
@@ -101,9 +105,9 @@ impl Project {
     /// hook`, as Claude Code runs the command install wrote.
     fn hook(&self, event: &Value, hook_only: bool) -> Output {
         let mut cmd = if hook_only {
-            tascer_hook(self.home.path(), &self.root)
+            tascer_hook(self.home.path(), &self.src)
         } else {
-            let mut cmd = tascer(self.home.path(), &self.root);
+            let mut cmd = tascer(self.home.path(), &self.src);
             cmd.arg("hook");
             cmd
         };
@@ -279,7 +283,7 @@ fn install_writes_the_safe_profile_next_to_the_project_s_own_rules() {
 }
 
 #[test]
-fn in_bypass_permissions_without_a_model_dangerous_calls_are_refused() {
+fn in_bypass_permissions_from_a_subdirectory_without_a_model_dangerous_calls_are_refused() {
     let p = Project::install();
     let session = "safe-profile-no-model";
     for (i, call) in dangerous(&p).iter().enumerate() {
@@ -289,7 +293,7 @@ fn in_bypass_permissions_without_a_model_dangerous_calls_are_refused() {
         assert_eq!(decision, "deny", "{}: {reason}", call.id);
         assert!(reason.starts_with("Tascer: "), "{reason}");
     }
-    // The project's deny rule is named.
+    // The project's deny rule is found from src/ and named.
     let (_, reason) = p
         .pre(session, &bash("push", "git push origin main"), false)
         .unwrap();
@@ -370,7 +374,7 @@ fn with_a_model_dangerous_calls_go_to_the_reviewers_and_benign_ones_do_not() {
         dangerous(&p).len(),
         "each dangerous call is reviewed"
     );
-    // A deny rule of the project needs no reviewer.
+    // A deny rule of the project (found from src/) needs no reviewer.
     let (decision, reason) = p
         .pre(session, &bash("push", "git push origin main"), false)
         .unwrap();
@@ -394,4 +398,40 @@ fn with_a_model_dangerous_calls_go_to_the_reviewers_and_benign_ones_do_not() {
         1 + 2 * (dangerous(&p).len() - 1),
         "{reviews:?}"
     );
+}
+
+#[test]
+fn claude_code_s_own_rules_count_and_one_tascer_cannot_read_is_only_a_warning() {
+    let mut p = Project::install();
+    p.mode = "dontAsk";
+    // Claude Code's own project file (install put its hooks there): an
+    // allow rule, and a rule Tascer cannot parse.
+    let path = p.root.join(".claude/settings.json");
+    let mut claude: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    claude["permissions"] = json!({"allow": ["Bash(npm test:*)", "Bash(:*)"]});
+    std::fs::write(&path, claude.to_string()).unwrap();
+    let session = "safe-profile-claude-rules";
+
+    let event = p.event(
+        session,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}, "tool_use_id": "npm_test"}),
+    );
+    let out = p.hook(&event, false);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "",
+        "dontAsk: Claude Code's allow rule lets it run"
+    );
+    let (_, stderr) = texts(&out);
+    assert!(
+        stderr.contains("Bash(:*)") && stderr.contains(".claude/settings.json"),
+        "the rule Tascer cannot honour is a warning: {stderr}"
+    );
+    let (decision, reason) = p
+        .pre(session, &bash("publish", "npm publish"), false)
+        .expect("a decision");
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("dontAsk"), "{reason}");
 }

@@ -9,8 +9,8 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
 pub use tascer_settings::{
-    LayeredSettings, PermissionsSettings, Settings, SettingsError, SettingsLayer, SettingsLoader,
-    SettingsSource,
+    CLAUDE_PROJECT_DIR, LayeredSettings, PermissionsSettings, Settings, SettingsError,
+    SettingsLayer, SettingsLoader, SettingsSource, project_root,
 };
 
 use crate::permissions::{
@@ -60,6 +60,11 @@ pub struct LoadedSettings {
     settings: LayeredSettings,
     /// Rules merged across every layer.
     pub rules: PermissionRules,
+    /// What Tascer read but cannot honour in Claude Code's own settings
+    /// files (a rule it cannot parse, a `permissions` key it does not
+    /// know): each a warning naming the file, for the host to show. Claude
+    /// Code still applies them itself.
+    pub warnings: Vec<String>,
 }
 
 impl Deref for LoadedSettings {
@@ -87,8 +92,23 @@ impl LoadSettings for SettingsLoader {
 impl LoadedSettings {
     /// The layers read, with their rules parsed.
     pub fn from_layers(settings: LayeredSettings) -> Result<Self, SettingsError> {
-        let rules = merged_rules(&settings.layers)?;
-        Ok(LoadedSettings { settings, rules })
+        let mut warnings = Vec::new();
+        let rules = merged_rules(&settings.layers, &mut warnings)?;
+        Ok(LoadedSettings {
+            settings,
+            rules,
+            warnings,
+        })
+    }
+
+    /// Drops the `hooks` of Claude Code's own settings files: under Claude
+    /// Code (`tascer hook`) they are Claude Code's to run, not Tascer's.
+    pub fn without_claude_code_hooks(&mut self) {
+        for layer in &mut self.settings.layers {
+            if is_claude_code(layer.source) {
+                layer.settings.hooks = None;
+            }
+        }
     }
 
     /// Every layer's `additionalDirectories`, resolved against its
@@ -244,11 +264,33 @@ impl LoadedSettings {
     }
 }
 
-/// Every layer's permission rules, parsed with the file they came from.
-fn merged_rules(layers: &[SettingsLayer]) -> Result<PermissionRules, SettingsError> {
+/// True for Claude Code's own settings files.
+fn is_claude_code(source: SettingsSource) -> bool {
+    matches!(
+        source,
+        SettingsSource::ClaudeLocal | SettingsSource::ClaudeProject | SettingsSource::ClaudeUser
+    )
+}
+
+/// Every layer's permission rules, parsed with the file they came from. A
+/// rule of Claude Code's own files that Tascer cannot parse, and a
+/// `permissions` key there it does not know, are `warnings`; in Tascer's
+/// files a bad rule is an error.
+fn merged_rules(
+    layers: &[SettingsLayer],
+    warnings: &mut Vec<String>,
+) -> Result<PermissionRules, SettingsError> {
     let mut rules = PermissionRules::new();
     for l in layers {
         let name = l.name();
+        let claude = is_claude_code(l.source);
+        if claude {
+            for key in l.settings.permissions.other.keys() {
+                warnings.push(format!(
+                    "{name}: permissions.{key} is not honoured by Tascer (Claude Code still applies it)"
+                ));
+            }
+        }
         let origin = RuleOrigin {
             source_file: Some(name.clone()),
             project_root: Some(l.project_root.clone()),
@@ -260,12 +302,18 @@ fn merged_rules(layers: &[SettingsLayer]) -> Result<PermissionRules, SettingsErr
             (Behavior::Deny, &p.deny),
         ] {
             for raw in list {
-                rules
-                    .add(behavior, raw, &origin)
-                    .map_err(|source| SettingsError::Rule {
-                        path: name.clone(),
-                        source: Box::new(source),
-                    })?;
+                match rules.add(behavior, raw, &origin) {
+                    Ok(_) => {}
+                    Err(e) if claude => warnings.push(format!(
+                        "{name}: the rule {raw:?} is not honoured by Tascer ({e}); Claude Code still applies it"
+                    )),
+                    Err(source) => {
+                        return Err(SettingsError::Rule {
+                            path: name.clone(),
+                            source: Box::new(source),
+                        });
+                    }
+                }
             }
         }
     }

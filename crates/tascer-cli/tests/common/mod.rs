@@ -17,7 +17,7 @@ pub mod sdk;
 pub mod sdk_cases;
 
 /// Variables that would point a session at a real provider or service.
-const OUTSIDE_VARS: [&str; 15] = [
+const OUTSIDE_VARS: [&str; 17] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -33,6 +33,8 @@ const OUTSIDE_VARS: [&str; 15] = [
     "TASCER_STORE",
     "TASCER_STORE_RETRY_MS",
     "TASCER_STORE_POOL_SIZE",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_CONFIG_DIR",
 ];
 
 /// A `tascer` command with a clean provider environment, its own home and
