@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tascer::host::{HostGovernance, HostStep};
@@ -21,6 +22,12 @@ use tascer_model::{ModelClient, ProviderConfig};
 
 use crate::session::{HookSession, event_note};
 use crate::transcript::ClaudeTranscript;
+
+/// How long a hook answer may take unless `safety.hookDeadlineMs` says
+/// otherwise: safely below the 30 s timeout install writes, so that the
+/// answer is Tascer's (the fail mode's, when a reviewer is late) and not
+/// Claude Code's, which lets a call through when its hook times out.
+pub const HOOK_DEADLINE: Duration = Duration::from_secs(20);
 
 impl HookSession {
     /// Tascer's governance for this event's step, in the event's
@@ -38,8 +45,11 @@ impl HookSession {
         }
         let governance = HostGovernance::from_settings(settings, &self.cwd, Some(mode.mode), step)
             .map_err(|e| format!("cannot build Tascer's governance from its settings: {e}"))?;
+        let deadline = governance.safety().hook_deadline.unwrap_or(HOOK_DEADLINE);
         let reviewers = self.reviewers(governance.safety(), &self.hook_common.transcript_path);
-        Ok(governance.with_reviewers(reviewers))
+        Ok(governance
+            .with_reviewers(reviewers)
+            .with_deadline(Some(deadline)))
     }
 
     /// The reviewers the settings turn on, asking the provider of the

@@ -10,9 +10,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tascer_testkit::{MockServer, Route, Scenario, reviewer_verdict};
+use tascer_testkit::{Fault, MockServer, Route, Scenario, Turn, reviewer_verdict};
 
 use common::{report_json, run_with_stdin, tascer, tascer_hook, texts};
 
@@ -434,4 +435,45 @@ fn claude_code_s_own_rules_count_and_one_tascer_cannot_read_is_only_a_warning() 
         .expect("a decision");
     assert_eq!(decision, "deny", "{reason}");
     assert!(reason.contains("dontAsk"), "{reason}");
+}
+
+#[test]
+fn a_reviewer_that_hangs_is_refused_within_the_deadline_and_that_is_on_record() {
+    let server = MockServer::start_blocking(Scenario::new().route(Route::reviewer(
+        "tool-approve",
+        "shadow",
+        Turn::new().with_fault(Fault::hang()),
+    )))
+    .unwrap();
+    let mut p = Project::install();
+    p.model = Some(server.url());
+    // The reviewer would wait a minute; the answer's deadline is 2 s.
+    let settings = p.root.join(".tascer/settings.local.json");
+    std::fs::write(
+        &settings,
+        json!({"safety": {"hookDeadlineMs": 2000,
+                          "reviewers": {"toolApprove": {"timeoutMs": 60000}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let session = "safe-profile-hang";
+    let call = Call {
+        id: "read_shadow",
+        tool: "Read",
+        input: json!({"file_path": "/etc/shadow"}),
+    };
+    let started = Instant::now();
+    let (decision, reason) = p.pre(session, &call, false).expect("a decision");
+    let took = started.elapsed();
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("deadline"), "{reason}");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(15),
+        "answered after {took:?}"
+    );
+    let report = p.verified_report(session);
+    assert_eq!(status(&report, "read_shadow"), "blocked");
+    let review = &report["reviews"][0];
+    assert_eq!(review["reviewer"], "tool-approve", "{review}");
+    assert_eq!(review["outcome"], "failed_closed", "{review}");
 }

@@ -26,6 +26,7 @@
 //! mcp serve`) records what they return and runs the tool.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -61,6 +62,8 @@ pub struct Admission {
     /// The last call that failed, until the next call that would run is
     /// checked against it (`error-acknowledge`).
     pending_failure: Mutex<Option<FailedCall>>,
+    /// How long one answer may take, reviewers included.
+    answer_within: Option<Duration>,
 }
 
 /// One call to decide, with the fields hooks receive.
@@ -224,7 +227,21 @@ impl Admission {
             secrets: Vec::new(),
             reviewers: None,
             pending_failure: Mutex::new(None),
+            answer_within: None,
         }
+    }
+
+    /// Answers every call (and stop) within `within` of being asked: a
+    /// reviewer still waiting then fails, and its fail mode decides (for a
+    /// host whose own hook timeout would otherwise let the call through).
+    pub fn answer_within(mut self, within: Option<Duration>) -> Self {
+        self.answer_within = within;
+        self
+    }
+
+    /// The deadline of an answer asked for now.
+    fn deadline(&self) -> Option<Instant> {
+        self.answer_within.map(|d| Instant::now() + d)
     }
 
     /// Asks these LLM reviewers (settings `safety.reviewers`) in place of
@@ -265,8 +282,13 @@ impl Admission {
     ) -> StopReview {
         match &self.reviewers {
             Some(r) => {
-                r.validate_stop(last_answer, blocks_so_far, stop_hook_active)
-                    .await
+                r.validate_stop(
+                    last_answer,
+                    blocks_so_far,
+                    stop_hook_active,
+                    self.deadline(),
+                )
+                .await
             }
             None => StopReview::default(),
         }
@@ -335,6 +357,7 @@ impl Admission {
     /// steps of the module docs, in order.
     pub async fn admit(&self, request: CallRequest<'_>) -> Admitted {
         let call = request.call;
+        let deadline = self.deadline();
         let common = self.common(request.hook_common.clone());
         let mut hooks = HookActivity::default();
 
@@ -359,12 +382,18 @@ impl Admission {
         // the asker.
         let mut reviews = Vec::new();
         let decision = self
-            .settle_ask(&common, &call_now, decision, &mut hooks, &mut reviews)
+            .settle_ask(
+                &common,
+                &call_now,
+                decision,
+                (&mut hooks, &mut reviews),
+                deadline,
+            )
             .await;
 
         // 4. After a failure: does this call acknowledge it?
         let decision = self
-            .check_acknowledged(&call_now, decision, &mut reviews)
+            .check_acknowledged(&call_now, decision, &mut reviews, deadline)
             .await;
         let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
         if decision.behavior != Behavior::Allow && !deferred {
@@ -456,8 +485,8 @@ impl Admission {
         common: &HookCommon,
         call: &ToolCall,
         mut decision: PermissionDecision,
-        hooks: &mut HookActivity,
-        reviews: &mut Vec<ReviewRecord>,
+        (hooks, reviews): (&mut HookActivity, &mut Vec<ReviewRecord>),
+        deadline: Option<Instant>,
     ) -> PermissionDecision {
         if decision.behavior == Behavior::Ask {
             decision = self
@@ -467,7 +496,7 @@ impl Admission {
         if decision.behavior == Behavior::Ask
             && reviewable(call, &decision)
             && let Some(reviewers) = &self.reviewers
-            && let Some(review) = reviewers.approve(call, &decision.reason).await
+            && let Some(review) = reviewers.approve(call, &decision.reason, deadline).await
         {
             decision = self.apply_review(call, decision, &review);
             reviews.extend(review.records);
@@ -505,12 +534,13 @@ impl Admission {
         call: &ToolCall,
         mut decision: PermissionDecision,
         reviews: &mut Vec<ReviewRecord>,
+        deadline: Option<Instant>,
     ) -> PermissionDecision {
         let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
         if (decision.behavior == Behavior::Allow || deferred)
             && let Some(reviewers) = &self.reviewers
             && let Some(failure) = self.take_failure()
-            && let Some(review) = reviewers.acknowledge(&failure, call).await
+            && let Some(review) = reviewers.acknowledge(&failure, call, deadline).await
         {
             if !review.allowed {
                 decision = self.apply_review(call, decision, &review);

@@ -235,6 +235,19 @@ async fn a_failure_must_be_acknowledged_by_the_next_call() {
     assert!(admitted.reviews[0].passed);
 }
 
+/// A reviewer model that never answers.
+struct Hanging;
+
+impl ReviewModel for Hanging {
+    fn complete<'a>(&'a self, _call: &'a ModelCall) -> BoxFuture<'a, Result<ModelReply, String>> {
+        Box::pin(futures::future::pending())
+    }
+
+    fn default_model(&self) -> String {
+        "hanging-model".into()
+    }
+}
+
 /// Admission in `auto` mode over a fresh working directory, as a host
 /// that defers asks to its user would build it.
 fn auto_admission(reviewers: Option<Reviewers>) -> (Admission, tempfile::TempDir) {
@@ -328,4 +341,34 @@ async fn auto_mode_gives_the_rest_to_the_reviewers() {
     let admitted = admission.admit(request(&rm)).await;
     assert!(admitted.verdict.is_err());
     assert_eq!(admitted.reviews[0].outcome, ReviewOutcome::FailedClosed);
+}
+
+#[tokio::test]
+async fn a_reviewer_still_waiting_at_the_deadline_fails_by_its_fail_mode() {
+    let mut slow = config();
+    slow.timeout = Duration::from_secs(60);
+    let chain = Reviewers::new(
+        ReviewersConfig {
+            tool_approve: Some(slow),
+            ..Default::default()
+        },
+        Arc::new(Hanging),
+    );
+    let (admission, work) = auto_admission(Some(chain));
+    let admission = admission.answer_within(Some(Duration::from_millis(300)));
+    let rm = in_dir(work.path(), bash("rm", "rm -rf src"));
+    let started = std::time::Instant::now();
+    let admitted = admission.admit(request(&rm)).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(admitted.verdict.is_err());
+    let review = &admitted.reviews[0];
+    assert_eq!(review.outcome, ReviewOutcome::FailedClosed);
+    assert!(
+        review
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("deadline"),
+        "{review:?}"
+    );
 }

@@ -29,6 +29,9 @@ pub struct SafetyConfig {
     pub path_classes: Option<PathClasses>,
     /// The reviewers that are on.
     pub reviewers: ReviewersConfig,
+    /// `hookDeadlineMs` of the highest layer that sets it: how long a
+    /// host's answer may take (the host has its default).
+    pub hook_deadline: Option<std::time::Duration>,
 }
 
 /// The modes Tascer accepts from a caller when `permissions.callerModes`
@@ -199,6 +202,9 @@ impl LoadedSettings {
             auto_approve,
             path_classes,
             reviewers: ReviewersConfig::from_settings(&merged),
+            hook_deadline: safety()
+                .find_map(|(_, s)| s.hook_deadline_ms)
+                .map(std::time::Duration::from_millis),
         }
     }
 

@@ -137,6 +137,13 @@ impl HostGovernance {
         self
     }
 
+    /// Answers every call and stop within `within` (see
+    /// [`Admission::answer_within`]).
+    pub fn with_deadline(mut self, within: Option<std::time::Duration>) -> Self {
+        self.admission = self.admission.answer_within(within);
+        self
+    }
+
     /// The admission (for review, redaction and the recorded input).
     pub fn admission(&self) -> &Admission {
         &self.admission
