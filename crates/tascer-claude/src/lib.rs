@@ -44,6 +44,7 @@ mod safety;
 #[cfg(unix)]
 pub mod server;
 mod session;
+mod start;
 mod transcript;
 mod webhooks;
 

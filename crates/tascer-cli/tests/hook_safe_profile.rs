@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tascer_testkit::{Fault, MockServer, Route, Scenario, Turn, reviewer_verdict};
 
-use common::{report_json, run_with_stdin, tascer, tascer_hook, texts};
+use common::{ledger_rows, report_json, run_with_stdin, tascer, tascer_hook, texts};
 
 /// A project installed as a new user would: a git repository with a
 /// `src/` subdirectory and a deny rule of its own, a scratch user home
@@ -476,4 +476,46 @@ fn a_reviewer_that_hangs_is_refused_within_the_deadline_and_that_is_on_record() 
     let review = &report["reviews"][0];
     assert_eq!(review["reviewer"], "tool-approve", "{review}");
     assert_eq!(review["outcome"], "failed_closed", "{review}");
+}
+
+#[test]
+fn the_session_start_digests_cover_the_settings_and_the_memory_files() {
+    let p = Project::install();
+    std::fs::write(
+        p.root.join("CLAUDE.md"),
+        "Run the tests before committing.\n",
+    )
+    .unwrap();
+    let start = |session: &str| {
+        let event = p.event(session, "SessionStart", json!({"source": "startup"}));
+        let out = p.hook(&event, false);
+        assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+        let rows = ledger_rows(p.home.path(), session);
+        assert_eq!(rows[0].kind, "session_start");
+        rows[0].payload.clone()
+    };
+    let first = start("digests-1");
+    let placeholder = |text: &[u8]| json!(format!("sha256:{}", tascer_ledger::sha256_hex(text)));
+    assert_ne!(first["options_digest"], placeholder(b"{}"), "{first}");
+    assert_ne!(first["system_prompt_digest"], placeholder(b""), "{first}");
+    let files = &first["context"]["system_prompt_digest_covers"]["files"];
+    assert_eq!(
+        files,
+        &json!([p.root.join("CLAUDE.md").display().to_string()])
+    );
+
+    // Other settings, other memory: other digests.
+    std::fs::write(p.root.join("CLAUDE.md"), "Never commit.\n").unwrap();
+    std::fs::write(
+        p.root.join(".tascer/settings.local.json"),
+        json!({"permissions": {"deny": ["Bash(curl:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let second = start("digests-2");
+    assert_ne!(first["options_digest"], second["options_digest"]);
+    assert_ne!(
+        first["system_prompt_digest"],
+        second["system_prompt_digest"]
+    );
+    p.verified_report("digests-2");
 }
