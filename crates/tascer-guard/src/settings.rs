@@ -250,6 +250,20 @@ impl LoadedSettings {
         }
     }
 
+    /// The mode for a host whose caller names no mode of its own and whose
+    /// calls the user asked for through a tool call the caller already
+    /// approved (`tascer mcp serve`: Claude Code approved the MCP tool
+    /// call that runs them): the settings' `defaultMode`, else `default` —
+    /// and `default` for `auto` too, since that approval is the answer
+    /// `auto` would otherwise refuse for want of someone to ask. Rules and
+    /// policies refuse such calls as in every mode.
+    pub fn mode_for_requested_calls(&self) -> PermissionMode {
+        match self.default_mode() {
+            Some(PermissionMode::Auto) | None => PermissionMode::Default,
+            Some(mode) => mode,
+        }
+    }
+
     /// Configures an engine builder: rules, default mode, additional
     /// directories and the bypass switch.
     pub fn apply(

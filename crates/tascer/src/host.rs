@@ -81,16 +81,16 @@ pub fn load_settings(cwd: &Path, home: &Path) -> Result<LoadedSettings, Error> {
 }
 
 impl HostGovernance {
-    /// Reads Tascer's settings for `cwd` (user settings from `home`) and
-    /// builds what `step` needs, in `mode` (`None`: the settings' default
-    /// mode).
+    /// Reads the settings for `cwd` ([`load_settings`], user settings from
+    /// `home`) and builds what `step` needs, in `mode` (`None`: the
+    /// settings' default mode).
     pub fn load(
         cwd: &Path,
         home: &Path,
         mode: Option<PermissionMode>,
         step: HostStep,
     ) -> Result<Self, Error> {
-        let settings = setup::load_settings(&host_options(mode), cwd, home)?;
+        let settings = load_settings(cwd, home)?;
         Self::from_settings(&settings, cwd, mode, step)
     }
 
