@@ -291,6 +291,23 @@ async fn auto_mode_runs_workspace_work_and_refuses_the_rest_when_no_reviewer_ans
             call.tool_use_id
         );
     }
+    // Edits that would configure git, Tascer or Claude Code are not the
+    // workspace's ordinary work.
+    for file in [
+        ".tascer/settings.local.json",
+        ".git/config",
+        ".claude/settings.json",
+    ] {
+        let edit = ToolCall {
+            tool_name: "Write".into(),
+            input: json!({"file_path": dir.join(file), "content": "{}"}),
+            tool_use_id: "w".into(),
+            cwd: dir.to_path_buf(),
+            session_id: "s".into(),
+        };
+        let admitted = admission.admit(request(&in_dir(dir, edit))).await;
+        assert!(admitted.verdict.is_err(), "{file}");
+    }
     let shadow = ToolCall {
         tool_name: "Read".into(),
         input: json!({"file_path": "/etc/shadow"}),

@@ -262,8 +262,10 @@ fn by_mode(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> Option<Permi
     })
 }
 
-/// Step 5 in `auto` mode: edits inside the working directories and
-/// read-only shell commands (see [`read_only`](super::read_only)) run;
+/// Step 5 in `auto` mode: edits inside the working directories (not of
+/// the files that configure git, Tascer or Claude Code: an edit there
+/// could lift the profile or run a command later) and read-only shell
+/// commands (see [`read_only`](super::read_only)) run;
 /// whatever else reaches this step is left to the allow rules, then asks
 /// (admission gives that ask to the reviewers, or refuses it).
 fn by_auto_mode(
@@ -276,7 +278,7 @@ fn by_auto_mode(
         && facts
             .paths
             .iter()
-            .all(|p| within_any(&p.canonical, inp.working_dirs));
+            .all(|p| within_any(&p.canonical, inp.working_dirs) && !configures_tools(&p.canonical));
     if facts.class == ToolClass::Edit && inside {
         return Some(PermissionDecision::new(
             Behavior::Allow,
@@ -291,6 +293,20 @@ fn by_auto_mode(
             source,
             "auto mode: read-only command inside the working directories",
         )
+    })
+}
+
+/// Directories whose files configure what runs or what is allowed
+/// (git's configuration and hooks, Tascer's and Claude Code's settings):
+/// `auto` does not approve edits there on its own.
+const CONFIGURING_DIRS: &[&str] = &[".git", ".tascer", ".claude"];
+
+/// True when `path` is inside one of [`CONFIGURING_DIRS`].
+fn configures_tools(path: &Path) -> bool {
+    path.components().any(|c| {
+        CONFIGURING_DIRS
+            .iter()
+            .any(|d| c.as_os_str() == std::ffi::OsStr::new(d))
     })
 }
 

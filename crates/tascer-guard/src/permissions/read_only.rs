@@ -17,7 +17,9 @@ use super::shell::{ShellAnalysis, ShellWord, SimpleCommand};
 
 /// Programs that only read files and print. `sed`, `awk`, `xxd`,
 /// `hostname`, `tee` and editors are left out: some of their ordinary
-/// arguments write files or run commands.
+/// arguments write files or run commands; so are `env` and `printenv`,
+/// which print the environment's secrets. The options of
+/// [`WRITING_OPTIONS`] make some of these write or run other programs.
 const READ_ONLY_PROGRAMS: &[&str] = &[
     "ls",
     "cat",
@@ -66,7 +68,6 @@ const READ_ONLY_PROGRAMS: &[&str] = &[
     "od",
     "hexdump",
     "strings",
-    "printenv",
     "find",
     "sort",
     "uniq",
@@ -88,7 +89,18 @@ const WRITING_OPTIONS: &[(&str, &[&str])] = &[
             "-okdir",
         ],
     ),
-    ("sort", &["-o", "--output"]),
+    ("sort", &["-o", "--output", "--compress-program"]),
+    ("rg", &["--pre"]),
+    (
+        "git",
+        &[
+            "-O",
+            "--open-files-in-pager",
+            "--ext-diff",
+            "--textconv",
+            "-c",
+        ],
+    ),
     ("date", &["-s", "--set"]),
     ("tree", &["-o"]),
 ];
@@ -308,6 +320,12 @@ mod tests {
             "./script.sh",
             "sudo ls",
             "git diff --output=/tmp/x",
+            "git diff --ext-diff",
+            "git grep -O foo",
+            "rg --pre=./x.sh foo",
+            "sort --compress-program=sh a.txt",
+            "printenv",
+            "env",
         ] {
             assert!(!read_only(command), "{command}");
         }
