@@ -1,6 +1,7 @@
 //! What `tascer install claude-code` writes into Claude Code's settings
 //! and `tascer uninstall claude-code` takes out again: `tascer hook` on
-//! every hook event and `tascer mcp serve` among the MCP servers.
+//! every hook event, `tascer mcp serve` among the MCP servers, and the
+//! safe profile ([`SAFE_PROFILE`]) in Tascer's own settings.
 //!
 //! Install keeps everything else in the files, saves each file's original
 //! bytes (under `$TASCER_HOME/installs/`) before its first change, and is
@@ -137,13 +138,28 @@ pub struct Target {
     pub settings: PathBuf,
     /// The file that holds `mcpServers`.
     pub mcp: PathBuf,
+    /// Tascer's settings file that gets the safe profile
+    /// ([`SAFE_PROFILE`]).
+    pub profile: PathBuf,
 }
+
+/// The safe profile install writes into Tascer's settings: the `auto`
+/// permission mode (the floor when Claude Code's own mode is not accepted,
+/// as `bypassPermissions` is not by default) and the `tool-approve` /
+/// `tool-appeal` reviewers, which answer for the user when a model is
+/// configured. Keys the file already sets are left as they are.
+pub const SAFE_PROFILE: &[(&[&str], &str)] = &[
+    (&["permissions", "defaultMode"], "\"auto\""),
+    (&["safety", "reviewers", "toolApprove"], "{}"),
+    (&["safety", "reviewers", "toolAppeal"], "{}"),
+];
 
 impl Target {
     /// The user scope (`user`: `$CLAUDE_CONFIG_DIR/settings.json`, else
-    /// `~/.claude/settings.json`, and `~/.claude.json`) or the project in
-    /// `cwd` (`.claude/settings.json` and `.mcp.json`).
-    pub fn new(user: bool, cwd: &Path) -> Result<Self, InstallError> {
+    /// `~/.claude/settings.json`, and `~/.claude.json`; the profile in
+    /// `<tascer_home>/settings.json`) or the project in `cwd`
+    /// (`.claude/settings.json`, `.mcp.json` and `.tascer/settings.json`).
+    pub fn new(user: bool, cwd: &Path, tascer_home: &Path) -> Result<Self, InstallError> {
         if user {
             let home = std::env::home_dir().ok_or(InstallError::NoHome)?;
             let config = std::env::var_os("CLAUDE_CONFIG_DIR")
@@ -153,12 +169,14 @@ impl Target {
                 scope: "user",
                 settings: config.join("settings.json"),
                 mcp: home.join(".claude.json"),
+                profile: tascer_home.join("settings.json"),
             })
         } else {
             Ok(Target {
                 scope: "project",
                 settings: cwd.join(".claude/settings.json"),
                 mcp: cwd.join(".mcp.json"),
+                profile: cwd.join(".tascer/settings.json"),
             })
         }
     }
@@ -178,6 +196,8 @@ pub struct Installed {
     pub settings_changed: bool,
     /// The MCP server was added (false: one named [`SERVER`] was there).
     pub mcp_changed: bool,
+    /// The safe profile was written (false: the file set all of it).
+    pub profile_changed: bool,
 }
 
 /// Puts `exe hook` (or the [`HOOK_EXECUTABLE`] next to `exe`) on every
@@ -190,9 +210,11 @@ pub fn install(target: &Target, home: &Path, exe: &Path) -> Result<Installed, In
         add_hooks(root, &hook_command)
     })?;
     let mcp_changed = edit(home, &target.mcp, |root| add_server(root, &program))?;
+    let profile_changed = edit(home, &target.profile, add_profile)?;
     Ok(Installed {
         settings_changed,
         mcp_changed,
+        profile_changed,
     })
 }
 
@@ -280,10 +302,14 @@ fn edit(
 pub fn uninstall(home: &Path, file: &Path) -> Result<Uninstalled, InstallError> {
     let record_file = record_path(home, file);
     let (_, mut root) = read_object(file)?;
-    let removed = remove_ours(&mut root);
     let saved: Option<Value> = std::fs::read(&record_file)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
+    let original = saved
+        .as_ref()
+        .and_then(|s| s["original"].as_str())
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    let removed = remove_ours(&mut root) | remove_profile(&mut root, original.as_ref());
     if !removed {
         let _ = std::fs::remove_file(&record_file);
         return Ok(Uninstalled::NothingThere);
@@ -348,6 +374,78 @@ fn add_hooks(root: &mut Map<String, Value>, command: &str) -> Result<bool, Insta
         changed = true;
     }
     Ok(changed)
+}
+
+/// Writes each key of [`SAFE_PROFILE`] the file does not set yet.
+fn add_profile(root: &mut Map<String, Value>) -> Result<bool, InstallError> {
+    let mut changed = false;
+    for (path, value) in SAFE_PROFILE {
+        let (last, parents) = path.split_last().ok_or(InstallError::WrongType {
+            key: String::new(),
+            expected: "a key",
+        })?;
+        let mut object = &mut *root;
+        for (depth, key) in parents.iter().enumerate() {
+            let entry = object
+                .entry(*key)
+                .or_insert_with(|| Value::Object(Map::new()));
+            let Value::Object(inner) = entry else {
+                return Err(InstallError::WrongType {
+                    key: path[..=depth].join("."),
+                    expected: "an object",
+                });
+            };
+            object = inner;
+        }
+        if !object.contains_key(*last) {
+            object.insert((*last).to_string(), serde_json::from_str(value)?);
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+/// Removes the [`SAFE_PROFILE`] keys that still hold the profile's value
+/// and were not in the file before install (`original`), and the objects
+/// that leaves empty; true when something was removed.
+fn remove_profile(root: &mut Map<String, Value>, original: Option<&Value>) -> bool {
+    let mut removed = false;
+    let mut current = Value::Object(std::mem::take(root));
+    for (path, value) in SAFE_PROFILE {
+        let Ok(value) = serde_json::from_str::<Value>(value) else {
+            continue;
+        };
+        let pointer = format!("/{}", path.join("/"));
+        let was_there = original.is_some_and(|o| o.pointer(&pointer).is_some());
+        if !was_there && current.pointer(&pointer) == Some(&value) {
+            remove_path(&mut current, path);
+            removed = true;
+        }
+    }
+    if let Value::Object(map) = current {
+        *root = map;
+    }
+    removed
+}
+
+/// Removes the key at `path` and every object on the way it leaves empty.
+fn remove_path(value: &mut Value, path: &[&str]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    let Value::Object(map) = value else {
+        return;
+    };
+    if rest.is_empty() {
+        map.remove(*first);
+        return;
+    }
+    if let Some(inner) = map.get_mut(*first) {
+        remove_path(inner, rest);
+        if inner.as_object().is_some_and(Map::is_empty) {
+            map.remove(*first);
+        }
+    }
 }
 
 /// Adds the `tascer mcp serve` server unless one named `tascer` exists.

@@ -44,10 +44,12 @@ mod safety;
 #[cfg(unix)]
 pub mod server;
 mod session;
+mod start;
 mod transcript;
 mod webhooks;
 
 pub use answer::{answer, answer_with};
+pub use safety::HOOK_DEADLINE;
 pub use session::open_ledger;
 /// What the hook process answers (exit code, standard output and error).
 pub use tascer_hook_client::Reply as HookReply;

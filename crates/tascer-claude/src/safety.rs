@@ -6,15 +6,15 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tascer::host::{HostGovernance, HostStep};
 use tascer::reviewer::{ModelReviewer, intent_blocks, verdict_entries};
 use tascer_core::HookEvent;
 use tascer_guard::admission::Admission;
-use tascer_guard::permissions::{DenialHistory, PermissionMode};
-use tascer_guard::reviewers::{FailedCall, ModelCall, ModelReply, ReviewModel, Reviewers};
+use tascer_guard::permissions::DenialHistory;
+use tascer_guard::reviewers::{FailedCall, ReviewModel, Reviewers};
 use tascer_guard::settings::SafetyConfig;
 use tascer_hook_client::Reply as HookReply;
 use tascer_ledger::EntryKind;
@@ -23,21 +23,11 @@ use tascer_model::{ModelClient, ProviderConfig};
 use crate::session::{HookSession, event_note};
 use crate::transcript::ClaudeTranscript;
 
-/// A reviewer model that cannot be reached (no provider configured): every
-/// review fails, and its fail mode decides.
-struct Unavailable {
-    why: String,
-}
-
-impl ReviewModel for Unavailable {
-    fn complete<'a>(&'a self, _call: &'a ModelCall) -> BoxFuture<'a, Result<ModelReply, String>> {
-        Box::pin(async move { Err(self.why.clone()) })
-    }
-
-    fn default_model(&self) -> String {
-        "(no provider)".to_string()
-    }
-}
+/// How long a hook answer may take unless `safety.hookDeadlineMs` says
+/// otherwise: safely below the 30 s timeout install writes, so that the
+/// answer is Tascer's (the fail mode's, when a reviewer is late) and not
+/// Claude Code's, which lets a call through when its hook times out.
+pub const HOOK_DEADLINE: Duration = Duration::from_secs(20);
 
 impl HookSession {
     /// Tascer's governance for this event's step, in the event's
@@ -47,18 +37,26 @@ impl HookSession {
         input: &Value,
         step: HostStep,
     ) -> Result<HostGovernance, String> {
-        let mode = input
-            .get("permission_mode")
-            .and_then(Value::as_str)
-            .and_then(|m| m.parse::<PermissionMode>().ok());
-        let governance = HostGovernance::from_settings(self.settings()?, &self.cwd, mode, step)
+        let settings = self.settings()?;
+        let caller = input.get("permission_mode").and_then(Value::as_str);
+        let mode = settings.mode_for_caller(caller);
+        if let Some(replaced) = &mode.replaced {
+            tracing::info!("{replaced}");
+        }
+        let governance = HostGovernance::from_settings(settings, &self.cwd, Some(mode.mode), step)
             .map_err(|e| format!("cannot build Tascer's governance from its settings: {e}"))?;
+        let deadline = governance.safety().hook_deadline.unwrap_or(HOOK_DEADLINE);
         let reviewers = self.reviewers(governance.safety(), &self.hook_common.transcript_path);
-        Ok(governance.with_reviewers(reviewers))
+        Ok(governance
+            .with_reviewers(reviewers)
+            .with_deadline(Some(deadline)))
     }
 
     /// The reviewers the settings turn on, asking the provider of the
     /// environment Claude Code gives its hooks (`ANTHROPIC_API_KEY`, …).
+    /// With no provider there is no model to ask: no reviewer runs (in
+    /// `auto` mode what they would have answered is refused; in the other
+    /// modes Claude Code asks its user), and a warning says why.
     fn reviewers(&self, safety: &SafetyConfig, transcript: &str) -> Option<Arc<Reviewers>> {
         if safety.reviewers.is_empty() {
             return None;
@@ -69,9 +67,10 @@ impl HookSession {
                     let default = tascer::default_model(client.config().kind);
                     Arc::new(ModelReviewer::new(client, default, None))
                 }
-                Err(err) => Arc::new(Unavailable {
-                    why: format!("no model provider for the reviewers: {err}"),
-                }),
+                Err(err) => {
+                    tracing::warn!("the reviewers are off: no model provider ({err})");
+                    return None;
+                }
             };
         let transcript = Arc::new(ClaudeTranscript {
             path: PathBuf::from(transcript),

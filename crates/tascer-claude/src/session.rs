@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tascer_core::HookEvent;
 use tascer_guard::hooks::HookCommon;
 use tascer_guard::settings::LoadedSettings;
-use tascer_ledger::{EntryKind, Evidence, Ledger, SessionStart, sha256_hex};
+use tascer_ledger::{EntryKind, Evidence, Ledger, SessionStart};
 use tascer_store::Db;
 
 /// One event's view of its Claude Code session: where it runs, its ledger
@@ -79,20 +79,34 @@ impl HookSession {
         if head.is_some() {
             return Ok(());
         }
+        // What the digests cover: crate::start.
+        let options = crate::start::options_value(self.settings(), &text(input, "permission_mode"));
+        let claude_config = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::home_dir().map(|h| h.join(".claude")));
+        let root = tascer::host::project_root(&self.cwd);
+        let memory = crate::start::memory_files(&root, claude_config.as_deref());
         let start = SessionStart {
             model: input
                 .get("model")
                 .and_then(Value::as_str)
                 .unwrap_or("claude-code")
                 .to_string(),
-            options_digest: format!("sha256:{}", sha256_hex(b"{}")),
-            system_prompt_digest: format!("sha256:{}", sha256_hex(b"")),
+            options_digest: crate::start::options_digest(&options),
+            system_prompt_digest: crate::start::memory_digest(&memory),
             signing_key_id: None,
             context: json!({
                 "cwd": self.cwd.display().to_string(),
+                "project_root": root.display().to_string(),
                 "host": "claude-code",
                 "transcript_path": text(input, "transcript_path"),
                 "tascer_version": tascer::VERSION,
+                "options_digest_covers": "the settings layers Tascer read and Claude Code's permission_mode",
+                "system_prompt_digest_covers": {
+                    "what": "the memory files Claude Code adds to its system prompt (its own prompt is not visible to a hook)",
+                    "files": memory.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+                },
             }),
         };
         self.ledger
@@ -118,8 +132,12 @@ impl HookSession {
     pub(crate) fn settings(&self) -> Result<&LoadedSettings, String> {
         self.settings
             .get_or_init(|| {
-                tascer::host::load_settings(&self.cwd, &self.home)
-                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))
+                let settings = tascer::host::load_settings(&self.cwd, &self.home)
+                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))?;
+                for warning in &settings.warnings {
+                    tracing::warn!("{warning}");
+                }
+                Ok(settings)
             })
             .as_ref()
             .map_err(Clone::clone)

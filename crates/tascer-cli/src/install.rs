@@ -10,8 +10,8 @@ use tascer_claude::install::{SERVER, Target};
 /// `tascer install claude-code [--project|--user]`.
 pub fn install(user: bool) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    let target = Target::new(user, &cwd)?;
     let home = tascer::tascer_home();
+    let target = Target::new(user, &cwd, &home)?;
     let exe = std::env::current_exe().context("cannot find the tascer executable")?;
     let installed = tascer_claude::install::install(&target, &home, &exe)?;
     let what = |changed: bool| if changed { "updated" } else { "already set up" };
@@ -24,6 +24,11 @@ pub fn install(user: bool) -> anyhow::Result<ExitCode> {
         what(installed.mcp_changed)
     );
     println!(
+        "Safe profile (auto permission mode, tool-approve and tool-appeal reviewers) in {} {}.",
+        target.profile.display(),
+        what(installed.profile_changed)
+    );
+    println!(
         "Undo with: tascer uninstall claude-code{}",
         if user { " --user" } else { "" }
     );
@@ -33,9 +38,9 @@ pub fn install(user: bool) -> anyhow::Result<ExitCode> {
 /// `tascer uninstall claude-code [--project|--user]`.
 pub fn uninstall(user: bool) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    let target = Target::new(user, &cwd)?;
     let home = tascer::tascer_home();
-    for file in [&target.settings, &target.mcp] {
+    let target = Target::new(user, &cwd, &home)?;
+    for file in [&target.settings, &target.mcp, &target.profile] {
         let outcome = tascer_claude::install::uninstall(&home, file)?;
         println!("{}: {outcome}", file.display());
     }

@@ -260,11 +260,10 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
         (Some(_), true) => {
             bail!("use either --permission-mode or --dangerously-skip-permissions, not both")
         }
-        (Some(mode), false) => Some(mode.parse().map_err(|e| {
-            anyhow::anyhow!(
-                "{e} (expected one of: default, acceptEdits, plan, bypassPermissions, dontAsk)"
-            )
-        })?),
+        (Some(mode), false) => Some(
+            mode.parse::<PermissionMode>()
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
+        ),
         (None, true) => Some(PermissionMode::BypassPermissions),
         (None, false) => None,
     };

@@ -284,6 +284,42 @@ fn hook_answer(repo: &Path, home: &Path, command: &str) -> (String, String) {
 /// asks: a command a deny rule or a policy refuses in Claude Code is
 /// refused here with the same reason, and does not run.
 #[tokio::test]
+async fn the_safe_profile_does_not_refuse_what_the_user_asked_the_server_to_run() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    repo_with_check(repo.path(), "touch linted", "true");
+    // What install writes: the auto mode and the reviewers, and Claude
+    // Code's own hooks, which Claude Code runs (not the server).
+    let mut settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(".tascer/settings.json")).unwrap(),
+    )
+    .unwrap();
+    settings["permissions"] = json!({"defaultMode": "auto"});
+    std::fs::write(
+        repo.path().join(".tascer/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.path().join(".claude")).unwrap();
+    std::fs::write(
+        repo.path().join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": "touch claude-hook-ran"}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let client = serve(repo.path(), home.path()).await;
+    let r = call(&client, "check", json!({})).await;
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["passed"], true, "{r}");
+    assert!(repo.path().join("linted").exists(), "the check ran");
+    assert!(
+        !repo.path().join("claude-hook-ran").exists(),
+        "Claude Code's hooks are Claude Code's to run"
+    );
+}
+
+#[tokio::test]
 async fn check_and_push_are_refused_with_the_reason_tascer_hook_gives() {
     let home = tempfile::tempdir().unwrap();
     let repo = tempfile::tempdir().unwrap();

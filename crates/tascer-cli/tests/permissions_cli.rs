@@ -91,6 +91,48 @@ async fn accept_edits_and_allowed_tools_let_the_calls_run() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn auto_mode_runs_workspace_work_and_refuses_the_rest_without_a_reviewer() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("build")).unwrap();
+    let server = MockServer::start(
+        Scenario::new()
+            .turn(
+                Turn::new()
+                    .with_tool("Write", json!({"file_path": "w.txt", "content": "x"}))
+                    .with_tool("Bash", json!({"command": "ls"}))
+                    .with_tool("Bash", json!({"command": "rm -rf build"}))
+                    .with_tool("Read", json!({"file_path": "/etc/shadow"})),
+            )
+            .turn(Turn::text("done")),
+    )
+    .await
+    .unwrap();
+    let out = output(run(
+        home.path(),
+        ws.path(),
+        &server,
+        &["--permission-mode", "auto"],
+    ))
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = result(&out);
+    let denied: Vec<&str> = r["permission_denials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["tool_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(denied, ["Bash", "Read"], "{r}");
+    assert!(ws.path().join("w.txt").exists(), "the edit ran");
+    assert!(ws.path().join("build").exists(), "rm -rf did not run");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn inline_settings_deny_rules_beat_skip_permissions() {
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();

@@ -56,9 +56,10 @@ fn set_permission_mode(
     request: &Map<String, Value>,
 ) -> Result<Value, String> {
     let name = request.get("mode").and_then(Value::as_str).unwrap_or("");
-    let mode: PermissionMode = name.parse().map_err(|e| {
-        format!("{e} (expected one of: default, acceptEdits, plan, bypassPermissions, dontAsk)")
-    })?;
+    // The error lists the modes.
+    let mode: PermissionMode = name
+        .parse()
+        .map_err(|e: tascer::guard::permissions::UnknownPermissionMode| e.to_string())?;
     client
         .set_permission_mode(mode)
         .map_err(|e| e.to_string())?;

@@ -28,6 +28,11 @@ pub enum PermissionMode {
     /// Never prompt: whatever allow rules do not approve is denied and the
     /// `can_use_tool` callback is never called.
     DontAsk,
+    /// The safe profile: nobody is asked. Reads and edits inside the
+    /// working directories and read-only shell commands run; everything
+    /// else goes to the LLM reviewers (`tool-approve`, `tool-appeal`) when
+    /// they are on, and is refused when they are not.
+    Auto,
 }
 
 impl PermissionMode {
@@ -39,6 +44,7 @@ impl PermissionMode {
             PermissionMode::Plan => "plan",
             PermissionMode::BypassPermissions => "bypassPermissions",
             PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::Auto => "auto",
         }
     }
 }
@@ -52,7 +58,7 @@ impl fmt::Display for PermissionMode {
 /// A mode name that is not one of Tascer's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown permission mode `{0}` (expected default, acceptEdits, plan, bypassPermissions or dontAsk)"
+    "unknown permission mode `{0}` (expected default, acceptEdits, plan, bypassPermissions, dontAsk or auto)"
 )]
 pub struct UnknownPermissionMode(pub String);
 
@@ -66,6 +72,7 @@ impl FromStr for PermissionMode {
             "plan" => Ok(PermissionMode::Plan),
             "bypassPermissions" => Ok(PermissionMode::BypassPermissions),
             "dontAsk" => Ok(PermissionMode::DontAsk),
+            "auto" => Ok(PermissionMode::Auto),
             other => Err(UnknownPermissionMode(other.to_string())),
         }
     }

@@ -49,7 +49,10 @@ pub(crate) struct Admitter {
 impl Admitter {
     /// Tascer's settings for `repo` (user settings from `home`).
     pub fn load(repo: &Path, home: &Path, session_id: &str, tool: &'static str) -> Result<Self> {
-        let governance = HostGovernance::load(repo, home, None, HostStep::Admit)?;
+        let settings = tascer::host::load_settings(repo, home)?;
+        let mode = settings.mode_for_requested_calls();
+        let governance =
+            HostGovernance::from_settings(&settings, repo, Some(mode), HostStep::Admit)?;
         Ok(Admitter {
             governance,
             repo: repo.to_path_buf(),

@@ -27,6 +27,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -62,6 +63,8 @@ pub struct Admission {
     /// The last call that failed, until the next call that would run is
     /// checked against it (`error-acknowledge`).
     pending_failure: Mutex<Option<FailedCall>>,
+    /// How long one answer may take, reviewers included.
+    answer_within: Option<Duration>,
 }
 
 /// One call to decide, with the fields hooks receive.
@@ -225,7 +228,21 @@ impl Admission {
             secrets: Vec::new(),
             reviewers: None,
             pending_failure: Mutex::new(None),
+            answer_within: None,
         }
+    }
+
+    /// Answers every call (and stop) within `within` of being asked: a
+    /// reviewer still waiting then fails, and its fail mode decides (for a
+    /// host whose own hook timeout would otherwise let the call through).
+    pub fn answer_within(mut self, within: Option<Duration>) -> Self {
+        self.answer_within = within;
+        self
+    }
+
+    /// The deadline of an answer asked for now.
+    fn deadline(&self) -> Option<Instant> {
+        self.answer_within.map(|d| Instant::now() + d)
     }
 
     /// Asks these LLM reviewers (settings `safety.reviewers`) in place of
@@ -266,8 +283,13 @@ impl Admission {
     ) -> StopReview {
         match &self.reviewers {
             Some(r) => {
-                r.validate_stop(last_answer, blocks_so_far, stop_hook_active)
-                    .await
+                r.validate_stop(
+                    last_answer,
+                    blocks_so_far,
+                    stop_hook_active,
+                    self.deadline(),
+                )
+                .await
             }
             None => StopReview::default(),
         }
@@ -336,6 +358,7 @@ impl Admission {
     /// steps of the module docs, in order.
     pub async fn admit(&self, request: CallRequest<'_>) -> Admitted {
         let call = request.call;
+        let deadline = self.deadline();
         let common = self.common(request.hook_common.clone());
         let mut hooks = HookActivity::default();
 
@@ -360,12 +383,18 @@ impl Admission {
         // the asker.
         let mut reviews = Vec::new();
         let decision = self
-            .settle_ask(&common, &call_now, decision, &mut hooks, &mut reviews)
+            .settle_ask(
+                &common,
+                &call_now,
+                decision,
+                (&mut hooks, &mut reviews),
+                deadline,
+            )
             .await;
 
         // 4. After a failure: does this call acknowledge it?
         let decision = self
-            .check_acknowledged(&call_now, decision, &mut reviews)
+            .check_acknowledged(&call_now, decision, &mut reviews, deadline)
             .await;
         let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
         if decision.behavior != Behavior::Allow && !deferred {
@@ -449,15 +478,16 @@ impl Admission {
 
     /// Step 3, a call still at "ask": the `PermissionRequest` hooks, then
     /// `tool-approve` (and `tool-appeal`) when the reviewers are on, then —
-    /// unless asks are deferred to the host — a `Notification` and the
-    /// asker, or a denial that says what would allow the call.
+    /// in `auto` mode, where nobody is asked — a denial; else, unless asks
+    /// are deferred to the host, a `Notification` and the asker, or a
+    /// denial that says what would allow the call.
     async fn settle_ask(
         &self,
         common: &HookCommon,
         call: &ToolCall,
         mut decision: PermissionDecision,
-        hooks: &mut HookActivity,
-        reviews: &mut Vec<ReviewRecord>,
+        (hooks, reviews): (&mut HookActivity, &mut Vec<ReviewRecord>),
+        deadline: Option<Instant>,
     ) -> PermissionDecision {
         if decision.behavior == Behavior::Ask {
             decision = self
@@ -467,10 +497,21 @@ impl Admission {
         if decision.behavior == Behavior::Ask
             && reviewable(call, &decision)
             && let Some(reviewers) = &self.reviewers
-            && let Some(review) = reviewers.approve(call, &decision.reason).await
+            && let Some(review) = reviewers.approve(call, &decision.reason, deadline).await
         {
             decision = self.apply_review(call, decision, &review);
             reviews.extend(review.records);
+        }
+        if decision.behavior == Behavior::Ask
+            && self.mode() == PermissionMode::Auto
+            && !for_the_user(call)
+        {
+            let mut denied = self.permissions.resolve_non_interactive(decision);
+            denied.reason = format!(
+                "auto mode: nobody is asked and no reviewer approved it. {}",
+                denied.reason
+            );
+            return denied;
         }
         if decision.behavior == Behavior::Ask && !self.defer_asks {
             if self.asker.is_some() {
@@ -494,12 +535,13 @@ impl Admission {
         call: &ToolCall,
         mut decision: PermissionDecision,
         reviews: &mut Vec<ReviewRecord>,
+        deadline: Option<Instant>,
     ) -> PermissionDecision {
         let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
         if (decision.behavior == Behavior::Allow || deferred)
             && let Some(reviewers) = &self.reviewers
             && let Some(failure) = self.take_failure()
-            && let Some(review) = reviewers.acknowledge(&failure, call).await
+            && let Some(review) = reviewers.acknowledge(&failure, call, deadline).await
         {
             if !review.allowed {
                 decision = self.apply_review(call, decision, &review);
@@ -862,8 +904,13 @@ impl Admission {
 /// detection escalated (a human must see it), not a question or plan meant
 /// for the user.
 fn reviewable(call: &ToolCall, decision: &PermissionDecision) -> bool {
-    decision.decided_by != DecisionSource::Workaround
-        && !matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode")
+    decision.decided_by != DecisionSource::Workaround && !for_the_user(call)
+}
+
+/// True for the tools meant for the user (a question, a plan to
+/// approve): their ask is the user's to answer, in every mode.
+fn for_the_user(call: &ToolCall) -> bool {
+    matches!(call.tool_name.as_str(), "AskUserQuestion" | "ExitPlanMode")
 }
 
 /// `value` with secrets redacted from every string in it.

@@ -9,11 +9,13 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
 pub use tascer_settings::{
-    LayeredSettings, PermissionsSettings, Settings, SettingsError, SettingsLayer, SettingsLoader,
-    SettingsSource,
+    CLAUDE_PROJECT_DIR, LayeredSettings, PermissionsSettings, Settings, SettingsError,
+    SettingsLayer, SettingsLoader, SettingsSource, project_root,
 };
 
-use crate::permissions::{Behavior, PermissionEngineBuilder, PermissionRules, RuleOrigin};
+use crate::permissions::{
+    Behavior, PermissionEngineBuilder, PermissionMode, PermissionRules, RuleOrigin,
+};
 use crate::reviewers::ReviewersConfig;
 use crate::safety::settings::SensitiveAction;
 use crate::safety::{DEFAULT_AUTO_APPROVE_TOOLS, DEFAULT_TRUSTED, PathClasses};
@@ -27,6 +29,29 @@ pub struct SafetyConfig {
     pub path_classes: Option<PathClasses>,
     /// The reviewers that are on.
     pub reviewers: ReviewersConfig,
+    /// `hookDeadlineMs` of the highest layer that sets it: how long a
+    /// host's answer may take (the host has its default).
+    pub hook_deadline: Option<std::time::Duration>,
+}
+
+/// The modes Tascer accepts from a caller when `permissions.callerModes`
+/// does not say: every mode but `bypassPermissions`.
+pub const DEFAULT_CALLER_MODES: &[PermissionMode] = &[
+    PermissionMode::Default,
+    PermissionMode::AcceptEdits,
+    PermissionMode::Plan,
+    PermissionMode::DontAsk,
+    PermissionMode::Auto,
+];
+
+/// The permission mode Tascer decides a host's call in, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallerMode {
+    /// The mode in force.
+    pub mode: PermissionMode,
+    /// Set when the caller's own mode was not accepted: what it was and
+    /// what replaced it (for the record and the logs).
+    pub replaced: Option<String>,
 }
 
 /// The settings layers, highest precedence first, with their permission
@@ -38,6 +63,11 @@ pub struct LoadedSettings {
     settings: LayeredSettings,
     /// Rules merged across every layer.
     pub rules: PermissionRules,
+    /// What Tascer read but cannot honour in Claude Code's own settings
+    /// files (a rule it cannot parse, a `permissions` key it does not
+    /// know): each a warning naming the file, for the host to show. Claude
+    /// Code still applies them itself.
+    pub warnings: Vec<String>,
 }
 
 impl Deref for LoadedSettings {
@@ -65,8 +95,23 @@ impl LoadSettings for SettingsLoader {
 impl LoadedSettings {
     /// The layers read, with their rules parsed.
     pub fn from_layers(settings: LayeredSettings) -> Result<Self, SettingsError> {
-        let rules = merged_rules(&settings.layers)?;
-        Ok(LoadedSettings { settings, rules })
+        let mut warnings = Vec::new();
+        let rules = merged_rules(&settings.layers, &mut warnings)?;
+        Ok(LoadedSettings {
+            settings,
+            rules,
+            warnings,
+        })
+    }
+
+    /// Drops the `hooks` of Claude Code's own settings files: under Claude
+    /// Code (`tascer hook`) they are Claude Code's to run, not Tascer's.
+    pub fn without_claude_code_hooks(&mut self) {
+        for layer in &mut self.settings.layers {
+            if is_claude_code(layer.source) {
+                layer.settings.hooks = None;
+            }
+        }
     }
 
     /// Every layer's `additionalDirectories`, resolved against its
@@ -157,6 +202,65 @@ impl LoadedSettings {
             auto_approve,
             path_classes,
             reviewers: ReviewersConfig::from_settings(&merged),
+            hook_deadline: safety()
+                .find_map(|(_, s)| s.hook_deadline_ms)
+                .map(std::time::Duration::from_millis),
+        }
+    }
+
+    /// The mode a host's call is decided in when the host runs in
+    /// `caller` (Claude Code's `permission_mode`): the caller's own mode
+    /// when `permissions.callerModes` accepts it (default: all but
+    /// `bypassPermissions`; never `bypassPermissions` while
+    /// `disableBypassPermissionsMode` is set); else the profile's floor,
+    /// the settings' `defaultMode` (when it is not a refused
+    /// `bypassPermissions`), else `auto`. With no caller mode, the
+    /// settings' `defaultMode`, else `default`.
+    pub fn mode_for_caller(&self, caller: Option<&str>) -> CallerMode {
+        let accepted = |mode: PermissionMode| {
+            let listed = match self.caller_modes() {
+                Some(modes) => modes.contains(&mode),
+                None => DEFAULT_CALLER_MODES.contains(&mode),
+            };
+            listed && !(mode == PermissionMode::BypassPermissions && self.bypass_disabled())
+        };
+        let Some(caller) = caller else {
+            return CallerMode {
+                mode: self.default_mode().unwrap_or_default(),
+                replaced: None,
+            };
+        };
+        if let Ok(mode) = caller.parse::<PermissionMode>()
+            && accepted(mode)
+        {
+            return CallerMode {
+                mode,
+                replaced: None,
+            };
+        }
+        let floor = self
+            .default_mode()
+            .filter(|m| *m != PermissionMode::BypassPermissions || accepted(*m))
+            .unwrap_or(PermissionMode::Auto);
+        CallerMode {
+            mode: floor,
+            replaced: Some(format!(
+                "the caller's permission mode `{caller}` is not accepted (permissions.callerModes); Tascer decides in `{floor}`"
+            )),
+        }
+    }
+
+    /// The mode for a host whose caller names no mode of its own and whose
+    /// calls the user asked for through a tool call the caller already
+    /// approved (`tascer mcp serve`: Claude Code approved the MCP tool
+    /// call that runs them): the settings' `defaultMode`, else `default` —
+    /// and `default` for `auto` too, since that approval is the answer
+    /// `auto` would otherwise refuse for want of someone to ask. Rules and
+    /// policies refuse such calls as in every mode.
+    pub fn mode_for_requested_calls(&self) -> PermissionMode {
+        match self.default_mode() {
+            Some(PermissionMode::Auto) | None => PermissionMode::Default,
+            Some(mode) => mode,
         }
     }
 
@@ -180,11 +284,33 @@ impl LoadedSettings {
     }
 }
 
-/// Every layer's permission rules, parsed with the file they came from.
-fn merged_rules(layers: &[SettingsLayer]) -> Result<PermissionRules, SettingsError> {
+/// True for Claude Code's own settings files.
+fn is_claude_code(source: SettingsSource) -> bool {
+    matches!(
+        source,
+        SettingsSource::ClaudeLocal | SettingsSource::ClaudeProject | SettingsSource::ClaudeUser
+    )
+}
+
+/// Every layer's permission rules, parsed with the file they came from. A
+/// rule of Claude Code's own files that Tascer cannot parse, and a
+/// `permissions` key there it does not know, are `warnings`; in Tascer's
+/// files a bad rule is an error.
+fn merged_rules(
+    layers: &[SettingsLayer],
+    warnings: &mut Vec<String>,
+) -> Result<PermissionRules, SettingsError> {
     let mut rules = PermissionRules::new();
     for l in layers {
         let name = l.name();
+        let claude = is_claude_code(l.source);
+        if claude {
+            for key in l.settings.permissions.other.keys() {
+                warnings.push(format!(
+                    "{name}: permissions.{key} is not honoured by Tascer (Claude Code still applies it)"
+                ));
+            }
+        }
         let origin = RuleOrigin {
             source_file: Some(name.clone()),
             project_root: Some(l.project_root.clone()),
@@ -196,12 +322,18 @@ fn merged_rules(layers: &[SettingsLayer]) -> Result<PermissionRules, SettingsErr
             (Behavior::Deny, &p.deny),
         ] {
             for raw in list {
-                rules
-                    .add(behavior, raw, &origin)
-                    .map_err(|source| SettingsError::Rule {
-                        path: name.clone(),
-                        source: Box::new(source),
-                    })?;
+                match rules.add(behavior, raw, &origin) {
+                    Ok(_) => {}
+                    Err(e) if claude => warnings.push(format!(
+                        "{name}: the rule {raw:?} is not honoured by Tascer ({e}); Claude Code still applies it"
+                    )),
+                    Err(source) => {
+                        return Err(SettingsError::Rule {
+                            path: name.clone(),
+                            source: Box::new(source),
+                        });
+                    }
+                }
             }
         }
     }

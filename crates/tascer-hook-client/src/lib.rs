@@ -255,8 +255,10 @@ pub fn ask(socket: &Path, stdin: &str) -> Asked {
 
 /// Removes a socket file no server listens on (its server was killed),
 /// so that a new server can bind it — unless a server holds the socket's
-/// lock: one that is starting refuses connections between binding the
-/// path and listening on it.
+/// lock: a live server holds it from before it binds the path until it
+/// exits (one that is starting refuses connections between binding the
+/// path and listening on it). The lock file itself stays (see the
+/// server).
 fn remove_if_dead(socket: &Path) {
     let lock = std::fs::OpenOptions::new()
         .write(true)
@@ -298,18 +300,31 @@ pub fn lost_reply(socket: &Path, stdin: &str, why: &str) -> Reply {
     )
 }
 
+/// The sockets of live servers in `dir`; a socket file whose server is
+/// gone (killed by SIGTERM or SIGKILL: nobody holds its `.lock`) is
+/// removed on the way, so that it does not count toward [`MAX_SERVERS`].
+fn live_sockets(dir: &Path) -> Result<usize, String> {
+    let sockets: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+        .collect();
+    for socket in &sockets {
+        remove_if_dead(socket);
+    }
+    Ok(sockets.iter().filter(|s| s.exists()).count())
+}
+
 /// Starts `tascer hook --serve socket` (the executable `server`) in the
 /// background: its own process group, no standard input or output,
 /// standard error to the socket's `.log` file. Refused when the home has
-/// [`MAX_SERVERS`] sockets already.
+/// [`MAX_SERVERS`] live servers already (dead servers' sockets are removed
+/// first).
 pub fn spawn_server(server: &Path, socket: &Path) -> Result<std::process::Child, String> {
     let dir = socket.parent().ok_or("the socket has no directory")?;
     make_private_dir(dir)?;
-    let servers = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "sock"))
-        .count();
+    let servers = live_sockets(dir)?;
     if servers >= MAX_SERVERS {
         return Err(format!(
             "{} holds {servers} hook servers already; events are answered in their own processes",
@@ -371,6 +386,40 @@ mod tests {
             }
             event
         })
+    }
+
+    #[test]
+    fn dead_servers_sockets_do_not_count_toward_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        make_private_dir(&run).unwrap();
+        // Eight sockets left by killed servers (no lock held), one of a
+        // live server (its lock held, as a server holds it).
+        for i in 0..MAX_SERVERS {
+            std::fs::write(run.join(format!("hook-dead{i}.sock")), "").unwrap();
+        }
+        let live = run.join("hook-live.sock");
+        std::fs::write(&live, "").unwrap();
+        let lock = std::fs::File::create(live.with_extension("lock")).unwrap();
+        lock.try_lock().unwrap();
+        let mut child = spawn_server(Path::new("/bin/true"), &run.join("hook-new.sock"))
+            .expect("dead servers' sockets are not counted");
+        child.wait().unwrap();
+        assert!(live.exists(), "a live server's socket stays");
+        for i in 0..MAX_SERVERS {
+            assert!(!run.join(format!("hook-dead{i}.sock")).exists());
+        }
+        // Eight live servers: the limit holds.
+        let mut locks = vec![lock];
+        for i in 1..MAX_SERVERS {
+            let socket = run.join(format!("hook-live{i}.sock"));
+            std::fs::write(&socket, "").unwrap();
+            let lock = std::fs::File::create(socket.with_extension("lock")).unwrap();
+            lock.try_lock().unwrap();
+            locks.push(lock);
+        }
+        let refused = spawn_server(Path::new("/bin/true"), &run.join("hook-new.sock"));
+        assert!(refused.is_err(), "{refused:?}");
     }
 
     #[test]

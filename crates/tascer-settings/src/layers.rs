@@ -86,6 +86,13 @@ impl LayeredSettings {
             .find_map(|l| l.settings.permissions.default_mode)
     }
 
+    /// `callerModes` from the highest layer that sets it.
+    pub fn caller_modes(&self) -> Option<&[PermissionMode]> {
+        self.layers
+            .iter()
+            .find_map(|l| l.settings.permissions.caller_modes.as_deref())
+    }
+
     /// True when any layer sets `disableBypassPermissionsMode: "disable"`.
     pub fn bypass_disabled(&self) -> bool {
         self.layers.iter().any(|l| {

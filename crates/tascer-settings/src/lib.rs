@@ -2,7 +2,9 @@
 //! the settings files, for every part that reads a section of them.
 //!
 //! Sources, highest precedence first (Claude Code §6.4, with Tascer's own
-//! files ahead of Claude Code's at the same level):
+//! files ahead of Claude Code's at the same level; `<cwd>` is the project
+//! directory when one is given, [`SettingsLoader::project_dir`], which
+//! hosts find as Claude Code does, [`project_root`]):
 //!
 //! 1. flag settings (`--settings FILE_OR_JSON`)
 //! 2. local: `<cwd>/.tascer/settings.local.json`, then `<cwd>/.claude/settings.local.json`
@@ -44,6 +46,7 @@ mod file;
 mod home;
 mod layers;
 mod loader;
+mod project;
 pub mod safety;
 mod sections;
 
@@ -53,4 +56,5 @@ pub use file::{parse, read_json};
 pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};
 pub use layers::{LayeredSettings, SettingsLayer, SettingsSource};
 pub use loader::{SettingsFile, SettingsLoader};
+pub use project::{CLAUDE_PROJECT_DIR, project_root};
 pub use sections::{ARCHIVE, CONTRACTS, PermissionsSettings, Settings, VALIDATION};

@@ -23,6 +23,8 @@ pub struct SettingsFile {
 #[derive(Debug, Clone)]
 pub struct SettingsLoader {
     cwd: PathBuf,
+    project_root: Option<PathBuf>,
+    claude_config: Option<PathBuf>,
     home: Option<PathBuf>,
     claude: bool,
     flag: Option<String>,
@@ -38,6 +40,8 @@ impl SettingsLoader {
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         SettingsLoader {
             cwd: cwd.into(),
+            project_root: None,
+            claude_config: None,
             home: None,
             claude: false,
             flag: None,
@@ -50,14 +54,33 @@ impl SettingsLoader {
 
     /// A loader for a session in `cwd` under the Tascer home `tascer_home`:
     /// the user settings are the home's own file
-    /// ([`home_settings_file`]), and the user's home directory (for `~/`
-    /// and Claude Code's user file) is the process's.
+    /// ([`home_settings_file`]), the user's home directory (for `~/`) is
+    /// the process's, and Claude Code's user file is in
+    /// `$CLAUDE_CONFIG_DIR` when it is set.
     pub fn for_home(cwd: impl Into<PathBuf>, tascer_home: &Path) -> Self {
-        let loader = Self::new(cwd).user_settings_file(home_settings_file(tascer_home));
+        let mut loader = Self::new(cwd).user_settings_file(home_settings_file(tascer_home));
+        if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+            loader = loader.claude_config_dir(dir);
+        }
         match std::env::home_dir() {
             Some(user_home) => loader.home(user_home),
             None => loader,
         }
+    }
+
+    /// Reads the project and local files from `dir` (the project root,
+    /// see [`project_root`](crate::project_root)) instead of the working
+    /// directory; rules there are anchored at it.
+    pub fn project_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.project_root = Some(dir.into());
+        self
+    }
+
+    /// Reads Claude Code's user settings from `<dir>/settings.json`
+    /// (`$CLAUDE_CONFIG_DIR`) instead of `<home>/.claude/settings.json`.
+    pub fn claude_config_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.claude_config = Some(dir.into());
+        self
     }
 
     /// The home directory holding the user files.
@@ -139,7 +162,7 @@ impl SettingsLoader {
     /// precedence first.
     pub fn files(&self) -> Vec<SettingsFile> {
         let mut files = Vec::new();
-        let cwd = &self.cwd;
+        let cwd = self.project_root.as_ref().unwrap_or(&self.cwd);
         let mut push = |source, path, project_root| {
             files.push(SettingsFile {
                 source,
@@ -180,7 +203,10 @@ impl SettingsLoader {
             && self.claude
             && let Some(home) = &self.home
         {
-            let user = home.join(".claude/settings.json");
+            let user = match &self.claude_config {
+                Some(dir) => dir.join("settings.json"),
+                None => home.join(".claude/settings.json"),
+            };
             push(SettingsSource::ClaudeUser, user, home.clone());
         }
         files

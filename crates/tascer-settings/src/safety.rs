@@ -21,6 +21,12 @@ pub struct SafetySettings {
     /// The LLM reviewers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewers: Option<ReviewersSettings>,
+    /// Under `tascer hook`: the longest a hook answer may take, reviewers
+    /// included (default 20000, safely below the 30 s hook timeout
+    /// install writes); past it the reviewer still waiting fails and its
+    /// fail mode decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook_deadline_ms: Option<u64>,
 }
 
 /// `safety.autoApprove`.
@@ -173,9 +179,12 @@ pub struct WebhookSettings {
 }
 
 impl SafetySettings {
-    /// Checks what serde cannot: auto-approved tools are read-only, and
-    /// `maxBlocks` is only given to `intentValidate`.
+    /// Checks what serde cannot: a deadline above 0, auto-approved tools
+    /// are read-only, and `maxBlocks` is only given to `intentValidate`.
     pub fn validate(&self) -> Result<(), String> {
+        if self.hook_deadline_ms == Some(0) {
+            return Err("safety.hookDeadlineMs must be above 0".into());
+        }
         if let Some(tools) = self.auto_approve.as_ref().and_then(|a| a.tools.as_ref()) {
             for tool in tools {
                 if ToolClass::of(tool) != ToolClass::ReadOnly {

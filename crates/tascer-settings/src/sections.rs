@@ -38,6 +38,12 @@ pub struct PermissionsSettings {
     /// `"disable"` forbids `bypassPermissions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disable_bypass_permissions_mode: Option<String>,
+    /// The permission modes Tascer accepts from a host that names its own
+    /// (Claude Code's hook input `permission_mode`); another mode is
+    /// replaced by the profile's (default: every mode but
+    /// `bypassPermissions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller_modes: Option<Vec<PermissionMode>>,
     /// Keys Tascer does not use.
     #[serde(flatten)]
     pub other: Map<String, Value>,

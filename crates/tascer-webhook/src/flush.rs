@@ -153,9 +153,16 @@ pub fn flush_in_background(home: &Path, exe: &Path) -> Result<bool, String> {
 }
 
 /// Starts `exe webhook flush` (the `tascer` binary) for `home`, detached —
-/// its own process group, no standard streams, not waited for — unless a
-/// live flusher holds the lease. Returns whether one was started.
+/// its own process group, no standard streams — unless a live flusher
+/// holds the lease. Returns whether one was started. The caller does not
+/// wait for it: a thread does, so a long-lived caller (the hook server)
+/// leaves no zombie behind.
 pub fn spawn_flusher(home: &Path, exe: &Path) -> Result<bool, String> {
+    Ok(start_flusher(home, exe)?.is_some())
+}
+
+/// [`spawn_flusher`], returning the started flusher's process id.
+fn start_flusher(home: &Path, exe: &Path) -> Result<Option<u32>, String> {
     let leases = LeaseStore::open_in_home(home).map_err(|e| format!("cannot open leases: {e}"))?;
     let host = host_name();
     let held = leases
@@ -163,7 +170,7 @@ pub fn spawn_flusher(home: &Path, exe: &Path) -> Result<bool, String> {
         .map_err(|e| format!("cannot read the flusher lease: {e}"))?
         .is_some_and(|l| !l.released && holder_alive(&l, &host));
     if held {
-        return Ok(false);
+        return Ok(None);
     }
     let mut command = std::process::Command::new(exe);
     command
@@ -177,8 +184,44 @@ pub fn spawn_flusher(home: &Path, exe: &Path) -> Result<bool, String> {
         use std::os::unix::process::CommandExt;
         command.process_group(0);
     }
-    command
+    let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start {} webhook flush: {e}", exe.display()))?;
-    Ok(true)
+    let pid = child.id();
+    // Reaped when it exits; the thread ends with it (or with this process).
+    let reaper = std::thread::Builder::new()
+        .name("webhook-flusher-reaper".into())
+        .spawn(move || child.wait());
+    if let Err(err) = reaper {
+        tracing::warn!("the webhook flusher (pid {pid}) will not be waited for: {err}");
+    }
+    Ok(Some(pid))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+#[allow(clippy::unwrap_used)]
+mod reap_tests {
+    use super::*;
+
+    /// The process's state letter in `/proc` (`Z` for a zombie), `None`
+    /// once it is gone.
+    fn state(pid: u32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(')')?.1.trim_start().chars().next()
+    }
+
+    #[test]
+    fn a_started_flusher_is_reaped_when_it_exits() {
+        let home = tempfile::tempdir().unwrap();
+        // `true webhook flush --quiet` exits at once, as a flusher with
+        // nothing to send does.
+        let pid = start_flusher(home.path(), Path::new("/bin/true"))
+            .unwrap()
+            .expect("started");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while state(pid).is_some() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(state(pid), None, "the flusher is left a zombie");
+    }
 }

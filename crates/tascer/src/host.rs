@@ -7,7 +7,7 @@
 //! the ledger is what a loop session writes ([`decision_record`],
 //! [`gate_outcomes`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tascer_core::ToolCall;
@@ -35,17 +35,16 @@ pub enum HostStep {
     Review,
 }
 
-/// The admission of a host's calls in one directory, from Tascer's
-/// settings there: `$TASCER_HOME/settings.json` (user),
-/// `.tascer/settings.json` (project) and `.tascer/settings.local.json`
-/// (local), with asks deferred to the host.
+/// The admission of a host's calls in one directory, from the settings of
+/// its project ([`load_settings`]), with asks deferred to the host.
 pub struct HostGovernance {
     admission: Admission,
     safety: SafetyConfig,
 }
 
 /// The options a host's calls are governed with: Tascer's three settings
-/// files, in `mode` (`None`: the settings' default mode).
+/// files and Claude Code's, in `mode` (`None`: the settings' default
+/// mode).
 pub fn host_options(mode: Option<PermissionMode>) -> Options {
     let mut options = Options::new();
     options.permission_mode = mode;
@@ -54,27 +53,44 @@ pub fn host_options(mode: Option<PermissionMode>) -> Options {
         SettingsSource::Project,
         SettingsSource::Local,
     ];
+    options.claude_settings = true;
     options
 }
 
-/// Reads Tascer's settings for a host's calls in `cwd` (user settings
-/// from `home`): the three files of [`host_options`], read once and then
-/// given to [`HostGovernance::from_settings`] for each step.
+/// The project a host's call in `cwd` belongs to, found as Claude Code
+/// finds it: `$CLAUDE_PROJECT_DIR`, else the git root of `cwd`, else `cwd`
+/// ([`tascer_guard::settings::project_root`]).
+pub fn project_root(cwd: &Path) -> PathBuf {
+    let dir = std::env::var_os(tascer_guard::settings::CLAUDE_PROJECT_DIR).map(PathBuf::from);
+    tascer_guard::settings::project_root(cwd, dir.as_deref())
+}
+
+/// Reads the settings for a host's calls in `cwd`, read once and then
+/// given to [`HostGovernance::from_settings`] for each step: Tascer's
+/// (`$TASCER_HOME/settings.json` from `home`, the project's
+/// `.tascer/settings.json` and `.tascer/settings.local.json`) and Claude
+/// Code's (`.claude/settings.json`, `.claude/settings.local.json`, the
+/// user's `settings.json` in `$CLAUDE_CONFIG_DIR` or `~/.claude`), the
+/// project's found by [`project_root`]. Claude Code runs the hooks of its
+/// own files itself: they are not Tascer's to run, and are left out.
 pub fn load_settings(cwd: &Path, home: &Path) -> Result<LoadedSettings, Error> {
-    setup::load_settings(&host_options(None), cwd, home)
+    let project = project_root(cwd);
+    let mut settings = setup::load_settings_in(&host_options(None), cwd, Some(&project), home)?;
+    settings.without_claude_code_hooks();
+    Ok(settings)
 }
 
 impl HostGovernance {
-    /// Reads Tascer's settings for `cwd` (user settings from `home`) and
-    /// builds what `step` needs, in `mode` (`None`: the settings' default
-    /// mode).
+    /// Reads the settings for `cwd` ([`load_settings`], user settings from
+    /// `home`) and builds what `step` needs, in `mode` (`None`: the
+    /// settings' default mode).
     pub fn load(
         cwd: &Path,
         home: &Path,
         mode: Option<PermissionMode>,
         step: HostStep,
     ) -> Result<Self, Error> {
-        let settings = setup::load_settings(&host_options(mode), cwd, home)?;
+        let settings = load_settings(cwd, home)?;
         Self::from_settings(&settings, cwd, mode, step)
     }
 
@@ -86,7 +102,12 @@ impl HostGovernance {
         mode: Option<PermissionMode>,
         step: HostStep,
     ) -> Result<Self, Error> {
-        let options = host_options(mode);
+        let mut options = host_options(mode);
+        let project = project_root(cwd);
+        if project != cwd {
+            // The whole project is the workspace, wherever in it the call is.
+            options.additional_directories.push(project);
+        }
         let (admission, safety) = match step {
             HostStep::Admit => {
                 let parts = setup::build(&options, settings, cwd, Vec::new())?;
@@ -113,6 +134,13 @@ impl HostGovernance {
     /// Asks these LLM reviewers in place of the user.
     pub fn with_reviewers(mut self, reviewers: Option<Arc<Reviewers>>) -> Self {
         self.admission = self.admission.reviewers(reviewers);
+        self
+    }
+
+    /// Answers every call and stop within `within` (see
+    /// [`Admission::answer_within`]).
+    pub fn with_deadline(mut self, within: Option<std::time::Duration>) -> Self {
+        self.admission = self.admission.answer_within(within);
         self
     }
 

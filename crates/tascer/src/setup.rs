@@ -49,6 +49,17 @@ pub(crate) fn load_settings(
     cwd: &Path,
     home: &Path,
 ) -> Result<LoadedSettings, Error> {
+    load_settings_in(options, cwd, None, home)
+}
+
+/// [`load_settings`] with the project and local files read from
+/// `project` (the project root) instead of `cwd`.
+pub(crate) fn load_settings_in(
+    options: &Options,
+    cwd: &Path,
+    project: Option<&Path>,
+    home: &Path,
+) -> Result<LoadedSettings, Error> {
     let sources = &options.setting_sources;
     if sources.is_empty() && options.settings.is_none() {
         return Ok(LoadedSettings::default());
@@ -61,6 +72,9 @@ pub(crate) fn load_settings(
             has(SettingsSource::Local),
         )
         .claude_compat(options.claude_settings);
+    if let Some(project) = project {
+        loader = loader.project_dir(project);
+    }
     if let Some(flag) = &options.settings {
         loader = loader.flag_settings(flag.clone());
     }

@@ -81,8 +81,10 @@ pub struct RunArgs {
     /// Accepted for `claude -p` compatibility (stream-json is always complete).
     #[arg(long)]
     pub verbose: bool,
-    /// Permission mode: default, acceptEdits, plan, bypassPermissions, dontAsk
-    /// (default: the settings' permissions.defaultMode, else default).
+    /// Permission mode: default, acceptEdits, plan, bypassPermissions, dontAsk,
+    /// auto (the safe profile: nobody is asked; the reviewers answer or the
+    /// call is refused) (default: the settings' permissions.defaultMode, else
+    /// default).
     #[arg(long, value_name = "MODE")]
     pub permission_mode: Option<String>,
     /// Same as --permission-mode bypassPermissions (deny rules, policies and hooks still apply).

@@ -225,26 +225,20 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, clap::Error> {
             "warning: ignoring the argument {prompt:?}: prompts come on standard input"
         ));
     }
-    normalize(&mut cli.run, &mut warnings);
+    normalize(&mut cli.run);
     Ok(Parsed { cli, warnings })
 }
 
 /// Maps the SDK's spellings onto `tascer run`'s: `--tools default` is the
-/// default tool set; the `auto` permission mode (a model classifier) is not
-/// available and falls back to the default mode.
-fn normalize(run: &mut RunArgs, warnings: &mut Vec<String>) {
+/// default tool set. (The `auto` permission mode is Tascer's own: it passes
+/// as it is.)
+fn normalize(run: &mut RunArgs) {
     if run
         .tools
         .as_ref()
         .is_some_and(|tools| tools.len() == 1 && tools[0] == "default")
     {
         run.tools = None;
-    }
-    if run.permission_mode.as_deref() == Some("auto") {
-        warnings.push(
-            "warning: permission mode auto is not available in Tascer; using default".to_string(),
-        );
-        run.permission_mode = Some("default".to_string());
     }
 }
 

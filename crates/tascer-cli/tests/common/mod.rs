@@ -17,7 +17,7 @@ pub mod sdk;
 pub mod sdk_cases;
 
 /// Variables that would point a session at a real provider or service.
-const OUTSIDE_VARS: [&str; 22] = [
+const OUTSIDE_VARS: [&str; 24] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_AUTH_TOKEN",
@@ -40,6 +40,8 @@ const OUTSIDE_VARS: [&str; 22] = [
     "TASCER_STORE",
     "TASCER_STORE_RETRY_MS",
     "TASCER_STORE_POOL_SIZE",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_CONFIG_DIR",
 ];
 
 /// A `tascer` command with a clean provider environment, its own home and

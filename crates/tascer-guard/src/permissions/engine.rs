@@ -431,6 +431,9 @@ impl PermissionEngine {
         if d.behavior == Behavior::Ask && !escalated {
             if self.mode() == PermissionMode::DontAsk {
                 d = self.deny_for_dont_ask(d);
+            } else if self.mode() == PermissionMode::Auto {
+                // Nobody is asked: admission gives the ask to the
+                // reviewers, or refuses it.
             } else if let Some(cb) = &self.can_use_tool {
                 let request = self.request(call, &d, facts());
                 let answer = cb(request).await;

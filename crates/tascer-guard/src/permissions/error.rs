@@ -27,7 +27,7 @@ impl RuleError {
 pub enum PermissionError {
     /// A mode name that is not one of Tascer's.
     #[error(
-        "unknown permission mode `{0}` (expected default, acceptEdits, plan, bypassPermissions or dontAsk)"
+        "unknown permission mode `{0}` (expected default, acceptEdits, plan, bypassPermissions, dontAsk or auto)"
     )]
     UnknownMode(String),
     /// `bypassPermissions` was requested but settings disable it.

@@ -9,7 +9,8 @@
 //! 4. policy ask verdicts → ask
 //! 5. the mode: `bypassPermissions` allows; `plan` denies tools that change
 //!    anything; `acceptEdits` allows edits (and `mkdir touch rm mv cp`)
-//!    inside the working directories; read-only tools inside the working
+//!    inside the working directories; `auto` allows edits and read-only
+//!    shell commands inside them; read-only tools inside the working
 //!    directories are allowed in every mode
 //! 6. allow rules, then policy allow verdicts → allow
 //! 7. otherwise ask
@@ -229,6 +230,11 @@ fn by_mode(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> Option<Permi
                 ),
             ));
         }
+        PermissionMode::Auto => {
+            if let Some(d) = by_auto_mode(inp, call, facts, mode_source()) {
+                return Some(d);
+            }
+        }
         PermissionMode::AcceptEdits => {
             if facts.class == ToolClass::Edit && !facts.paths.is_empty() && inside() {
                 return Some(PermissionDecision::new(
@@ -253,6 +259,54 @@ fn by_mode(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> Option<Permi
             mode_source(),
             "read-only tool inside the working directories",
         )
+    })
+}
+
+/// Step 5 in `auto` mode: edits inside the working directories (not of
+/// the files that configure git, Tascer or Claude Code: an edit there
+/// could lift the profile or run a command later) and read-only shell
+/// commands (see [`read_only`](super::read_only)) run;
+/// whatever else reaches this step is left to the allow rules, then asks
+/// (admission gives that ask to the reviewers, or refuses it).
+fn by_auto_mode(
+    inp: &Inputs<'_>,
+    call: &ToolCall,
+    facts: &CallFacts,
+    source: DecisionSource,
+) -> Option<PermissionDecision> {
+    let inside = !facts.paths.is_empty()
+        && facts
+            .paths
+            .iter()
+            .all(|p| within_any(&p.canonical, inp.working_dirs) && !configures_tools(&p.canonical));
+    if facts.class == ToolClass::Edit && inside {
+        return Some(PermissionDecision::new(
+            Behavior::Allow,
+            source,
+            "auto mode: file edit inside the working directories",
+        ));
+    }
+    let shell = facts.shell.as_ref()?;
+    super::read_only::is_read_only(shell, &call.cwd, inp.home, inp.working_dirs).then(|| {
+        PermissionDecision::new(
+            Behavior::Allow,
+            source,
+            "auto mode: read-only command inside the working directories",
+        )
+    })
+}
+
+/// Directories whose files configure what runs or what is allowed
+/// (git's configuration and hooks, Tascer's and Claude Code's settings):
+/// `auto` does not approve edits there on its own.
+const CONFIGURING_DIRS: &[&str] = &[".git", ".tascer", ".claude"];
+
+/// True when `path` is inside one of [`CONFIGURING_DIRS`].
+fn configures_tools(path: &Path) -> bool {
+    path.components().any(|c| {
+        CONFIGURING_DIRS
+            .iter()
+            .any(|d| c.as_os_str() == std::ffi::OsStr::new(d))
     })
 }
 

@@ -25,6 +25,7 @@ mod mode;
 mod path_pattern;
 pub mod paths;
 mod policy;
+mod read_only;
 mod rule;
 mod search_access;
 mod sensitive;

@@ -133,8 +133,15 @@ impl Reviewers {
     /// `tool-approve` on a call the rules would ask about (`why`: their
     /// reason), then — when it denies — `tool-appeal` with recent
     /// transcript context, whose verdict is final. Without `tool-approve`
-    /// the call is not reviewed (`None`).
-    pub async fn approve(&self, call: &ToolCall, why: &str) -> Option<CallReview> {
+    /// the call is not reviewed (`None`). Past `deadline` (the host's
+    /// answer is due) a reviewer still waiting fails, and its fail mode
+    /// decides.
+    pub async fn approve(
+        &self,
+        call: &ToolCall,
+        why: &str,
+        deadline: Option<Instant>,
+    ) -> Option<CallReview> {
         let config = self.config.tool_approve.as_ref()?;
         let call_id = Some((call.tool_name.clone(), call.tool_use_id.clone()));
         let about = format!(
@@ -160,6 +167,7 @@ impl Reviewers {
                     }),
                     call: call_id.clone(),
                 },
+                deadline,
             )
             .await;
         let denied_by_reviewer = !approve.passed && approve.outcome == ReviewOutcome::Decided;
@@ -201,6 +209,7 @@ impl Reviewers {
                     }),
                     call: call_id,
                 },
+                deadline,
             )
             .await;
         review.allowed = appeal.passed;
@@ -211,8 +220,14 @@ impl Reviewers {
     }
 
     /// `error-acknowledge`: does `next` (with the agent's latest message)
-    /// acknowledge `failure`? `None` when the reviewer is off.
-    pub async fn acknowledge(&self, failure: &FailedCall, next: &ToolCall) -> Option<CallReview> {
+    /// acknowledge `failure`? `None` when the reviewer is off. Past
+    /// `deadline` the review fails, and its fail mode decides.
+    pub async fn acknowledge(
+        &self,
+        failure: &FailedCall,
+        next: &ToolCall,
+        deadline: Option<Instant>,
+    ) -> Option<CallReview> {
         let config = self.config.error_acknowledge.as_ref()?;
         let excerpt = self.excerpt(config);
         let latest = excerpt
@@ -246,6 +261,7 @@ impl Reviewers {
                     }),
                     call: Some((next.tool_name.clone(), next.tool_use_id.clone())),
                 },
+                deadline,
             )
             .await;
         let reason = if record.passed {
@@ -272,12 +288,14 @@ impl Reviewers {
     /// text, `blocks_so_far` how many stops it blocked in this session.
     /// A stop that a Stop hook already sent back (`stop_hook_active`) is
     /// not reviewed again, and none is blocked once `maxBlocks` is
-    /// reached (that skip is recorded).
+    /// reached (that skip is recorded). Past `deadline` the review fails,
+    /// and its fail mode decides.
     pub async fn validate_stop(
         &self,
         last_answer: &str,
         blocks_so_far: u32,
         stop_hook_active: bool,
+        deadline: Option<Instant>,
     ) -> StopReview {
         let Some(config) = self.config.intent_validate.as_ref() else {
             return StopReview::default();
@@ -332,6 +350,7 @@ impl Reviewers {
                     }),
                     call: None,
                 },
+                deadline,
             )
             .await;
         let block = (!record.passed).then(|| {
@@ -346,9 +365,15 @@ impl Reviewers {
         }
     }
 
-    /// Asks one reviewer: the cache, else the model under the timeout;
-    /// a failure is decided by the fail mode.
-    async fn run(&self, config: &ReviewerConfig, q: Question) -> ReviewRecord {
+    /// Asks one reviewer: the cache, else the model under the timeout (or
+    /// until `deadline`, when that comes first); a failure is decided by
+    /// the fail mode.
+    async fn run(
+        &self,
+        config: &ReviewerConfig,
+        q: Question,
+        deadline: Option<Instant>,
+    ) -> ReviewRecord {
         let started = Instant::now();
         let model = config
             .model
@@ -388,12 +413,28 @@ impl Reviewers {
             system: system_prompt(q.kind),
             user: q.user.clone(),
         };
-        let answer = match tokio::time::timeout(config.timeout, self.model.complete(&call)).await {
+        let own_limit = started + config.timeout;
+        let (limit, by_deadline) = match deadline {
+            Some(d) if d < own_limit => (d, true),
+            _ => (own_limit, false),
+        };
+        let waited = tokio::time::timeout_at(
+            tokio::time::Instant::from_std(limit),
+            self.model.complete(&call),
+        );
+        let answer = match waited.await {
             Ok(Ok(reply)) => match parse_verdict(q.kind, &reply.text) {
                 Ok((passed, reason)) => Ok((passed, reason, reply)),
                 Err(e) => Err((e, Some(reply))),
             },
             Ok(Err(e)) => Err((format!("the model call failed: {e}"), None)),
+            Err(_) if by_deadline => Err((
+                format!(
+                    "no verdict before the answer's deadline ({} ms after the review began)",
+                    started.elapsed().as_millis()
+                ),
+                None,
+            )),
             Err(_) => Err((
                 format!(
                     "no verdict within {} ms (timeoutMs)",
@@ -575,14 +616,14 @@ mod tests {
             0,
             cfg,
         );
-        let review = r.approve(&call(), "no allow rule").await.unwrap();
+        let review = r.approve(&call(), "no allow rule", None).await.unwrap();
         assert!(review.allowed);
         assert_eq!(review.by, ReviewerKind::ToolAppeal);
         assert_eq!(review.records.len(), 2);
         assert!(!review.records[0].passed);
         assert_eq!(review.records[0].model, "session-model");
         assert_eq!(model.calls.lock().unwrap().len(), 2);
-        let again = r.approve(&call(), "no allow rule").await.unwrap();
+        let again = r.approve(&call(), "no allow rule", None).await.unwrap();
         assert!(again.allowed);
         assert!(again.records.iter().all(|rec| rec.cache_hit));
         assert_eq!(model.calls.lock().unwrap().len(), 2, "no model call");
@@ -612,7 +653,7 @@ mod tests {
                 ..Default::default()
             };
             let (r, _) = reviewers(vec![("tool-approve", answer)], delay, cfg);
-            let review = r.approve(&call(), "why").await.unwrap();
+            let review = r.approve(&call(), "why", None).await.unwrap();
             assert_eq!(review.allowed, allowed);
             let rec = &review.records[0];
             assert_eq!(rec.outcome, outcome);
@@ -635,10 +676,15 @@ mod tests {
             0,
             cfg,
         );
-        let first = r.validate_stop("Done.", 0, false).await;
+        let first = r.validate_stop("Done.", 0, false, None).await;
         assert!(first.block.unwrap().contains("Run the tests."));
-        assert!(r.validate_stop("Done.", 0, true).await.records.is_empty());
-        let limit = r.validate_stop("Done.", 1, false).await;
+        assert!(
+            r.validate_stop("Done.", 0, true, None)
+                .await
+                .records
+                .is_empty()
+        );
+        let limit = r.validate_stop("Done.", 1, false, None).await;
         assert_eq!(limit.block, None);
         assert_eq!(limit.records[0].outcome, ReviewOutcome::Skipped);
         assert_eq!(model.calls.lock().unwrap().len(), 1);

@@ -162,6 +162,9 @@ pub struct ShellAnalysis {
     /// Values assigned to `PATH` (they decide which program a bare name
     /// runs; see [`resolve_programs`]).
     pub path_values: Vec<ShellWord>,
+    /// Files read through input redirections (`< file`, `<> file`), in
+    /// source order.
+    pub reads: Vec<ShellWord>,
     /// Wrappers that hand their work on (`timeout 5 make`, `nohup …`,
     /// `bash -c '…'`), as written: [`commands`](Self::commands) lists the
     /// command they run, not them. For checks that look at every program

@@ -294,16 +294,22 @@ impl Walker {
             IoRedirect::File(_, kind, target) => match target {
                 IoFileRedirectTarget::Filename(w) => {
                     let resolved = words::resolve(&w.value);
-                    if let Some(word) = self.take(resolved, depth, via)
-                        && matches!(
+                    if let Some(word) = self.take(resolved, depth, via) {
+                        if matches!(
+                            kind,
+                            IoFileRedirectKind::Read | IoFileRedirectKind::ReadAndWrite
+                        ) {
+                            self.out.reads.push(word.clone());
+                        }
+                        if matches!(
                             kind,
                             IoFileRedirectKind::Write
                                 | IoFileRedirectKind::Append
                                 | IoFileRedirectKind::Clobber
                                 | IoFileRedirectKind::ReadAndWrite
-                        )
-                    {
-                        writes.push(word);
+                        ) {
+                            writes.push(word);
+                        }
                     }
                 }
                 IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
