@@ -441,3 +441,55 @@ fn a_failed_contract_fails_the_run() {
     assert!(left.contains("## Status\nfailed"), "{left}");
     assert!(!ws.join("elsewhere.txt").exists());
 }
+
+/// Under the SDKs' control protocol too, a refused `ExecuteContracts`
+/// makes the turn's result an error.
+#[test]
+fn a_refused_execute_contracts_fails_the_turn_under_the_sdk_protocol() {
+    use std::io::Write as _;
+    let root = tempfile::tempdir().unwrap();
+    let (home, ws) = workspace(root.path());
+    std::fs::create_dir_all(ws.join("contracts")).unwrap();
+    std::fs::write(ws.join("contracts/01-alpha.md"), ALPHA).unwrap();
+    std::fs::create_dir_all(ws.join(".tascer")).unwrap();
+    std::fs::write(
+        ws.join(".tascer/settings.json"),
+        r#"{"permissions": {"ask": ["ExecuteContracts"]}}"#,
+    )
+    .unwrap();
+    let router = MockServer::start_blocking(
+        Scenario::new()
+            .turn(Turn::tool("ExecuteContracts", json!({})))
+            .turn(Turn::text("I could not run them.")),
+    )
+    .unwrap();
+    let anthropic = MockServer::start_blocking(contractors()).unwrap();
+    let mut cmd = tascer(&home, &ws);
+    setup_env(&mut cmd, &router, &anthropic);
+    let mut child = cmd
+        .args(["--output-format", "stream-json", "--verbose"])
+        .args(["--input-format", "stream-json"])
+        .args(["--execute-contracts", "contracts"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let initialize = json!({"type": "control_request", "request_id": "init-1",
+        "request": {"subtype": "initialize"}});
+    let prompt = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+        "message": {"role": "user", "content": "Run the contracts."}});
+    writeln!(stdin, "{initialize}\n{prompt}").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let frames = json_lines(&out.stdout);
+    let result = frames
+        .iter()
+        .find(|f| f["type"] == "result")
+        .unwrap_or_else(|| panic!("no result frame: {:?}", texts(&out)));
+    assert_eq!(result["is_error"], true, "{result}");
+    let errors = result["errors"].to_string();
+    assert!(errors.contains("ExecuteContracts failed"), "{errors}");
+    assert!(anthropic.requests().is_empty(), "nothing ran");
+}

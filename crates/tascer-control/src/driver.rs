@@ -69,6 +69,8 @@ struct Driver {
     framing: Framing,
     last_result_error: bool,
     warned: HashSet<String>,
+    /// The session's result judge, if any.
+    judge: Option<Box<dyn crate::session::ResultJudge>>,
 }
 
 impl Driver {
@@ -84,6 +86,7 @@ impl Driver {
             framing: Framing::default(),
             last_result_error: false,
             warned: HashSet::new(),
+            judge: None,
         }
     }
 
@@ -92,6 +95,7 @@ impl Driver {
             hook_events: session.include_hook_events,
             replay: session.replay_user_messages,
         };
+        self.judge = session.judge;
         let mut options = session.options;
         options.mcp_tunnel = Some(Arc::new(SdkMcpTunnel::new(self.control.clone())));
         match session.permission_prompt_tool.as_deref() {
@@ -307,6 +311,12 @@ impl Driver {
     /// shapes it.
     fn forward(&mut self, message: Message, turn: &mut Option<Turn>) {
         let mut message = message;
+        if let Some(judge) = self.judge.as_mut() {
+            judge.observe(&message);
+            if let Message::Result(result) = &mut message {
+                judge.judge(result);
+            }
+        }
         let answered = turn.as_ref().is_some_and(|t| t.answered);
         match &mut message {
             Message::System(system) if system.subtype == "init" => {

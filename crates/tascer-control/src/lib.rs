@@ -35,5 +35,5 @@ pub mod wire;
 pub use driver::run;
 pub use error::ControlError;
 pub use init::structured_retries_from_env;
-pub use session::{ControlSession, OnSessionEnd};
+pub use session::{ControlSession, OnSessionEnd, ResultJudge};
 pub use wire::{CLAUDE_CODE_VERSION, startup_failure_result};

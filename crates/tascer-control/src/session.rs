@@ -9,6 +9,16 @@ use tascer::Options;
 /// Called with the session id once the session ended and was closed.
 pub type OnSessionEnd = Box<dyn FnOnce(String) -> BoxFuture<'static, ()> + Send>;
 
+/// Judges whether a turn did what the session was started for: it sees
+/// every message of the turn and may turn its result into an error (a
+/// contracts manager whose `ExecuteContracts` call was refused).
+pub trait ResultJudge: Send {
+    /// Looks at one message of the running turn.
+    fn observe(&mut self, message: &tascer::Message);
+    /// Adjusts the turn's result before it goes out.
+    fn judge(&self, result: &mut tascer::ResultMessage);
+}
+
 /// A control-protocol session to [`run`](crate::run): the options of the
 /// Tascer session behind it and the SDK's choices about the protocol.
 ///
@@ -28,6 +38,7 @@ pub struct ControlSession {
     pub(crate) replay_user_messages: bool,
     pub(crate) permission_prompt_tool: Option<String>,
     pub(crate) on_end: Option<OnSessionEnd>,
+    pub(crate) judge: Option<Box<dyn ResultJudge>>,
 }
 
 impl ControlSession {
@@ -40,7 +51,15 @@ impl ControlSession {
             replay_user_messages: false,
             permission_prompt_tool: None,
             on_end: None,
+            judge: None,
         }
+    }
+
+    /// Every turn's messages go through `judge`, which may make its
+    /// result an error.
+    pub fn judge_results(mut self, judge: impl ResultJudge + 'static) -> Self {
+        self.judge = Some(Box::new(judge));
+        self
     }
 
     /// `--include-hook-events`: keep `system/hook_response` frames.

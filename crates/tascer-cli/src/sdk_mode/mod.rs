@@ -108,11 +108,30 @@ fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
             None => SystemPrompt::Replace(text),
         };
     }
-    Ok(ControlSession::new(options)
+    let session = ControlSession::new(options)
         .include_hook_events(cli.sdk.include_hook_events)
         .replay_user_messages(cli.sdk.replay_user_messages)
         .permission_prompt_tool(cli.sdk.permission_prompt_tool.clone())
         .on_session_end(|session_id| async move {
             crate::archive_cmds::after_session(&session_id).await;
-        }))
+        });
+    Ok(if cli.run.execute_contracts.is_some() {
+        session.judge_results(ManagerJudge(tascer_contracts::ManagerWatch::new()))
+    } else {
+        session
+    })
+}
+
+/// A contracts manager's turns, judged as `tascer run` judges them: a
+/// refused or failed `ExecuteContracts` makes the result an error.
+struct ManagerJudge(tascer_contracts::ManagerWatch);
+
+impl tascer_control::ResultJudge for ManagerJudge {
+    fn observe(&mut self, message: &tascer::Message) {
+        self.0.observe(message);
+    }
+
+    fn judge(&self, result: &mut tascer::ResultMessage) {
+        self.0.judge(result);
+    }
 }
