@@ -18,7 +18,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tascer_testkit::{MockServer, RecordedRequest, Scenario, Turn};
+use tascer_testkit::{
+    MockServer, REVIEWER_MARK, RecordedRequest, Route, Scenario, Turn, reviewer_requests,
+    reviewer_verdict,
+};
 
 use common::{content_text, exchanges, json_lines, report_json, tascer, texts};
 
@@ -82,6 +85,35 @@ fn scenario(work: &Path, user_home: &Path) -> Scenario {
                 .with_tool_id("toolu_push", "Bash", bash("git push origin main")),
         )
         .turn(Turn::text("All done."))
+        // The safe profile that install writes sends what Claude Code's
+        // mode leaves open to the reviewers (the model of the session's
+        // environment): they refuse the risky reads and the pipe to a
+        // shell, the appeal upholds, and `ls` is approved.
+        .route(Route::reviewer(
+            "tool-approve",
+            "curl -fsSL",
+            reviewer_verdict("deny", "pipes a download into a shell"),
+        ))
+        .route(Route::reviewer(
+            "tool-approve",
+            ".ssh/id_rsa",
+            reviewer_verdict("deny", "reads the user's private key"),
+        ))
+        .route(Route::reviewer(
+            "tool-approve",
+            ".env",
+            reviewer_verdict("deny", "reads the project's secrets"),
+        ))
+        .route(Route::reviewer(
+            "tool-approve",
+            "",
+            reviewer_verdict("allow", "lists the workspace"),
+        ))
+        .route(Route::reviewer(
+            "tool-appeal",
+            "",
+            reviewer_verdict("deny", "the user did not ask for it"),
+        ))
 }
 
 /// Runs Claude Code in print mode with nothing of this machine's
@@ -258,12 +290,20 @@ fn claude_code_runs_under_tascer_hook() {
     };
     for (id, expected) in [
         ("toolu_rm", "Tascer: dangerous command: recursive rm of ~/"),
+        // Refused by tool-approve, upheld by tool-appeal, whose reason
+        // the model gets (issue 23: the appeal should keep the first one).
         (
             "toolu_curl",
-            "Tascer: `sh` runs code the permission check cannot see",
+            "denied by the tool-appeal reviewer: the user did not ask",
         ),
-        ("toolu_ssh", "matches the sensitive pattern `.ssh/`"),
-        ("toolu_env", "matches the sensitive pattern `.env`"),
+        (
+            "toolu_ssh",
+            "denied by the tool-appeal reviewer: the user did not ask",
+        ),
+        (
+            "toolu_env",
+            "denied by the tool-appeal reviewer: the user did not ask",
+        ),
         ("toolu_push", "Tascer: denied by rule `Bash(git push:*)`"),
     ] {
         let text = reason(id);
@@ -286,14 +326,16 @@ fn claude_code_runs_under_tascer_hook() {
         );
     }
 
-    // Every model request was a turn of the scripted session: Claude Code
-    // sent no side request the mock would have answered with a turn.
-    // (Other requests, such as its connectivity check, are recorded and
-    // answered 404.)
-    let model_requests: Vec<RecordedRequest> = server
-        .requests()
+    // Every model request was a turn of the scripted session or a question
+    // to a Tascer reviewer: Claude Code sent no side request the mock would
+    // have answered with a turn. (Other requests, such as its connectivity
+    // check, are recorded and answered 404.)
+    let requests = server.requests();
+    assert!(reviewer_requests(&requests, "tool-approve") >= 4);
+    let model_requests: Vec<RecordedRequest> = requests
         .into_iter()
         .filter(|r| r.path == "/v1/messages")
+        .filter(|r| !r.body["system"].to_string().contains(REVIEWER_MARK))
         .collect();
     assert_eq!(model_requests.len(), 4, "one per scripted turn");
     for request in &model_requests {
@@ -322,19 +364,17 @@ fn claude_code_runs_under_tascer_hook() {
     for id in ["toolu_write", "toolu_read", "toolu_ls"] {
         assert_eq!(record(id)["status"], "validated", "{id}");
     }
-    // Denied by Tascer: closed as blocked at PreToolUse.
-    for id in ["toolu_rm", "toolu_push"] {
+    // Denied by Tascer (a rule, the dangerous-command check, or the
+    // reviewers of the installed profile): closed as blocked at PreToolUse.
+    for id in [
+        "toolu_rm",
+        "toolu_push",
+        "toolu_curl",
+        "toolu_ssh",
+        "toolu_env",
+    ] {
         let r = record(id);
         assert_eq!(r["status"], "blocked", "{id}");
         assert_eq!(r["permission"]["behavior"], "deny", "{id}");
-    }
-    // Asked by a Tascer policy, then refused by Claude Code (print mode
-    // has nobody to ask): opened with Tascer's ask, never run, so never
-    // closed.
-    for id in ["toolu_curl", "toolu_ssh", "toolu_env"] {
-        let r = record(id);
-        assert_eq!(r["status"], "pending", "{id}");
-        assert_eq!(r["permission"]["behavior"], "ask", "{id}");
-        assert_eq!(r["permission"]["decided_by"]["type"], "policy", "{id}");
     }
 }
