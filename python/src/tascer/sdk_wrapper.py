@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Dict, List, Optional, Union
@@ -277,11 +278,30 @@ class TascerAgent:
         :class:`~tascer.types.ResultMessage`."""
         session = await asyncio.to_thread(self._open)
         await asyncio.to_thread(session.query, prompt)
+        # One thread reads the turn (each read releases the GIL while it
+        # waits) and hands the frames to this loop: one hop per message,
+        # not a thread-pool round trip per message.
+        loop = asyncio.get_running_loop()
+        frames: "asyncio.Queue[Union[str, None, BaseException]]" = asyncio.Queue()
+
+        def read_turn() -> None:
+            try:
+                while True:
+                    frame = session.next_message()
+                    loop.call_soon_threadsafe(frames.put_nowait, frame)
+                    if frame is None:
+                        return
+            except BaseException as err:  # handed to the consumer
+                loop.call_soon_threadsafe(frames.put_nowait, err)
+
+        threading.Thread(target=read_turn, name="tascer-turn", daemon=True).start()
         while True:
-            frame = await asyncio.to_thread(session.next_message)
-            if frame is None:
+            item = await frames.get()
+            if item is None:
                 return
-            yield parse_message(json.loads(frame))
+            if isinstance(item, BaseException):
+                raise item
+            yield parse_message(json.loads(item))
 
     def get_validation_report(self) -> ValidationReport:
         """Every tool call of the session with its gates, evidence and
