@@ -5,7 +5,9 @@ use std::path::Path;
 use super::wildcard::wildcard_match;
 
 /// The default sensitive patterns. A pattern ending in `/` names a
-/// directory anywhere on the path; others match the file name.
+/// directory anywhere on the path; others match the file name or any
+/// directory on the path (`config/secrets/prod.yaml` is sensitive by
+/// `secrets*`).
 pub const DEFAULT_SENSITIVE: &[&str] = &[
     ".env",
     ".env.*",
@@ -17,8 +19,9 @@ pub const DEFAULT_SENSITIVE: &[&str] = &[
     "id_rsa*",
     "id_ed25519*",
     "id_ecdsa*",
-    "credentials*",
+    "*credentials*",
     "secrets*",
+    "*password*",
     ".netrc",
     ".git-credentials",
     // Claude Code's OAuth credentials (`~/.claude/.credentials.json`).
@@ -53,7 +56,9 @@ impl SensitivePatterns {
         &self.patterns
     }
 
-    /// The first pattern `path` matches.
+    /// The first pattern `path` matches: a directory pattern (`.ssh/`)
+    /// any directory on it, another pattern the file name or any
+    /// directory on it (template files such as `.env.example` excepted).
     pub fn matching(&self, path: &Path) -> Option<&str> {
         let components: Vec<String> = path
             .components()
@@ -68,8 +73,36 @@ impl SensitivePatterns {
             .iter()
             .find(|p| match p.strip_suffix('/') {
                 Some(dir) => components.iter().any(|c| wildcard_match(dir, c)),
-                None => !template && wildcard_match(p, file),
+                None => {
+                    let (dirs, _) = components.split_at(components.len() - 1);
+                    (!template && wildcard_match(p, file))
+                        || dirs.iter().any(|c| wildcard_match(p, c))
+                }
             })
             .map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::SensitivePatterns;
+
+    #[test]
+    fn paths_are_sensitive_by_their_directories_too() {
+        let patterns = SensitivePatterns::default();
+        for (path, pattern) in [
+            ("config/secrets/prod.yaml", Some("secrets*")),
+            ("db_password.txt", Some("*password*")),
+            ("aws-credentials.json", Some("*credentials*")),
+            ("home/u/.ssh/config", Some(".ssh/")),
+            ("deploy/.env", Some(".env")),
+            ("deploy/.env.example", None),
+            ("src/main.rs", None),
+            ("/etc/passwd", None),
+        ] {
+            assert_eq!(patterns.matching(Path::new(path)), pattern, "{path}");
+        }
     }
 }
