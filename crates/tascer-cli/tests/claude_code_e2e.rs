@@ -290,24 +290,23 @@ fn claude_code_runs_under_tascer_hook() {
     };
     for (id, expected) in [
         ("toolu_rm", "Tascer: dangerous command: recursive rm of ~/"),
-        // Refused by tool-approve, upheld by tool-appeal, whose reason
-        // the model gets (issue 23: the appeal should keep the first one).
-        (
-            "toolu_curl",
-            "denied by the tool-appeal reviewer: the user did not ask",
-        ),
-        (
-            "toolu_ssh",
-            "denied by the tool-appeal reviewer: the user did not ask",
-        ),
-        (
-            "toolu_env",
-            "denied by the tool-appeal reviewer: the user did not ask",
-        ),
+        // Refused by tool-approve, upheld by tool-appeal: the model gets
+        // both reasons.
+        ("toolu_curl", "pipes a download into a shell)"),
+        ("toolu_ssh", "reads the user's private key)"),
+        ("toolu_env", "reads the project's secrets)"),
         ("toolu_push", "Tascer: denied by rule `Bash(git push:*)`"),
     ] {
         let text = reason(id);
         assert!(text.contains(expected), "{id}: {text}");
+        if id == "toolu_curl" || id == "toolu_ssh" || id == "toolu_env" {
+            assert!(
+                text.contains(
+                    "tool-appeal reviewer: the user did not ask for it (upholding tool-approve: "
+                ),
+                "{id}: {text}"
+            );
+        }
         assert!(text.contains("Tascer"), "{id} names Tascer: {text}");
     }
     assert!(

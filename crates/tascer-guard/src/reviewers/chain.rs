@@ -214,7 +214,16 @@ impl Reviewers {
             .await;
         review.allowed = appeal.passed;
         review.by = ReviewerKind::ToolAppeal;
-        review.reason = appeal.reason.clone();
+        // OVERTURN: the appeal's reason is the decision's. UPHOLD: the
+        // first reviewer's reason stays, with the appeal's beside it.
+        review.reason = if appeal.passed {
+            appeal.reason.clone()
+        } else {
+            format!(
+                "{} (upholding tool-approve: {})",
+                appeal.reason, review.reason
+            )
+        };
         review.records.push(appeal);
         Some(review)
     }
@@ -627,6 +636,36 @@ mod tests {
         assert!(again.allowed);
         assert!(again.records.iter().all(|rec| rec.cache_hit));
         assert_eq!(model.calls.lock().unwrap().len(), 2, "no model call");
+    }
+
+    #[tokio::test]
+    async fn an_upheld_denial_keeps_the_first_reason() {
+        let cfg = ReviewersConfig {
+            tool_approve: Some(config(FailMode::Closed, 1000)),
+            tool_appeal: Some(config(FailMode::Closed, 1000)),
+            ..Default::default()
+        };
+        let (r, _) = reviewers(
+            vec![
+                (
+                    "tool-approve",
+                    r#"{"verdict":"deny","reason":"deletes files"}"#,
+                ),
+                (
+                    "tool-appeal",
+                    r#"{"verdict":"deny","reason":"nobody asked for it"}"#,
+                ),
+            ],
+            0,
+            cfg,
+        );
+        let review = r.approve(&call(), "no allow rule", None).await.unwrap();
+        assert!(!review.allowed);
+        assert_eq!(review.by, ReviewerKind::ToolAppeal);
+        assert_eq!(
+            review.reason,
+            "nobody asked for it (upholding tool-approve: deletes files)"
+        );
     }
 
     #[tokio::test]
