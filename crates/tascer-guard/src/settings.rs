@@ -18,13 +18,17 @@ use crate::permissions::{
 };
 use crate::reviewers::ReviewersConfig;
 use crate::safety::settings::SensitiveAction;
-use crate::safety::{DEFAULT_AUTO_APPROVE_TOOLS, DEFAULT_TRUSTED, PathClasses};
+use crate::safety::{
+    DEFAULT_AUTO_APPROVE_TOOLS, DEFAULT_LOW_RISK_TOOLS, DEFAULT_TRUSTED, PathClasses,
+};
 
 /// The safety chain's static parts and reviewers, merged across layers.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SafetyConfig {
     /// The tools low-risk auto-approve covers, when it is on.
     pub auto_approve: Option<Vec<String>>,
+    /// The path-less tools it approves outright, when it is on.
+    pub low_risk: Option<Vec<String>>,
     /// The path classes, when they are on.
     pub path_classes: Option<PathClasses>,
     /// The reviewers that are on.
@@ -153,6 +157,17 @@ impl LoadedSettings {
                         .collect()
                 })
             });
+        let low_risk = safety()
+            .find_map(|(_, s)| s.auto_approve.as_ref())
+            .filter(|a| a.enabled != Some(false))
+            .map(|a| {
+                a.low_risk_tools.clone().unwrap_or_else(|| {
+                    DEFAULT_LOW_RISK_TOOLS
+                        .iter()
+                        .map(|t| (*t).to_string())
+                        .collect()
+                })
+            });
         let path_classes = safety()
             .find_map(|(_, s)| s.path_classes.as_ref())
             .filter(|p| p.enabled != Some(false))
@@ -200,6 +215,7 @@ impl LoadedSettings {
         }
         SafetyConfig {
             auto_approve,
+            low_risk,
             path_classes,
             reviewers: ReviewersConfig::from_settings(&merged),
             hook_deadline: safety()

@@ -239,3 +239,57 @@ async fn path_classes_refuse_sensitive_files_and_auto_approve_trusted_reads() {
         .await;
     assert_eq!(d.behavior, Behavior::Ask, "{}", d.reason);
 }
+
+#[tokio::test]
+async fn low_risk_tools_are_approved_and_configurable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let call = |tool: &str, input: serde_json::Value| ToolCall {
+        tool_name: tool.into(),
+        input,
+        tool_use_id: "t".into(),
+        cwd: tmp.path().to_path_buf(),
+        session_id: "s".into(),
+    };
+    let engine_for = |settings: serde_json::Value| {
+        let safety = load_inline(settings).unwrap().safety(Some(&home));
+        PermissionEngine::builder()
+            .home_dir(&home)
+            .default_policies()
+            .low_risk_tools(safety.low_risk.unwrap())
+            .build()
+            .unwrap()
+    };
+    // The defaults: WebSearch and TodoWrite run; WebFetch and MCP tools
+    // are not low-risk unless named.
+    let engine = engine_for(json!({"safety": {"autoApprove": {}}}));
+    let d = engine
+        .decide(&call("WebSearch", json!({"query": "landlock abi"})))
+        .await;
+    assert_eq!(d.behavior, Behavior::Allow, "{}", d.reason);
+    assert_eq!(
+        d.decided_by,
+        DecisionSource::Policy {
+            name: "low-risk".into()
+        }
+    );
+    for (tool, input) in [
+        ("WebFetch", json!({"url": "https://example.com"})),
+        ("mcp__docs__search", json!({"q": "x"})),
+    ] {
+        let d = engine.decide(&call(tool, input)).await;
+        assert_ne!(d.behavior, Behavior::Allow, "{tool}: {}", d.reason);
+    }
+    // Named, they run.
+    let engine = engine_for(json!({"safety": {"autoApprove": {
+        "lowRiskTools": ["WebFetch", "mcp__docs__*"]
+    }}}));
+    for (tool, input) in [
+        ("WebFetch", json!({"url": "https://example.com"})),
+        ("mcp__docs__search", json!({"q": "x"})),
+    ] {
+        let d = engine.decide(&call(tool, input)).await;
+        assert_eq!(d.behavior, Behavior::Allow, "{tool}: {}", d.reason);
+    }
+}

@@ -40,6 +40,15 @@ pub struct AutoApproveSettings {
     /// `NotebookRead`); only read-only tools may be named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// Tools approved outright when a call touches no path (default
+    /// `WebSearch`, `TodoWrite`, `Skill`, `LSP`); a name may end in `*`
+    /// (`mcp__docs__*`).
+    #[serde(
+        default,
+        rename = "lowRiskTools",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub low_risk_tools: Option<Vec<String>>,
 }
 
 /// What a call touching a sensitive file gets. Its own type, not a

@@ -153,6 +153,9 @@ fn permission_engine(
     if let Some(tools) = &safety.auto_approve {
         builder = builder.auto_approve(tools.clone());
     }
+    if let Some(tools) = &safety.low_risk {
+        builder = builder.low_risk_tools(tools.clone());
+    }
     for policy in &options.policies {
         builder = builder.policy(Arc::clone(policy));
     }

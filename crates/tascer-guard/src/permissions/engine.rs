@@ -39,6 +39,7 @@ pub struct PermissionEngineBuilder {
     default_policies: bool,
     path_classes: Option<crate::safety::PathClasses>,
     auto_approve: Option<Vec<String>>,
+    low_risk: Option<Vec<String>>,
 }
 
 impl PermissionEngineBuilder {
@@ -107,6 +108,13 @@ impl PermissionEngineBuilder {
         self
     }
 
+    /// Low-risk tools (settings `safety.autoApprove.lowRiskTools`): these
+    /// tools' calls that touch no path are allowed like an allow rule.
+    pub fn low_risk_tools(mut self, tools: Vec<String>) -> Self {
+        self.low_risk = Some(tools);
+        self
+    }
+
     /// Turns the identical-input decision cache on or off (default on).
     pub fn cache(mut self, on: bool) -> Self {
         self.cache = on;
@@ -153,6 +161,12 @@ impl PermissionEngineBuilder {
             }
             policies.insert(0, Arc::new(ShellCommandPolicy::new()));
             policies.insert(0, Arc::new(file));
+        }
+        if let Some(tools) = self.low_risk {
+            policies.push(Arc::new(crate::safety::LowRiskPolicy::new(
+                tools,
+                home.as_deref(),
+            )));
         }
         if let Some(tools) = self.auto_approve {
             policies.push(Arc::new(crate::safety::AutoApprovePolicy::new(
@@ -236,6 +250,7 @@ impl PermissionEngine {
             default_policies: false,
             path_classes: None,
             auto_approve: None,
+            low_risk: None,
         }
     }
 
