@@ -223,3 +223,41 @@ def test_options_that_cannot_be_honoured_are_errors(ws) -> None:
     with pytest.raises(RuntimeError, match="nope"):
         run(agent, "go")
     assert tascer.__version__
+
+
+def test_code_written_for_the_official_sdk_ports_with_an_import_change(ws) -> None:
+    # As with claude_agent_sdk, but imported from tascer.
+    from tascer import ClaudeAgentOptions, ClaudeSDKClient, query
+
+    model = ws.model(
+        tool("Write", {"file_path": "one.txt", "content": "1\n"}),
+        text("First."),
+        text("Second."),
+    )
+    options = ws.options(model)
+    assert isinstance(options, ClaudeAgentOptions)
+
+    async def conversation() -> list:
+        results = []
+        async with ClaudeSDKClient(options=options) as client:
+            for prompt in ("write one", "and now?"):
+                await client.query(prompt)
+                async for message in client.receive_response():
+                    if isinstance(message, ResultMessage):
+                        results.append(message)
+            report = client.agent.get_validation_report()
+            assert [r.tool_name for r in report.records] == ["Write"]
+        return results
+
+    results = asyncio.run(conversation())
+    assert [r.result for r in results] == ["First.", "Second."]
+    assert results[0].session_id == results[1].session_id
+    assert (ws.cwd / "one.txt").read_text() == "1\n"
+
+    one_shot = ws.model(text("Hello."))
+
+    async def once() -> list:
+        return [m async for m in query(prompt="hi", options=ws.options(one_shot))]
+
+    messages = asyncio.run(once())
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Hello."

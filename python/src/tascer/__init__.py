@@ -11,6 +11,9 @@ from ._tascer import __version__
 from .gates import register_gate, registered_gates, unregister_gate
 from .sdk_wrapper import (
     EVIDENCE_TYPES,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    TascerClient,
     GateOutcome,
     TascerAgent,
     TascerAgentOptions,
@@ -35,6 +38,9 @@ from .types import (
 
 __all__ = [
     "EVIDENCE_TYPES",
+    "ClaudeAgentOptions",
+    "ClaudeSDKClient",
+    "TascerClient",
     "AssistantMessage",
     "ContentBlock",
     "GateOutcome",

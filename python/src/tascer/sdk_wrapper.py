@@ -343,6 +343,65 @@ class TascerAgent:
         await asyncio.to_thread(self.close)
 
 
+class TascerClient:
+    """A multi-turn client in the shape of the official SDK's
+    ``ClaudeSDKClient`` (``connect``, ``query``, ``receive_response``,
+    ``disconnect``, ``async with``), so code written for it ports with an
+    import change; ``agent`` gives the validation report and proofs.
+    """
+
+    def __init__(self, options: Optional[TascerAgentOptions] = None) -> None:
+        self.agent = TascerAgent(options)
+        self._turn: Optional[AsyncIterator[Message]] = None
+
+    async def connect(self, prompt: Optional[str] = None) -> None:
+        """Opens the session; with ``prompt``, sends it too."""
+        await self.agent.connect()
+        if prompt is not None:
+            await self.query(prompt)
+
+    async def query(self, prompt: str) -> None:
+        """Sends ``prompt``; read the turn with :meth:`receive_response`."""
+        if self._turn is not None:
+            async for _ in self._turn:  # the previous turn, unread
+                pass
+        turn = self.agent.query(prompt)
+        first = await turn.__anext__()
+
+        async def rest() -> AsyncIterator[Message]:
+            yield first
+            async for message in turn:
+                yield message
+
+        self._turn = rest()
+
+    async def receive_response(self) -> AsyncIterator[Message]:
+        """The current turn's messages, ending with its result."""
+        turn, self._turn = self._turn, None
+        if turn is None:
+            return
+        async for message in turn:
+            yield message
+
+    async def disconnect(self) -> None:
+        """Ends the session."""
+        await asyncio.to_thread(self.agent.close)
+
+    async def __aenter__(self) -> "TascerClient":
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.disconnect()
+
+
+ClaudeAgentOptions = TascerAgentOptions
+"""The official SDK's name for the options, for code ported from it."""
+
+ClaudeSDKClient = TascerClient
+"""The official SDK's name for the client, for code ported from it."""
+
+
 async def query(
     *, prompt: str, options: Optional[TascerAgentOptions] = None
 ) -> AsyncIterator[Message]:
@@ -356,7 +415,10 @@ async def query(
 
 
 __all__ = [
+    "ClaudeAgentOptions",
+    "ClaudeSDKClient",
     "EVIDENCE_TYPES",
+    "TascerClient",
     "GateOutcome",
     "TascerAgent",
     "TascerAgentOptions",
