@@ -27,6 +27,7 @@ mod mcp_cmds;
 mod provider;
 mod render;
 mod run;
+mod sandbox_cmd;
 mod sdk_mode;
 mod sessions;
 mod table;
@@ -39,6 +40,11 @@ use clap::Parser;
 use crate::args::{Cli, Command, KeysCommand, SessionsCommand};
 
 fn main() -> ExitCode {
+    if sandbox_cmd::is_invocation() {
+        // Before anything else, and single-threaded: the helper the Bash
+        // tool starts for every command enters the sandbox and execs it.
+        return sandbox_cmd::main();
+    }
     if hook::is_invocation() {
         // A new process per Claude Code tool call: its start-up skips
         // parsing the whole command line.
@@ -101,6 +107,8 @@ fn main() -> ExitCode {
             Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
             Some(Command::Archive(args)) => archive_cmds::run(args).await,
             Some(Command::Webhook(args)) => webhook_cmds::run(args).await,
+            // Answered above, before the multi-threaded runtime starts.
+            Some(Command::Sandbox(_)) => Ok(ExitCode::FAILURE),
             None => run::run(cli.run).await,
         }
     });

@@ -10,6 +10,7 @@ mod install;
 mod ledger;
 mod mcp;
 mod run;
+mod sandbox;
 mod sessions;
 mod webhook;
 
@@ -25,6 +26,7 @@ pub use install::InstallArgs;
 pub use ledger::{ExportArgs, KeysCommand, ReportArgs, ReportFormat, VerifyArgs};
 pub use mcp::{ListArgs, McpArgs, McpCommand, ServeArgs, Transport};
 pub use run::{PrintFormat, RunArgs};
+pub use sandbox::{SandboxArgs, SandboxCli};
 pub use sessions::SessionsCommand;
 pub use webhook::{WebhookArgs, WebhookCommand};
 
@@ -135,6 +137,9 @@ pub enum Command {
     Archive(ArchiveArgs),
     /// Webhooks (settings `webhooks`): deliver the waiting hook events, or show the outbox.
     Webhook(WebhookArgs),
+    /// Run a command under the OS sandbox (Landlock, seccomp): writes only in the
+    /// workspace, secrets unreadable, no network unless allowed.
+    Sandbox(Box<SandboxArgs>),
 }
 
 #[cfg(test)]
