@@ -48,6 +48,7 @@ mod layers;
 mod loader;
 mod project;
 pub mod safety;
+mod sandbox;
 mod sections;
 
 pub use check::{CheckSettings, check_settings};
@@ -57,4 +58,5 @@ pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};
 pub use layers::{LayeredSettings, SettingsLayer, SettingsSource};
 pub use loader::{SettingsFile, SettingsLoader};
 pub use project::{CLAUDE_PROJECT_DIR, project_root};
+pub use sandbox::{SANDBOX, SandboxSettings};
 pub use sections::{ARCHIVE, CONTRACTS, PermissionsSettings, Settings, VALIDATION};
