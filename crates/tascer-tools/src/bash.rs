@@ -14,13 +14,14 @@ use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tascer_core::{Tool, ToolContext, ToolOutput};
+use tascer_core::{Tool, ToolContext, ToolOutput, ToolResultContent};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
+use crate::sandbox::BashSandbox;
 use crate::state::{BackgroundShell, Capture, ToolState};
 use crate::util::{finish, input_schema, parse_input, truncate_chars};
 
@@ -96,7 +97,8 @@ impl Tool for BashTool {
                             .timeout
                             .unwrap_or(DEFAULT_TIMEOUT_MS)
                             .clamp(1, MAX_TIMEOUT_MS);
-                        run_foreground(&input.command, timeout, ctx).await
+                        let sandbox = self.state.sandbox();
+                        run_foreground(&input.command, timeout, ctx, sandbox.as_ref()).await
                     }
                 }
                 .await,
@@ -110,12 +112,23 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// A `bash -c` command in its own process group with piped output.
-fn shell_command(script: &str, cwd: &PathBuf, ctx: &ToolContext) -> Command {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(script)
-        .current_dir(cwd)
+/// A `bash -c` command (through the sandbox's helper when there is one)
+/// in its own process group with piped output.
+fn shell_command(
+    script: &str,
+    cwd: &PathBuf,
+    ctx: &ToolContext,
+    sandbox: Option<&BashSandbox>,
+) -> Command {
+    let mut cmd = match sandbox {
+        Some(sandbox) => sandbox.bash(script),
+        None => {
+            let mut cmd = Command::new("bash");
+            cmd.arg("-c").arg(script);
+            cmd
+        }
+    };
+    cmd.current_dir(cwd)
         .envs(ctx.env.iter())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -232,18 +245,23 @@ async fn run_foreground(
     command: &str,
     timeout_ms: u64,
     ctx: &ToolContext,
+    sandbox: Option<&BashSandbox>,
 ) -> Result<ToolOutput, ToolError> {
     let cwd = existing_cwd(ctx)?;
     // The final working directory is written here by an EXIT trap, so `cd`
-    // sticks even when the command calls `exit`.
-    let cwd_file = tempfile::NamedTempFile::new()
-        .map_err(|e| ToolError::io("Cannot create a temporary file", e))?;
+    // sticks even when the command calls `exit` (in the private temporary
+    // directory when sandboxed: the shell may write nowhere else there).
+    let cwd_file = match sandbox {
+        Some(sandbox) => tempfile::NamedTempFile::new_in(sandbox.temp_dir()),
+        None => tempfile::NamedTempFile::new(),
+    }
+    .map_err(|e| ToolError::io("Cannot create a temporary file", e))?;
     let script = format!(
         "__tascer_cwd_file={}\ntrap 'pwd -P >| \"$__tascer_cwd_file\" 2>/dev/null' EXIT\n{}",
         shell_quote(&cwd_file.path().to_string_lossy()),
         command
     );
-    let mut child = shell_command(&script, &cwd, ctx)
+    let mut child = shell_command(&script, &cwd, ctx, sandbox)
         .spawn()
         .map_err(|e| ToolError::io("Cannot start bash", e))?;
     let mut guard = GroupGuard { pid: child.id() };
@@ -253,13 +271,40 @@ async fn run_foreground(
     if matches!(end, End::Exited(_)) {
         follow_cd(cwd_file.path(), ctx);
     }
-    Ok(foreground_output(
+    let out = foreground_output(
         &end,
         exit_code(status),
         take_capture(&captures.stdout),
         take_capture(&captures.stderr),
         timeout_ms,
-    ))
+    );
+    Ok(match sandbox {
+        Some(sandbox) => with_sandbox_note(out, sandbox),
+        None => out,
+    })
+}
+
+/// Marks a sandboxed command's answer as such; when it failed and its
+/// output shows a refusal, appends what the sandbox refused and why (in
+/// the text for the model and in `raw.sandbox.refusal` for the ledger).
+fn with_sandbox_note(mut out: ToolOutput, sandbox: &BashSandbox) -> ToolOutput {
+    let mut note = None;
+    if out.is_error {
+        let raw = out.raw.as_ref();
+        let text = |key: &str| {
+            raw.and_then(|r| r.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        note = sandbox.explain(&format!("{}\n{}", text("stderr"), text("stdout")));
+    }
+    if let Some(note) = &note {
+        append_text(&mut out, note);
+    }
+    if let Some(raw) = out.raw.as_mut() {
+        raw["sandbox"] = json!({ "enabled": true, "refusal": note });
+    }
+    out
 }
 
 /// Waits until the shell exits, the call is cancelled or the timeout
@@ -385,7 +430,8 @@ impl BashTool {
     fn run_background(&self, command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let cwd = existing_cwd(ctx)?;
         let shells = self.state.background_shells();
-        let mut child = shell_command(command, &cwd, ctx)
+        let sandbox = self.state.sandbox();
+        let mut child = shell_command(command, &cwd, ctx, sandbox.as_ref())
             .spawn()
             .map_err(|e| ToolError::io("Cannot start bash", e))?;
         // The readers run until the shell's pipes close.
@@ -422,11 +468,20 @@ impl BashTool {
             "interrupted": false,
             "isImage": false,
             "backgroundTaskId": shell.id,
+            "sandbox": { "enabled": sandbox.is_some() },
         });
         Ok(ToolOutput::text(format!(
             "Command running in background with ID: {}",
             shell.id
         ))
         .with_raw(raw))
+    }
+}
+
+/// Appends a paragraph to a text answer.
+fn append_text(out: &mut ToolOutput, note: &str) {
+    if let ToolResultContent::Text(text) = &mut out.content {
+        text.push_str("\n\n");
+        text.push_str(note);
     }
 }

@@ -30,6 +30,7 @@ mod lazy_client;
 mod multi_edit;
 mod notebook;
 mod read;
+mod sandbox;
 mod services;
 mod state;
 mod todo;
@@ -49,6 +50,7 @@ pub use grep::GrepTool;
 pub use multi_edit::MultiEditTool;
 pub use notebook::NotebookEditTool;
 pub use read::ReadTool;
+pub use sandbox::BashSandbox;
 pub use services::{
     Question, QuestionOption, SearchBackend, SearchHit, SearchRequest, Summarizer, UserAnswerer,
 };

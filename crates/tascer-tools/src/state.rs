@@ -9,6 +9,7 @@ use std::time::SystemTime;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::sandbox::BashSandbox;
 use crate::services::{SearchBackend, Summarizer, UserAnswerer};
 use crate::todo_list::TodoItem;
 use crate::util::{mtime, normalize};
@@ -42,6 +43,7 @@ struct Services {
     summarizer: Option<Arc<dyn Summarizer>>,
     search: Option<Arc<dyn SearchBackend>>,
     answerer: Option<Arc<dyn UserAnswerer>>,
+    sandbox: Option<BashSandbox>,
 }
 
 impl std::fmt::Debug for Services {
@@ -50,6 +52,7 @@ impl std::fmt::Debug for Services {
             .field("summarizer", &self.summarizer.is_some())
             .field("search", &self.search.is_some())
             .field("answerer", &self.answerer.is_some())
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -85,6 +88,18 @@ impl ToolState {
     pub fn with_user_answerer(self, answerer: Arc<dyn UserAnswerer>) -> Self {
         self.inner.services.lock().answerer = Some(answerer);
         self
+    }
+
+    /// Runs the Bash tool's commands (foreground and background) under the
+    /// OS sandbox.
+    pub fn with_sandbox(self, sandbox: BashSandbox) -> Self {
+        self.inner.services.lock().sandbox = Some(sandbox);
+        self
+    }
+
+    /// The sandbox Bash commands run under, if any.
+    pub fn sandbox(&self) -> Option<BashSandbox> {
+        self.inner.services.lock().sandbox.clone()
     }
 
     /// The directory todo lists are persisted in, if any.

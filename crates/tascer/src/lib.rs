@@ -46,6 +46,7 @@ mod call_evidence; // the evidence a call's record keeps (stdout, stderr, diff, 
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
 pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
+mod sandbox_setup; // the OS sandbox of the Bash tool, from the settings
 mod setup; //         governance parts from options and settings
 mod transcript; //    what reviewers see of a loop session's conversation
 

@@ -121,6 +121,7 @@ impl Session {
         let system_prompt = system_prompt(&options, &cwd, &files);
         let settings = crate::setup::load_settings(&options, &cwd, &home)?;
         let mut parts = crate::setup::build(&options, &settings, &cwd, provider.secrets)?;
+        let sandbox = crate::sandbox_setup::bash_sandbox(&options, &settings, &cwd)?;
 
         let proof = open_ledger(&options, &home, &store, &opened.id)?;
         proof.set_sealing(parts.generate_proofs);
@@ -156,6 +157,7 @@ impl Session {
             home: &home,
             skills: &files.skills,
             memory_section: files.memory_section,
+            sandbox,
         };
         let tools = select_tools(
             &options,

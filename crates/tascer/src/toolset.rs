@@ -57,6 +57,8 @@ pub(crate) struct Extras<'a> {
     pub skills: &'a [Skill],
     /// The memory section, for subagents' system prompts.
     pub memory_section: Option<String>,
+    /// The OS sandbox Bash commands run under (`None`: unconfined).
+    pub sandbox: Option<tascer_tools::BashSandbox>,
 }
 
 /// The session's tools: the built-in ones the options offer, the custom
@@ -82,6 +84,9 @@ pub(crate) fn select_tools(
     let mut state = tascer_tools::ToolState::new().with_todo_dir(home.join("todos"));
     if let Some(answerer) = &options.user_answerer {
         state = state.with_user_answerer(Arc::clone(answerer));
+    }
+    if let Some(sandbox) = extras.sandbox {
+        state = state.with_sandbox(sandbox);
     }
     let mut tools: Vec<Arc<dyn Tool>> = tascer_tools::builtin_tools(state)
         .into_iter()

@@ -1,0 +1,72 @@
+//! The OS sandbox a session's Bash commands run under, from its options
+//! and the settings' `sandbox` section (docs/sandbox.md).
+
+use std::path::Path;
+
+use tascer_guard::settings::LoadedSettings;
+use tascer_sandbox::{Launcher, SandboxPolicy};
+use tascer_tools::BashSandbox;
+
+use crate::error::Error;
+use crate::options::Options;
+
+/// The sandbox for the session's Bash tool: `None` when `sandbox.enabled`
+/// is false, or (with a warning) when this machine cannot sandbox and
+/// `sandbox.failIfUnavailable` is not set; an error when it is.
+pub(crate) fn bash_sandbox(
+    options: &Options,
+    settings: &LoadedSettings,
+    cwd: &Path,
+) -> Result<Option<BashSandbox>, Error> {
+    let wanted = settings
+        .sandbox()
+        .map_err(|e| Error::InvalidOptions(e.to_string()))?;
+    if !wanted.enabled {
+        return Ok(None);
+    }
+    let support = tascer_sandbox::support();
+    let launcher = match (Launcher::find(), support.usable()) {
+        (Some(launcher), true) => launcher,
+        (launcher, _) => {
+            let problem = match launcher {
+                None => format!(
+                    "no `tascer` executable to run commands through (set {})",
+                    tascer_sandbox::HELPER_ENV
+                ),
+                Some(_) => support.missing().unwrap_or_default(),
+            };
+            if wanted.fail_if_unavailable {
+                return Err(Error::InvalidOptions(format!(
+                    "sandbox.failIfUnavailable is set and the OS sandbox is unavailable: {problem}"
+                )));
+            }
+            tracing::warn!(
+                "the OS sandbox is off: {problem}; Bash commands run unconfined (set \
+                 sandbox.failIfUnavailable to refuse instead)"
+            );
+            return Ok(None);
+        }
+    };
+    if let Some(missing) = support.missing() {
+        tracing::warn!("the OS sandbox is partial: {missing}");
+    }
+    let home = std::env::home_dir();
+    let mut policy = SandboxPolicy::for_workspace(cwd, home.as_deref())
+        .network(wanted.network)
+        .fail_if_unavailable(wanted.fail_if_unavailable);
+    for dir in options
+        .additional_directories
+        .iter()
+        .chain(&wanted.allow_write)
+    {
+        policy = policy.allow_write(&cwd.join(dir));
+    }
+    for path in &wanted.deny_read {
+        policy = policy.deny_read(path);
+    }
+    BashSandbox::new(launcher, policy).map(Some).map_err(|e| {
+        Error::InvalidOptions(format!(
+            "cannot create the sandbox's temporary directory: {e}"
+        ))
+    })
+}
