@@ -15,6 +15,7 @@ mod memory;
 mod process;
 mod repo;
 mod safety;
+mod sandbox;
 mod search;
 mod stats;
 mod store;
@@ -51,6 +52,10 @@ const GROUPS: &[(&str, &str)] = &[
     (
         "safety",
         "webhooks and tool-approve (cached, uncached) per tool call in the loop",
+    ),
+    (
+        "sandbox",
+        "the Bash tool with the OS sandbox on vs off, same commands, one run",
     ),
     (
         "workers",
@@ -98,6 +103,7 @@ async fn main() -> anyhow::Result<()> {
             "contracts" => contracts::run().await?,
             "store" => store::run().await?,
             "safety" => safety::run().await?,
+            "sandbox" => sandbox::run().await?,
             "workers" => workers::run().await?,
             _ => {}
         }

@@ -5,6 +5,8 @@
 //! the sandbox, as a control: a case that escapes nothing even then
 //! would prove nothing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "sandbox/cases.rs"]
 mod cases;
 

@@ -1,0 +1,111 @@
+//! The Bash tool with the OS sandbox on and off: the same commands, in one
+//! run, interleaved, so the added time per command is read off directly
+//! (issue 22's goal: a median of 3 ms or less).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::bail;
+use serde_json::json;
+use tascer::tools::{BashSandbox, BashTool, ToolState};
+use tascer::{Tool, ToolContext};
+use tascer_sandbox::{Launcher, SandboxPolicy};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::tascer_binary;
+use crate::stats::{Stats, Table, ms_since};
+
+const WARMUP: usize = 5;
+const RUNS: usize = 60;
+/// The commands, as a model would send them.
+const COMMANDS: &[&str] = &[
+    "true",
+    "echo hello > out.txt && cat out.txt",
+    "ls -la",
+    "git status --short",
+];
+
+fn ctx(cwd: &Path) -> ToolContext {
+    ToolContext {
+        session_id: "bench".into(),
+        tool_use_id: "toolu_bench".into(),
+        cwd: ToolContext::shared_cwd(cwd),
+        env: Arc::new(HashMap::new()),
+        cancel: CancellationToken::new(),
+        file_access: None,
+    }
+}
+
+/// Times `command` through `tool`, in milliseconds per call.
+async fn time(tool: &BashTool, ctx: &ToolContext, command: &str) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    let out = tool.call(json!({ "command": command }), ctx).await;
+    let ms = ms_since(t);
+    if out.is_error {
+        bail!("`{command}` failed: {:?}", out.content);
+    }
+    Ok(ms)
+}
+
+/// Runs the group and prints its table.
+pub async fn run() -> anyhow::Result<()> {
+    let support = tascer_sandbox::support();
+    let Some(tascer) = tascer_binary() else {
+        println!("\n(no release `tascer` binary next to the bench; run scripts/bench)");
+        return Ok(());
+    };
+    if !support.usable() {
+        println!("\n(no OS sandbox on this machine: {:?})", support.missing());
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let cwd = dir.path().canonicalize()?;
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&cwd)
+        .status()?;
+    let ctx = ctx(&cwd);
+    let plain = BashTool::new(ToolState::new());
+    let policy = SandboxPolicy::for_workspace(&cwd, std::env::home_dir().as_deref());
+    let sandbox = BashSandbox::new(Launcher::tascer(tascer), policy)?;
+    let boxed = BashTool::new(ToolState::new().with_sandbox(sandbox));
+
+    let mut table = Table::new(
+        "Bash tool: OS sandbox on vs off (same commands, one run)",
+        "added (median)",
+    );
+    let mut added_all = Vec::new();
+    for command in COMMANDS {
+        let (mut off, mut on) = (Vec::new(), Vec::new());
+        for i in 0..(WARMUP + RUNS) {
+            let a = time(&plain, &ctx, command).await?;
+            let b = time(&boxed, &ctx, command).await?;
+            if i >= WARMUP {
+                off.push(a);
+                on.push(b);
+                added_all.push(b - a);
+            }
+        }
+        let (off, on) = (Stats::of(off), Stats::of(on));
+        table.row(format!("`{command}` sandbox off"), &off, None);
+        table.raw_row(
+            format!("`{command}` sandbox on"),
+            crate::stats::fmt_ms(on.median),
+            crate::stats::fmt_ms(on.p99),
+            crate::stats::fmt_ms(on.median - off.median),
+        );
+    }
+    let added = Stats::of(added_all);
+    table.note(format!(
+        "Median added time per command over all commands: {} (goal ≤ 3 ms); {} runs each, \
+         sandbox on and off interleaved. Landlock {}, user namespaces {}.",
+        crate::stats::fmt_ms(added.median),
+        RUNS,
+        support.landlock,
+        support.user_namespaces,
+    ));
+    table.print();
+    Ok(())
+}
