@@ -58,18 +58,27 @@ impl SandboxPolicy {
     /// The default policy for a workspace: write only in `workspace`,
     /// its protected paths read-only, the secret locations of `home`
     /// unreadable, no network.
+    /// A git worktree (`.git` is a file naming its git directory) gets
+    /// that directory and the repository's shared one writable too, so
+    /// `git commit` works, with the shared `hooks` and `config` read-only.
     pub fn for_workspace(workspace: &Path, home: Option<&Path>) -> Self {
         let workspace = absolute(workspace);
-        SandboxPolicy {
+        let mut policy = SandboxPolicy {
             read_only: PROTECTED_IN_WORKSPACE
                 .iter()
                 .map(|p| workspace.join(p))
                 .collect(),
-            writable: vec![workspace],
+            writable: vec![workspace.clone()],
             deny_read: home.map(default_secret_paths).unwrap_or_default(),
             network: false,
             fail_if_unavailable: false,
+        };
+        if let Some((git_dir, common)) = worktree_git_dirs(&workspace) {
+            policy.read_only.push(common.join("hooks"));
+            policy.read_only.push(common.join("config"));
+            policy = policy.allow_write(&git_dir).allow_write(&common);
         }
+        policy
     }
 
     /// Adds a writable directory (`--add-dir`, `sandbox.allowWrite`, the
@@ -157,6 +166,18 @@ pub fn default_secret_paths(home: &Path) -> Vec<PathBuf> {
     paths
 }
 
+/// The git directory and the shared (common) git directory of a git
+/// worktree at `workspace` (whose `.git` is a file `gitdir: PATH`).
+fn worktree_git_dirs(workspace: &Path) -> Option<(PathBuf, PathBuf)> {
+    let text = std::fs::read_to_string(workspace.join(".git")).ok()?;
+    let git_dir = workspace.join(text.strip_prefix("gitdir:")?.trim());
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(rel) => git_dir.join(rel.trim()),
+        Err(_) => git_dir.clone(),
+    };
+    Some((absolute(&git_dir), absolute(&common)))
+}
+
 /// `path` made absolute against the current directory and cleaned of `.`
 /// and `..` without touching the file system.
 fn absolute(path: &Path) -> PathBuf {
@@ -192,6 +213,26 @@ mod tests {
         assert!(p.read_only.contains(&PathBuf::from("/w/ws/.claude")));
         assert!(p.deny_read.contains(&PathBuf::from("/h/.ssh")));
         assert!(!p.network);
+    }
+
+    #[test]
+    fn a_git_worktree_may_commit_but_not_change_shared_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git_dir = root.join("main/.git/worktrees/wt");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        std::fs::write(git_dir.join("commondir"), "../..\n").unwrap();
+        std::fs::create_dir_all(root.join("wt")).unwrap();
+        std::fs::write(
+            root.join("wt/.git"),
+            format!("gitdir: {}\n", git_dir.display()),
+        )
+        .unwrap();
+        let p = SandboxPolicy::for_workspace(&root.join("wt"), None);
+        assert!(p.writable.contains(&git_dir));
+        assert!(p.writable.contains(&root.join("main/.git")));
+        assert!(p.read_only.contains(&root.join("main/.git/hooks")));
+        assert!(p.read_only.contains(&root.join("main/.git/config")));
     }
 
     #[test]

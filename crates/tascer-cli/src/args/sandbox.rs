@@ -42,6 +42,7 @@ pub struct SandboxArgs {
 #[derive(Debug, Parser)]
 #[command(
     name = "tascer sandbox",
+    bin_name = "tascer sandbox",
     about = "Run a command under Tascer's OS sandbox."
 )]
 pub struct SandboxCli {
