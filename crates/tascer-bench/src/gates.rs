@@ -52,7 +52,9 @@ fn python_source() -> String {
     s
 }
 
-fn tool_context(cwd: &Path) -> ToolContext {
+/// A tool context for bench calls in `cwd` (shared by the groups that
+/// call tools directly).
+pub(crate) fn tool_context(cwd: &Path) -> ToolContext {
     ToolContext {
         session_id: "bench".into(),
         tool_use_id: "toolu_bench".into(),

@@ -2,9 +2,6 @@
 //! run, interleaved, so the added time per command is read off directly
 //! (issue 22's goal: a median of 3 ms or less).
 
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::bail;
@@ -12,7 +9,6 @@ use serde_json::json;
 use tascer::tools::{BashSandbox, BashTool, ToolState};
 use tascer::{Tool, ToolContext};
 use tascer_sandbox::{Launcher, SandboxPolicy};
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::tascer_binary;
 use crate::stats::{Stats, Table, ms_since};
@@ -26,17 +22,6 @@ const COMMANDS: &[&str] = &[
     "ls -la",
     "git status --short",
 ];
-
-fn ctx(cwd: &Path) -> ToolContext {
-    ToolContext {
-        session_id: "bench".into(),
-        tool_use_id: "toolu_bench".into(),
-        cwd: ToolContext::shared_cwd(cwd),
-        env: Arc::new(HashMap::new()),
-        cancel: CancellationToken::new(),
-        file_access: None,
-    }
-}
 
 /// Times `command` through `tool`, in milliseconds per call.
 async fn time(tool: &BashTool, ctx: &ToolContext, command: &str) -> anyhow::Result<f64> {
@@ -66,7 +51,7 @@ pub async fn run() -> anyhow::Result<()> {
         .args(["init", "-q"])
         .current_dir(&cwd)
         .status()?;
-    let ctx = ctx(&cwd);
+    let ctx = crate::gates::tool_context(&cwd);
     let plain = BashTool::new(ToolState::new());
     let policy = SandboxPolicy::for_workspace(&cwd, std::env::home_dir().as_deref());
     let sandbox = BashSandbox::new(Launcher::tascer(tascer), policy)?;
