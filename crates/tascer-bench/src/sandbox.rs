@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::bail;
 use serde_json::json;
-use tascer::tools::{BashSandbox, BashTool, ToolState};
+use tascer::tools::{BashTool, CommandSandbox, ToolState};
 use tascer::{Tool, ToolContext};
 use tascer_sandbox::{Launcher, SandboxPolicy};
 
@@ -54,39 +54,56 @@ pub async fn run() -> anyhow::Result<()> {
     let ctx = crate::gates::tool_context(&cwd);
     let plain = BashTool::new(ToolState::new());
     let policy = SandboxPolicy::for_workspace(&cwd, std::env::home_dir().as_deref());
-    let sandbox = BashSandbox::new(Launcher::tascer(tascer), policy)?;
-    let boxed = BashTool::new(ToolState::new().with_sandbox(sandbox));
+    let small_helper = tascer.with_file_name(tascer_sandbox::EXEC_HELPER_NAME);
+    if !small_helper.exists() {
+        bail!("no {} next to {}", small_helper.display(), tascer.display());
+    }
+    let boxed = BashTool::new(ToolState::new().with_sandbox(CommandSandbox::new(
+        Launcher::exec_helper(small_helper),
+        policy.clone(),
+    )?));
+    let boxed_by_tascer = BashTool::new(
+        ToolState::new().with_sandbox(CommandSandbox::new(Launcher::tascer(tascer), policy)?),
+    );
 
     let mut table = Table::new(
-        "Bash tool: OS sandbox on vs off (same commands, one run)",
+        "Bash tool: OS sandbox on (tascer-sandbox-exec, the default helper; and `tascer \
+         sandbox`, the helper before) vs off, same commands, one run",
         "added (median)",
     );
-    let mut added_all = Vec::new();
+    let (mut added_all, mut added_by_tascer) = (Vec::new(), Vec::new());
     for command in COMMANDS {
-        let (mut off, mut on) = (Vec::new(), Vec::new());
+        let (mut off, mut on, mut on_tascer) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..(WARMUP + RUNS) {
             let a = time(&plain, &ctx, command).await?;
             let b = time(&boxed, &ctx, command).await?;
+            let c = time(&boxed_by_tascer, &ctx, command).await?;
             if i >= WARMUP {
                 off.push(a);
                 on.push(b);
+                on_tascer.push(c);
                 added_all.push(b - a);
+                added_by_tascer.push(c - a);
             }
         }
-        let (off, on) = (Stats::of(off), Stats::of(on));
+        let (off, on, on_tascer) = (Stats::of(off), Stats::of(on), Stats::of(on_tascer));
         table.row(format!("`{command}` sandbox off"), &off, None);
-        table.raw_row(
-            format!("`{command}` sandbox on"),
-            crate::stats::fmt_ms(on.median),
-            crate::stats::fmt_ms(on.p99),
-            crate::stats::fmt_ms(on.median - off.median),
-        );
+        for (label, stats) in [("tascer-sandbox-exec", &on), ("tascer sandbox", &on_tascer)] {
+            table.raw_row(
+                format!("`{command}` sandbox on ({label})"),
+                crate::stats::fmt_ms(stats.median),
+                crate::stats::fmt_ms(stats.p99),
+                crate::stats::fmt_ms(stats.median - off.median),
+            );
+        }
     }
-    let added = Stats::of(added_all);
+    let (added, by_tascer) = (Stats::of(added_all), Stats::of(added_by_tascer));
     table.note(format!(
-        "Median added time per command over all commands: {} (goal ≤ 3 ms); {} runs each, \
-         sandbox on and off interleaved. Landlock {}, user namespaces {}.",
+        "Median added time per command over all commands: {} with tascer-sandbox-exec \
+         (goal ≤ 3 ms), {} with `tascer sandbox`; {} runs each, off and both helpers \
+         interleaved. Landlock {}, user namespaces {}.",
         crate::stats::fmt_ms(added.median),
+        crate::stats::fmt_ms(by_tascer.median),
         RUNS,
         support.landlock,
         support.user_namespaces,

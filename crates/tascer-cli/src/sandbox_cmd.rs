@@ -10,9 +10,7 @@ use tascer_sandbox::SandboxPolicy;
 
 use crate::args::{SandboxArgs, SandboxCli};
 
-/// Exit status when the sandbox could not be set up (as `env` and
-/// `timeout` use 125 for their own failures).
-const SETUP_FAILED: u8 = 125;
+use tascer_sandbox::SETUP_FAILED;
 
 /// True when this process is `tascer sandbox …`.
 pub fn is_invocation() -> bool {
@@ -48,15 +46,7 @@ pub fn main() -> ExitCode {
 fn run(policy: &SandboxPolicy, args: &SandboxArgs) -> ExitCode {
     let err = tascer_sandbox::exec_sandboxed(policy, &args.command);
     eprintln!("tascer sandbox: error: {err}");
-    ExitCode::from(match &err {
-        tascer_sandbox::SandboxError::Exec { source, .. }
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            127
-        }
-        tascer_sandbox::SandboxError::Exec { .. } => 126,
-        _ => SETUP_FAILED,
-    })
+    ExitCode::from(tascer_sandbox::exit_status(&err))
 }
 
 #[cfg(not(target_os = "linux"))]

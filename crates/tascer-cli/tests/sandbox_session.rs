@@ -1,7 +1,8 @@
 //! The sandbox in a real `tascer run` session (issue 22): a Bash call that
 //! writes outside the workspace is refused by the kernel even in
 //! `bypassPermissions`, the model is told why, and the refusal is in the
-//! ledger; `sandbox.enabled: false` turns it off.
+//! ledger; `sandbox.enabled: false` turns it off. A gate command
+//! (`tests_pass`) runs under the same sandbox.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -37,13 +38,31 @@ fn run_session(home: &Path, ws: &Path, target: &Path, extra: &[&str]) -> String 
     result["session_id"].as_str().unwrap().to_string()
 }
 
+/// False (after saying so) when this kernel cannot sandbox.
+fn sandbox_available() -> bool {
+    if tascer_sandbox::support().landlock {
+        return true;
+    }
+    let why = "the kernel has no Landlock";
+    eprintln!("SKIPPED: sandbox_session: {why}");
+    tascer_testkit::skip("sandbox_session", why);
+    false
+}
+
+/// The ledger's payloads of `session`, as one JSON text.
+fn ledger_text(home: &Path, session: &str) -> String {
+    serde_json::to_string(
+        &ledger_rows(home, session)
+            .iter()
+            .map(|r| r.payload.clone())
+            .collect::<Vec<_>>(),
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_write_outside_is_refused_told_and_recorded_even_in_bypass_permissions() {
-    let support = tascer_sandbox::support();
-    if !support.landlock {
-        let why = "the kernel has no Landlock";
-        eprintln!("SKIPPED: sandbox_session: {why}");
-        tascer_testkit::skip("sandbox_session", why);
+    if !sandbox_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -59,13 +78,7 @@ fn a_write_outside_is_refused_told_and_recorded_even_in_bypass_permissions() {
         !target.exists(),
         "the sandboxed command wrote outside the workspace"
     );
-    let ledger = serde_json::to_string(
-        &ledger_rows(&home, &session)
-            .iter()
-            .map(|r| r.payload.clone())
-            .collect::<Vec<_>>(),
-    )
-    .unwrap();
+    let ledger = ledger_text(&home, &session);
     let expected = format!(
         "the sandbox refused a write outside the workspace: {}",
         target.display()
@@ -81,5 +94,74 @@ fn a_write_outside_is_refused_told_and_recorded_even_in_bypass_permissions() {
     assert!(
         target.exists(),
         "with sandbox.enabled false the command should run unconfined"
+    );
+}
+
+#[test]
+fn a_gate_command_runs_sandboxed_its_refusal_fails_the_gate_and_is_recorded() {
+    if !sandbox_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (home, ws, outside) = (root.join("home"), root.join("ws"), root.join("outside"));
+    for d in [&home, &ws, &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let target = outside.join("from-the-tests");
+    // The "tests" write a report in the workspace (allowed), then outside
+    // it (refused by the kernel), as code the model wrote might.
+    let command = format!("echo ok > test-report.txt && touch '{}'", target.display());
+    let settings = json!({"validation": {
+        "per_tool": {"Write": {"post_gates": ["tests_pass"]}},
+        "gates": {"tests_pass": {"command": command}}
+    }})
+    .to_string();
+    let scenario = Scenario::new()
+        .turn(Turn::new().with_tool_id(
+            "toolu_write",
+            "Write",
+            json!({"file_path": ws.join("lib.py").display().to_string(), "content": "x = 1\n"}),
+        ))
+        .turn(Turn::text("Done."));
+    let server = MockServer::start_blocking(scenario).unwrap();
+    let out = run_cmd(&home, &ws, &server.url(), "go", &["--settings", &settings])
+        .output()
+        .unwrap();
+    let frames = json_lines(&out.stdout);
+    let session = frames
+        .iter()
+        .find(|f| f["type"] == "result")
+        .and_then(|f| f["session_id"].as_str())
+        .unwrap_or_else(|| panic!("no result: {}", String::from_utf8_lossy(&out.stderr)))
+        .to_string();
+
+    assert!(
+        ws.join("test-report.txt").exists(),
+        "the gate command did not run in the workspace"
+    );
+    assert!(
+        !target.exists(),
+        "the gate command wrote outside the workspace"
+    );
+    let gate = ledger_rows(&home, &session)
+        .iter()
+        .filter_map(|r| r.payload["post_gates"].as_array().cloned())
+        .flatten()
+        .find(|g| g["gate"] == "tests_pass")
+        .unwrap_or_else(|| {
+            panic!(
+                "no tests_pass result in the ledger: {}",
+                ledger_text(&home, &session)
+            )
+        });
+    let expected = format!(
+        "the sandbox refused a write outside the workspace: {}",
+        target.display()
+    );
+    let message = gate["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&expected),
+        "the gate's message lacks the refusal: {gate}"
     );
 }

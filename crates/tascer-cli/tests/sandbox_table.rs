@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use cases::{CASES, Case, Expect};
 use serde_json::json;
-use tascer::tools::{BashSandbox, BashTool, ToolState};
+use tascer::tools::{BashTool, CommandSandbox, ToolState};
 use tascer::{Tool, ToolContext};
 use tascer_sandbox::{Launcher, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
@@ -327,10 +327,12 @@ fn no_escape_through_tascer_sandbox_and_benign_commands_work() {
     );
 }
 
-/// The Bash tool with the sandbox, its helper the built `tascer`.
-fn bash_tool(f: &Fixture) -> (BashTool, BashSandbox) {
+/// The Bash tool with the sandbox, its helper the built
+/// `tascer-sandbox-exec` (what `tascer` finds next to itself).
+fn bash_tool(f: &Fixture) -> (BashTool, CommandSandbox) {
     let policy = SandboxPolicy::for_workspace(&f.ws, Some(&f.home));
-    let sandbox = BashSandbox::new(Launcher::tascer(TASCER), policy).unwrap();
+    let helper = Launcher::exec_helper(env!("CARGO_BIN_EXE_tascer-sandbox-exec"));
+    let sandbox = CommandSandbox::new(helper, policy).unwrap();
     let state = ToolState::new().with_sandbox(sandbox.clone());
     (BashTool::new(state), sandbox)
 }

@@ -59,6 +59,8 @@ pub struct Admission {
     gates: GateRunner,
     validation: ValidationConfig,
     secrets: Vec<String>,
+    /// The OS sandbox gate commands run under.
+    sandbox: Option<tascer_sandbox::CommandSandbox>,
     reviewers: Option<Arc<Reviewers>>,
     /// The last call that failed, until the next call that would run is
     /// checked against it (`error-acknowledge`).
@@ -226,6 +228,7 @@ impl Admission {
                 ..ValidationConfig::default()
             },
             secrets: Vec::new(),
+            sandbox: None,
             reviewers: None,
             pending_failure: Mutex::new(None),
             answer_within: None,
@@ -332,8 +335,15 @@ impl Admission {
         self
     }
 
-    /// Secrets of the session (API keys) that must never leak; shorter
-    /// than 8 characters are ignored.
+    /// Runs gate commands (`tests_pass`) under the session's OS sandbox,
+    /// as the Bash tool's commands run.
+    pub fn sandbox(mut self, sandbox: Option<tascer_sandbox::CommandSandbox>) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// Secrets the gates look for in outputs and written content (the
+    /// provider's keys); shorter than 8 characters are ignored.
     pub fn secrets(mut self, secrets: Vec<String>) -> Self {
         self.secrets = secrets.into_iter().filter(|s| s.len() >= 8).collect();
         self
@@ -567,7 +577,8 @@ impl Admission {
             input.clone(),
             call.cwd.clone(),
         )
-        .with_session_secrets(self.secrets.clone());
+        .with_session_secrets(self.secrets.clone())
+        .with_sandbox(self.sandbox.clone());
         let (pre_gates, verdict) = self.run_gates(Phase::Pre, &ctx).await;
         let verdict = if verdict.block {
             Err(Refusal {
@@ -636,6 +647,7 @@ impl Admission {
             call.cwd.clone(),
         )
         .with_session_secrets(self.secrets.clone())
+        .with_sandbox(self.sandbox.clone())
         .with_output(output.clone());
         let (post_gates, verdict) = self.run_gates(Phase::Post, &ctx).await;
         let gate_failed = verdict.mark_failed;

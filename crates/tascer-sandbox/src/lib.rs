@@ -8,8 +8,9 @@
 //!
 //! The policy is applied by a helper process right before it executes the
 //! command ([`exec_sandboxed`]), never between `fork` and `exec` of a
-//! multi-threaded parent: the parent starts `tascer sandbox --policy-json
-//! … -- CMD ARGS…` (built by [`Launcher::command`]), and the helper, still
+//! multi-threaded parent: the parent starts `tascer-sandbox-exec --policy-json
+//! … -- CMD ARGS…` (or `tascer sandbox …`; built by [`Launcher::args`]), and
+//! the helper ([`helper_main`]), still
 //! single-threaded, enters the sandbox and replaces itself with `CMD`. On
 //! Linux the helper uses:
 //!
@@ -27,7 +28,9 @@
 //! Other platforms get no sandbox yet: [`support`] says so, and callers
 //! warn (or refuse, with `failIfUnavailable`).
 
+mod command;
 mod error;
+mod helper;
 mod launcher;
 mod policy;
 mod refusal;
@@ -43,10 +46,12 @@ pub mod read_grants;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 
+pub use command::CommandSandbox;
 pub use error::SandboxError;
 #[cfg(target_os = "linux")]
 pub use exec::exec_sandboxed;
-pub use launcher::{HELPER_ENV, Launcher};
+pub use helper::{SETUP_FAILED, exit_status, helper_main};
+pub use launcher::{EXEC_HELPER_NAME, HELPER_ENV, Launcher, parse_helper_args};
 pub use policy::{SandboxPolicy, default_secret_paths};
 pub use refusal::explain_refusal;
 pub use support::{Support, support};

@@ -21,9 +21,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
-use crate::sandbox::BashSandbox;
 use crate::state::{BackgroundShell, Capture, ToolState};
 use crate::util::{finish, input_schema, parse_input, truncate_chars};
+use tascer_sandbox::CommandSandbox;
 
 const NAME: &str = "Bash";
 /// Default timeout in milliseconds.
@@ -118,10 +118,10 @@ fn shell_command(
     script: &str,
     cwd: &PathBuf,
     ctx: &ToolContext,
-    sandbox: Option<&BashSandbox>,
+    sandbox: Option<&CommandSandbox>,
 ) -> Command {
     let mut cmd = match sandbox {
-        Some(sandbox) => sandbox.bash(script),
+        Some(sandbox) => Command::from(sandbox.shell("bash", script)),
         None => {
             let mut cmd = Command::new("bash");
             cmd.arg("-c").arg(script);
@@ -245,7 +245,7 @@ async fn run_foreground(
     command: &str,
     timeout_ms: u64,
     ctx: &ToolContext,
-    sandbox: Option<&BashSandbox>,
+    sandbox: Option<&CommandSandbox>,
 ) -> Result<ToolOutput, ToolError> {
     let cwd = existing_cwd(ctx)?;
     // The final working directory is written here by an EXIT trap, so `cd`
@@ -287,7 +287,7 @@ async fn run_foreground(
 /// Marks a sandboxed command's answer as such; when it failed and its
 /// output shows a refusal, appends what the sandbox refused and why (in
 /// the text for the model and in `raw.sandbox.refusal` for the ledger).
-fn with_sandbox_note(mut out: ToolOutput, sandbox: &BashSandbox) -> ToolOutput {
+fn with_sandbox_note(mut out: ToolOutput, sandbox: &CommandSandbox) -> ToolOutput {
     let mut note = None;
     if out.is_error {
         let raw = out.raw.as_ref();

@@ -30,7 +30,6 @@ mod lazy_client;
 mod multi_edit;
 mod notebook;
 mod read;
-mod sandbox;
 mod services;
 mod state;
 mod todo;
@@ -50,11 +49,11 @@ pub use grep::GrepTool;
 pub use multi_edit::MultiEditTool;
 pub use notebook::NotebookEditTool;
 pub use read::ReadTool;
-pub use sandbox::BashSandbox;
 pub use services::{
     Question, QuestionOption, SearchBackend, SearchHit, SearchRequest, Summarizer, UserAnswerer,
 };
 pub use state::{BackgroundShell, BackgroundShells, ShellStatus, ToolState};
+pub use tascer_sandbox::CommandSandbox;
 pub use todo::TodoWriteTool;
 pub use todo_list::{TodoItem, TodoStatus};
 pub use web_fetch::{WebFetchConfig, WebFetchTool};

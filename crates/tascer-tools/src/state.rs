@@ -9,10 +9,10 @@ use std::time::SystemTime;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::sandbox::BashSandbox;
 use crate::services::{SearchBackend, Summarizer, UserAnswerer};
 use crate::todo_list::TodoItem;
 use crate::util::{mtime, normalize};
+use tascer_sandbox::CommandSandbox;
 
 /// State shared by one session's tools: which files were read (and their
 /// modification time then), the background shells, the todo list, the plan
@@ -43,7 +43,7 @@ struct Services {
     summarizer: Option<Arc<dyn Summarizer>>,
     search: Option<Arc<dyn SearchBackend>>,
     answerer: Option<Arc<dyn UserAnswerer>>,
-    sandbox: Option<BashSandbox>,
+    sandbox: Option<CommandSandbox>,
 }
 
 impl std::fmt::Debug for Services {
@@ -92,13 +92,13 @@ impl ToolState {
 
     /// Runs the Bash tool's commands (foreground and background) under the
     /// OS sandbox.
-    pub fn with_sandbox(self, sandbox: BashSandbox) -> Self {
+    pub fn with_sandbox(self, sandbox: CommandSandbox) -> Self {
         self.inner.services.lock().sandbox = Some(sandbox);
         self
     }
 
     /// The sandbox Bash commands run under, if any.
-    pub fn sandbox(&self) -> Option<BashSandbox> {
+    pub fn sandbox(&self) -> Option<CommandSandbox> {
         self.inner.services.lock().sandbox.clone()
     }
 

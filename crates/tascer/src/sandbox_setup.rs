@@ -1,23 +1,23 @@
-//! The OS sandbox a session's Bash commands run under, from its options
-//! and the settings' `sandbox` section (docs/sandbox.md).
+//! The OS sandbox a session's commands (Bash, gate commands) run under,
+//! from its options and the settings' `sandbox` section (docs/sandbox.md).
 
 use std::path::Path;
 
 use tascer_guard::settings::LoadedSettings;
-use tascer_sandbox::{Launcher, SandboxPolicy};
-use tascer_tools::BashSandbox;
+use tascer_sandbox::{CommandSandbox, Launcher, SandboxPolicy};
 
 use crate::error::Error;
 use crate::options::Options;
 
-/// The sandbox for the session's Bash tool: `None` when `sandbox.enabled`
+/// The sandbox for the session's commands (the Bash tool's, the gates'):
+/// `None` when `sandbox.enabled`
 /// is false, or (with a warning) when this machine cannot sandbox and
 /// `sandbox.failIfUnavailable` is not set; an error when it is.
-pub(crate) fn bash_sandbox(
+pub(crate) fn command_sandbox(
     options: &Options,
     settings: &LoadedSettings,
     cwd: &Path,
-) -> Result<Option<BashSandbox>, Error> {
+) -> Result<Option<CommandSandbox>, Error> {
     let wanted = settings
         .sandbox()
         .map_err(|e| Error::InvalidOptions(e.to_string()))?;
@@ -64,9 +64,11 @@ pub(crate) fn bash_sandbox(
     for path in &wanted.deny_read {
         policy = policy.deny_read(path);
     }
-    BashSandbox::new(launcher, policy).map(Some).map_err(|e| {
-        Error::InvalidOptions(format!(
-            "cannot create the sandbox's temporary directory: {e}"
-        ))
-    })
+    CommandSandbox::new(launcher, policy)
+        .map(Some)
+        .map_err(|e| {
+            Error::InvalidOptions(format!(
+                "cannot create the sandbox's temporary directory: {e}"
+            ))
+        })
 }

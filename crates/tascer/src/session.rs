@@ -120,8 +120,9 @@ impl Session {
         let files = SessionFiles::load(&mut options, &cwd)?;
         let system_prompt = system_prompt(&options, &cwd, &files);
         let settings = crate::setup::load_settings(&options, &cwd, &home)?;
+        let sandbox = crate::sandbox_setup::command_sandbox(&options, &settings, &cwd)?;
         let mut parts = crate::setup::build(&options, &settings, &cwd, provider.secrets)?;
-        let sandbox = crate::sandbox_setup::bash_sandbox(&options, &settings, &cwd)?;
+        parts.admission = parts.admission.sandbox(sandbox.clone());
 
         let proof = open_ledger(&options, &home, &store, &opened.id)?;
         proof.set_sealing(parts.generate_proofs);

@@ -58,7 +58,7 @@ pub(crate) struct Extras<'a> {
     /// The memory section, for subagents' system prompts.
     pub memory_section: Option<String>,
     /// The OS sandbox Bash commands run under (`None`: unconfined).
-    pub sandbox: Option<tascer_tools::BashSandbox>,
+    pub sandbox: Option<tascer_tools::CommandSandbox>,
 }
 
 /// The session's tools: the built-in ones the options offer, the custom

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tascer_core::ToolOutput;
+use tascer_sandbox::CommandSandbox;
 
 /// When a gate runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -36,6 +37,9 @@ pub struct GateContext {
     /// Secrets known to the session (API keys, tokens) that must never
     /// appear in output or written content.
     pub session_secrets: Vec<String>,
+    /// The OS sandbox commands a gate starts run under (as the Bash
+    /// tool's do); `None` when the session has none.
+    pub sandbox: Option<CommandSandbox>,
 }
 
 /// Tools that write the file named by their input.
@@ -60,6 +64,7 @@ impl GateContext {
             cwd,
             changed_files,
             session_secrets: Vec::new(),
+            sandbox: None,
         }
     }
 
@@ -73,6 +78,12 @@ impl GateContext {
     /// The output's text as the model sees it (post phase only).
     pub fn output_text(&self) -> Option<&str> {
         self.output.as_ref().map(|_| self.output_text.as_str())
+    }
+
+    /// Runs the gates' commands under `sandbox`.
+    pub fn with_sandbox(mut self, sandbox: Option<CommandSandbox>) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// Sets the session secrets.

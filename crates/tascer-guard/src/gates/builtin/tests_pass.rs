@@ -1,8 +1,9 @@
 //! `tests_pass`: after a code change, a configured command exits 0.
 //!
 //! The command runs with `sh -c` in the working directory, in its own
-//! process group; on timeout (or when the gate is dropped) the whole group
-//! is killed.
+//! process group, under the session's OS sandbox when it has one (the
+//! tests run code the model wrote); on timeout (or when the gate is
+//! dropped) the whole group is killed.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -75,10 +76,15 @@ fn tail(bytes: &[u8]) -> String {
 }
 
 async fn run(command: &str, ctx: &GateContext, timeout: Duration) -> GateResult {
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.cwd)
+    let mut cmd = match &ctx.sandbox {
+        Some(sandbox) => tokio::process::Command::from(sandbox.shell("sh", command)),
+        None => {
+            let mut cmd = tokio::process::Command::new("sh");
+            cmd.arg("-c").arg(command);
+            cmd
+        }
+    };
+    cmd.current_dir(&ctx.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -133,12 +139,23 @@ async fn run(command: &str, ctx: &GateContext, timeout: Duration) -> GateResult 
             if status.success() {
                 GateResult::pass(NAME, format!("`{command}` passed")).with_findings(vec![finding])
             } else {
-                let code = code.map_or_else(|| "a signal".to_string(), |c| format!("code {c}"));
-                GateResult::fail(
-                    NAME,
-                    format!("`{command}` failed with {code}; output tail:\n{tail}"),
-                )
-                .with_findings(vec![finding])
+                let how = code.map_or_else(|| "a signal".to_string(), |c| format!("code {c}"));
+                let refusal = ctx
+                    .sandbox
+                    .as_ref()
+                    .and_then(|sandbox| sandbox.explain(&String::from_utf8_lossy(&output)));
+                let mut message = format!("`{command}` failed with {how}; output tail:\n{tail}");
+                if let Some(note) = &refusal {
+                    message.push_str("\n\n");
+                    message.push_str(note);
+                }
+                let finding = match refusal {
+                    Some(note) => {
+                        json!({ "command": command, "exit_code": code, "sandbox_refusal": note })
+                    }
+                    None => finding,
+                };
+                GateResult::fail(NAME, message).with_findings(vec![finding])
             }
         }
     }
