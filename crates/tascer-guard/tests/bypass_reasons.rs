@@ -146,3 +146,37 @@ async fn escalation_only_for_calls_alike_in_what_they_do() {
     let d = e.decide(&bash("busybox rm victim")).await;
     assert!(d.reason.contains("looks like a workaround"), "{}", d.reason);
 }
+
+#[tokio::test]
+async fn strings_bash_runs_as_code_later_are_opaque_code() {
+    let e = engine(&[], &["Bash(rm:*)"], PermissionMode::BypassPermissions);
+    for (cmd, said) in [
+        ("trap 'rm -rf ~/x' EXIT; true", "trap"),
+        ("trap -- \"$H\" INT", "trap"),
+        ("PROMPT_COMMAND='rm x' bash -i", "PROMPT_COMMAND"),
+        ("export PS1='$(rm x)'", "PS1"),
+        ("complete -C 'rm x' ls", "complete -C"),
+        ("bind -x '\"\\C-x\": rm x'", "bind -x"),
+        ("mapfile -C cleanup -c 1 lines < f", "mapfile -C"),
+        ("fc -s ls", "fc"),
+    ] {
+        let d = e.resolve_non_interactive(e.decide(&bash(cmd)).await);
+        assert_eq!(d.behavior, Behavior::Deny, "{cmd}: {}", d.reason);
+        assert!(d.reason.contains("cannot see"), "{cmd}: {}", d.reason);
+        assert!(d.reason.contains(said), "{cmd}: {}", d.reason);
+    }
+    // Listing and resetting traps, and the builtins without their code
+    // options, run nothing.
+    for cmd in [
+        "trap -l",
+        "trap -p",
+        "trap - EXIT",
+        "trap '' INT",
+        "trap INT",
+        "complete -p",
+        "mapfile -t lines < f",
+    ] {
+        let d = e.decide(&bash(cmd)).await;
+        assert_eq!(d.behavior, Behavior::Allow, "{cmd}: {}", d.reason);
+    }
+}

@@ -49,7 +49,6 @@ pub(crate) const COMMAND_VARS: &[&str] = &[
     "GIT_PROXY_COMMAND",
     "GIT_ASKPASS",
     "SSH_ASKPASS",
-    "PROMPT_COMMAND",
 ];
 
 /// Environment variables that make programs load code from elsewhere.
@@ -75,6 +74,12 @@ pub(crate) const LOADING_VARS: &[&str] = &[
     "SHELLOPTS",
     "BASHOPTS",
     "PS4",
+    // Run (or expanded, `$(…)` included) by an interactive shell at each
+    // prompt: code, on a schedule the analysis cannot follow.
+    "PROMPT_COMMAND",
+    "PS0",
+    "PS1",
+    "PS2",
 ];
 
 /// True when an assignment to `name` makes programs load code the
@@ -168,6 +173,11 @@ pub(crate) fn runs(argv: &[ShellWord]) -> Runs {
         "vim" | "vi" | "nvim" | "ex" | "view" | "gvim" | "vimdiff" => vim(name, argv),
         "gdb" => gdb(argv),
         "alias" => alias(argv),
+        "trap" => trap(argv),
+        "complete" | "compgen" => option_code(name, argv, &["-C"], "a completion command"),
+        "bind" => option_code(name, argv, &["-x"], "a key binding's command"),
+        "mapfile" | "readarray" => option_code(name, argv, &["-C"], "a callback"),
+        "fc" => Runs::opaque("`fc` runs commands from the shell's history", None),
         "hash" => hash(argv),
         "enable" if argv.iter().any(|w| w.text == "-f") => {
             Runs::opaque("`enable -f` loads a builtin from a shared object", None)
@@ -625,6 +635,66 @@ fn alias(argv: &[ShellWord]) -> Runs {
         }
     }
     out
+}
+
+/// `trap HANDLER SIGNAL…`: the handler's string is code the shell runs
+/// later (on the signal, at `EXIT`, before each command for `DEBUG`), out
+/// of the analysis's sight. Listing (`-l`, `-p`) and resetting (`-`, an
+/// empty handler, signals alone) run nothing.
+fn trap(argv: &[ShellWord]) -> Runs {
+    let mut args = argv.iter().enumerate().skip(1).peekable();
+    while let Some((_, w)) = args.peek() {
+        match w.text.as_str() {
+            "-l" | "-p" | "-lp" | "-pl" => return Runs::default(),
+            "--" => {
+                args.next();
+                break;
+            }
+            _ => break,
+        }
+    }
+    let rest: Vec<(usize, &ShellWord)> = args.collect();
+    let Some(&(i, handler)) = rest.first() else {
+        return Runs::default();
+    };
+    let resets = handler.literal && (handler.text.is_empty() || handler.text == "-");
+    let signals_only = rest.len() == 1 && handler.literal && is_signal(&handler.text);
+    if resets || signals_only {
+        return Runs::default();
+    }
+    Runs::opaque(
+        "a `trap` handler's string, code the shell runs later, on a signal or at exit",
+        Some(i),
+    )
+}
+
+/// True for a signal name or number as `trap` takes it.
+fn is_signal(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '+' || c == '-')
+}
+
+/// A builtin that takes a string of code after one of `options` (`complete
+/// -C CMD`, `bind -x '"\C-x": CMD'`, `mapfile -C CALLBACK`): opaque when
+/// the option is given.
+fn option_code(name: &str, argv: &[ShellWord], options: &[&str], what: &str) -> Runs {
+    let given = argv.iter().enumerate().skip(1).find(|(_, w)| {
+        options
+            .iter()
+            .any(|o| w.text == *o || (w.text.starts_with(o) && w.text.len() > o.len()))
+    });
+    match given {
+        Some((i, w)) => Runs::opaque(
+            format!(
+                "`{name} {}` runs {what}, code the check does not read",
+                &w.text[..2]
+            ),
+            Some(i + 1),
+        ),
+        None => Runs::default(),
+    }
 }
 
 /// `hash -p PATH NAME`: NAME will run PATH.
