@@ -95,9 +95,12 @@ impl Fixture {
             ".tascer/keys/signing.key",
             ".git-credentials",
             ".netrc",
+            "projects/api/.env",
         ] {
             write(&home.join(secret), &format!("SECRET-{secret}\n"));
         }
+        write(&root.join(".env.production"), "SECRET-above\n");
+        write(&home.join("projects/api/.env.example"), "KEY=\n");
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         Fixture {

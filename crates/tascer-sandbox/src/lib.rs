@@ -29,6 +29,7 @@
 //! warn (or refuse, with `failIfUnavailable`).
 
 mod command;
+mod env_files;
 mod error;
 mod helper;
 mod launcher;
@@ -47,6 +48,7 @@ pub mod read_grants;
 pub mod seccomp;
 
 pub use command::CommandSandbox;
+pub use env_files::{env_files_outside, is_env_file};
 pub use error::SandboxError;
 #[cfg(target_os = "linux")]
 pub use exec::exec_sandboxed;

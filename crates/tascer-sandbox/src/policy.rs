@@ -56,8 +56,11 @@ pub struct SandboxPolicy {
 
 impl SandboxPolicy {
     /// The default policy for a workspace: write only in `workspace`,
-    /// its protected paths read-only, the secret locations of `home`
+    /// its protected paths read-only, the secret locations of `home` and
+    /// the `.env` files outside the workspace ([`env_files_outside`])
     /// unreadable, no network.
+    ///
+    /// [`env_files_outside`]: crate::env_files_outside
     /// A git worktree (`.git` is a file naming its git directory) gets
     /// that directory and the repository's shared one writable too, so
     /// `git commit` works, with the shared `hooks` and `config` read-only.
@@ -69,7 +72,12 @@ impl SandboxPolicy {
                 .map(|p| workspace.join(p))
                 .collect(),
             writable: vec![workspace.clone()],
-            deny_read: home.map(default_secret_paths).unwrap_or_default(),
+            deny_read: home
+                .map(default_secret_paths)
+                .unwrap_or_default()
+                .into_iter()
+                .chain(crate::env_files::env_files_outside(&workspace, home))
+                .collect(),
             network: false,
             fail_if_unavailable: false,
         };

@@ -397,6 +397,21 @@ pub const CASES: &[Case] = &[
         "cat ~/.git-credentials",
     ),
     refused("netrc", "netrc passwords", "cat ~/.netrc"),
+    refused(
+        "env-other-project",
+        "another project's .env file",
+        "cat ~/projects/api/.env",
+    ),
+    refused(
+        "env-above",
+        "a .env file above the workspace",
+        "cat ../.env.production",
+    ),
+    refused(
+        "env-copy",
+        "copying another project's .env into the workspace",
+        "cp ~/projects/api/.env ./e; cat ./e",
+    ),
     // --- network when it is off ---------------------------------------
     refused(
         "dev-tcp",
@@ -512,6 +527,11 @@ pub const CASES: &[Case] = &[
         r#"cp /bin/bash ./sb && chmod u+s ./sb && ./sb -p -c 'echo x > "$OUT/suid"'"#,
     ),
     // --- benign look-alikes -------------------------------------------
+    works(
+        "env-in-workspace",
+        "the workspace's own .env file and the templates beside it",
+        "echo K=1 > .env && grep -q K .env && cat ~/projects/api/.env.example && echo OK",
+    ),
     works(
         "build",
         "compile and run a program in the workspace",
