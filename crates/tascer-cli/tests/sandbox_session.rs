@@ -165,3 +165,70 @@ fn a_gate_command_runs_sandboxed_its_refusal_fails_the_gate_and_is_recorded() {
         "the gate's message lacks the refusal: {gate}"
     );
 }
+
+/// Runs one Bash call that asks to leave the sandbox; returns the session.
+fn run_escape(home: &Path, ws: &Path, target: &Path, settings: &str) -> String {
+    let scenario = Scenario::new()
+        .turn(Turn::new().with_tool_id(
+            "toolu_escape",
+            "Bash",
+            json!({
+                "command": format!("touch '{}'", target.display()),
+                "dangerouslyDisableSandbox": true,
+            }),
+        ))
+        .turn(Turn::text("Done."));
+    let server = MockServer::start_blocking(scenario).unwrap();
+    let out = run_cmd(home, ws, &server.url(), "go", &["--settings", settings])
+        .output()
+        .unwrap();
+    json_lines(&out.stdout)
+        .iter()
+        .find(|f| f["type"] == "result")
+        .and_then(|f| f["session_id"].as_str())
+        .unwrap_or_else(|| panic!("no result: {}", String::from_utf8_lossy(&out.stderr)))
+        .to_string()
+}
+
+#[test]
+fn leaving_the_sandbox_takes_a_person_or_an_excluded_command_and_is_recorded() {
+    if !sandbox_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (home, ws, outside) = (root.join("home"), root.join("ws"), root.join("outside"));
+    for d in [&home, &ws, &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let target = outside.join("escaped");
+
+    // Headless, in bypassPermissions: nobody can approve, so it is refused.
+    let session = run_escape(&home, &ws, &target, "{}");
+    assert!(!target.exists(), "left the sandbox without approval");
+    let ledger = ledger_text(&home, &session);
+    assert!(
+        ledger.contains("sandbox-escape") && ledger.contains("outside the OS sandbox"),
+        "the refusal is not recorded: {ledger}"
+    );
+
+    // Listed in sandbox.excludedCommands: it runs outside, and says so.
+    let settings = r#"{"sandbox":{"excludedCommands":["touch:*"]}}"#;
+    let session = run_escape(&home, &ws, &target, settings);
+    assert!(target.exists(), "an excluded command should run outside");
+    let ledger = ledger_text(&home, &session);
+    assert!(
+        ledger.contains(r#""disabled_by":"dangerouslyDisableSandbox""#),
+        "the ledger does not say the command ran outside the sandbox: {ledger}"
+    );
+    std::fs::remove_file(&target).unwrap();
+
+    // allowUnsandboxedCommands false: refused whatever the list says.
+    let settings =
+        r#"{"sandbox":{"excludedCommands":["touch:*"],"allowUnsandboxedCommands":false}}"#;
+    run_escape(&home, &ws, &target, settings);
+    assert!(
+        !target.exists(),
+        "allowUnsandboxedCommands false was ignored"
+    );
+}

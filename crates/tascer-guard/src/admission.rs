@@ -913,10 +913,12 @@ impl Admission {
 }
 
 /// True when a reviewer may answer this ask: not one that workaround
-/// detection escalated (a human must see it), not a question or plan meant
-/// for the user.
+/// detection escalated or a request to leave the OS sandbox (a human must
+/// see those), not a question or plan meant for the user.
 fn reviewable(call: &ToolCall, decision: &PermissionDecision) -> bool {
-    decision.decided_by != DecisionSource::Workaround && !for_the_user(call)
+    decision.decided_by != DecisionSource::Workaround
+        && !crate::permissions::wants_unsandboxed(call)
+        && !for_the_user(call)
 }
 
 /// True for the tools meant for the user (a question, a plan to

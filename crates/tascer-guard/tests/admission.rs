@@ -171,3 +171,91 @@ async fn pre_gates_check_the_admitted_input_and_post_gates_mark_failures() {
         reviewed.output.content.to_text()
     );
 }
+
+mod sandbox_escape {
+    use super::*;
+    use futures::future::BoxFuture;
+    use tascer_guard::permissions::{
+        AskAnswer, Asker, CanUseToolRequest, PermissionMode, RuleOrigin, SandboxEscapePolicy,
+    };
+
+    struct Approves;
+    impl Asker for Approves {
+        fn ask<'a>(&'a self, _: &'a CanUseToolRequest) -> BoxFuture<'a, AskAnswer> {
+            Box::pin(async { AskAnswer::AllowOnce })
+        }
+    }
+
+    /// Admission in bypassPermissions with the escape policy.
+    fn admission(excluded: &[&str], allow_unsandboxed: bool) -> Admission {
+        let policy =
+            SandboxEscapePolicy::new(excluded, allow_unsandboxed, &RuleOrigin::session()).unwrap();
+        let engine = PermissionEngine::builder()
+            .mode(PermissionMode::BypassPermissions)
+            .policy(Arc::new(policy))
+            .build()
+            .unwrap();
+        Admission::new(Arc::new(engine))
+    }
+
+    fn unsandboxed(command: &str, cwd: &std::path::Path) -> ToolCall {
+        let mut call = bash(command, cwd);
+        call.input["dangerouslyDisableSandbox"] = json!(true);
+        call
+    }
+
+    #[tokio::test]
+    async fn leaving_the_sandbox_needs_a_person_even_in_bypass_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let call = unsandboxed("docker build .", dir.path());
+        // Nobody to ask: refused, by the policy, saying why.
+        let admitted = admission(&[], true).admit(request(&call)).await;
+        let refusal = admitted.verdict.unwrap_err();
+        assert!(
+            refusal.message.contains("outside the OS sandbox"),
+            "{}",
+            refusal.message
+        );
+        let decision = admitted.decision.unwrap();
+        assert_eq!(decision.behavior, Behavior::Deny);
+        assert_eq!(
+            decision.decided_by,
+            DecisionSource::Policy {
+                name: "sandbox-escape".into()
+            }
+        );
+        // A person approves: allowed, and the decision says who.
+        let admitted = admission(&[], true)
+            .asker(Some(Arc::new(Approves)))
+            .admit(request(&call))
+            .await;
+        assert!(admitted.verdict.is_ok());
+        assert_eq!(admitted.decision.unwrap().decided_by, DecisionSource::User);
+        // The same command without the field is the mode's to decide.
+        let sandboxed = bash("docker build .", dir.path());
+        let admitted = admission(&[], true).admit(request(&sandboxed)).await;
+        assert!(admitted.verdict.is_ok());
+    }
+
+    #[tokio::test]
+    async fn excluded_commands_leave_without_asking_unless_leaving_is_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let listed = unsandboxed("docker build . && docker push x", dir.path());
+        let admitted = admission(&["docker:*"], true).admit(request(&listed)).await;
+        assert!(admitted.verdict.is_ok(), "{:?}", admitted.verdict);
+        // Every command of the line must be listed.
+        let mixed = unsandboxed("docker build . && curl x", dir.path());
+        let admitted = admission(&["docker:*"], true).admit(request(&mixed)).await;
+        assert!(admitted.verdict.is_err());
+        // allowUnsandboxedCommands false: refused whatever the list says.
+        let admitted = admission(&["docker:*"], false)
+            .admit(request(&listed))
+            .await;
+        let refusal = admitted.verdict.unwrap_err();
+        assert!(
+            refusal.message.contains("allowUnsandboxedCommands"),
+            "{}",
+            refusal.message
+        );
+    }
+}

@@ -153,7 +153,9 @@ impl SandboxPolicy {
         format!(
             "Commands run under Tascer's OS sandbox: writes only under {}; {} kept read-only; \
              secret locations (~/.ssh, ~/.aws, credentials…) unreadable; network {}. \
-             Settings: sandbox.allowWrite, sandbox.denyRead, sandbox.network, sandbox.enabled.",
+             Settings: sandbox.allowWrite, sandbox.denyRead, sandbox.network, sandbox.enabled. \
+             A command that cannot work inside the sandbox may set dangerouslyDisableSandbox: \
+             true, which a person must approve (or sandbox.excludedCommands list).",
             writable.join(", "),
             PROTECTED_IN_WORKSPACE.join(", "),
             if self.network { "allowed" } else { "off" },

@@ -4,12 +4,15 @@
 //! ```json
 //! { "sandbox": { "enabled": true, "network": false,
 //!                "allowWrite": ["../shared", "~/.cache/pip"],
-//!                "denyRead": ["~/secrets"], "failIfUnavailable": false } }
+//!                "denyRead": ["~/secrets"], "failIfUnavailable": false,
+//!                "excludedCommands": ["docker:*"], "allowUnsandboxedCommands": true } }
 //! ```
 //!
-//! Each switch comes from the highest layer that sets it; `allowWrite` and
-//! `denyRead` are the union of every layer's, a relative path anchored at
-//! its layer's project root and `~/` at the user's home.
+//! Each switch comes from the highest layer that sets it; `allowWrite`,
+//! `denyRead` and `excludedCommands` are the union of every layer's, a
+//! relative path anchored at its layer's project root and `~/` at the
+//! user's home. Claude Code's `network` object (per-host allow-lists) is
+//! not honoured: the network stays off, with a warning.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +39,15 @@ pub struct SandboxSettings {
     /// Refuse to run when the kernel cannot sandbox (default false: a
     /// warning at start).
     pub fail_if_unavailable: bool,
+    /// Commands (`Bash(…)` specifiers: `docker:*`) that may run outside the
+    /// sandbox when the call asks to (`dangerouslyDisableSandbox`) without
+    /// a person's approval.
+    pub excluded_commands: Vec<String>,
+    /// Whether a call may ask to run outside the sandbox at all (default
+    /// true; Claude Code's `allowUnsandboxedCommands`).
+    pub allow_unsandboxed_commands: bool,
+    /// What was set but cannot be honoured, for the session to warn about.
+    pub warnings: Vec<String>,
 }
 
 impl Default for SandboxSettings {
@@ -46,6 +58,9 @@ impl Default for SandboxSettings {
             allow_write: Vec::new(),
             deny_read: Vec::new(),
             fail_if_unavailable: false,
+            excluded_commands: Vec::new(),
+            allow_unsandboxed_commands: true,
+            warnings: Vec::new(),
         }
     }
 }
@@ -56,7 +71,7 @@ impl LayeredSettings {
     /// error naming its file.
     pub fn sandbox(&self) -> Result<SandboxSettings, SettingsError> {
         let mut out = SandboxSettings::default();
-        let (mut enabled, mut network, mut fail) = (None, None, None);
+        let (mut enabled, mut network, mut fail, mut unsandboxed) = (None, None, None, None);
         for layer in &self.layers {
             let Some(section) = layer.settings.other.get(SANDBOX) else {
                 continue;
@@ -76,8 +91,26 @@ impl LayeredSettings {
                 ))),
             };
             enabled = enabled.or(flag("enabled")?);
-            network = network.or(flag("network")?);
+            if let Some(Value::Object(_)) = obj.get("network") {
+                out.warnings.push(format!(
+                    "sandbox.network in {} is Claude Code's per-host object: Tascer has no \
+                     per-host allow-list yet, so sandboxed commands get no network (set \
+                     sandbox.network to true to allow all of it)",
+                    layer.name()
+                ));
+                network = network.or(Some(false));
+            } else {
+                network = network.or(flag("network")?);
+            }
             fail = fail.or(flag("failIfUnavailable")?);
+            unsandboxed = unsandboxed.or(flag("allowUnsandboxedCommands")?);
+            for command in
+                strings(obj.get("excludedCommands"), "excludedCommands").map_err(invalid)?
+            {
+                if !out.excluded_commands.contains(&command) {
+                    out.excluded_commands.push(command);
+                }
+            }
             for (key, list) in [
                 ("allowWrite", &mut out.allow_write),
                 ("denyRead", &mut out.deny_read),
@@ -92,6 +125,7 @@ impl LayeredSettings {
         out.enabled = enabled.unwrap_or(true);
         out.network = network.unwrap_or(false);
         out.fail_if_unavailable = fail.unwrap_or(false);
+        out.allow_unsandboxed_commands = unsandboxed.unwrap_or(true);
         Ok(out)
     }
 }
@@ -112,6 +146,28 @@ fn paths(value: Option<&Value>, key: &str, layer: &SettingsLayer) -> Result<Vec<
         .map(|item| match item.as_str() {
             Some(text) if !text.is_empty() => Ok(anchor(text, &layer.project_root)),
             _ => Err(format!("sandbox.{key} entries must be paths, not {item}")),
+        })
+        .collect()
+}
+
+/// A list of non-empty strings.
+fn strings(value: Option<&Value>, key: &str) -> Result<Vec<String>, String> {
+    let items = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(format!(
+                "sandbox.{key} must be a list of strings, not {other}"
+            ));
+        }
+    };
+    items
+        .iter()
+        .map(|item| match item.as_str() {
+            Some(text) if !text.trim().is_empty() => Ok(text.trim().to_string()),
+            _ => Err(format!(
+                "sandbox.{key} entries must be non-empty strings, not {item}"
+            )),
         })
         .collect()
 }
@@ -196,6 +252,39 @@ mod tests {
         assert!(
             err.contains("/p/settings.json") && err.contains("sandbox.network"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn escape_settings_and_claude_codes_network_object() {
+        let layered = LayeredSettings {
+            layers: vec![
+                layer(
+                    SettingsSource::Project,
+                    "/p",
+                    json!({"sandbox": {"excludedCommands": ["docker:*"],
+                                       "network": {"allowedDomains": ["github.com"]}}}),
+                ),
+                layer(
+                    SettingsSource::User,
+                    "/u",
+                    json!({"sandbox": {"excludedCommands": ["npm publish", "docker:*"],
+                                       "allowUnsandboxedCommands": false, "network": true}}),
+                ),
+            ],
+        };
+        let s = layered.sandbox().unwrap();
+        assert_eq!(s.excluded_commands, vec!["docker:*", "npm publish"]);
+        assert!(!s.allow_unsandboxed_commands);
+        // The per-host object cannot be honoured: no network, and a warning.
+        assert!(!s.network);
+        assert_eq!(s.warnings.len(), 1);
+        assert!(s.warnings[0].contains("allow-list"), "{:?}", s.warnings);
+        assert!(
+            LayeredSettings::default()
+                .sandbox()
+                .unwrap()
+                .allow_unsandboxed_commands
         );
     }
 }

@@ -54,6 +54,24 @@ pub(crate) struct BashInput {
     /// Set to true to run this command in the background.
     #[serde(default)]
     run_in_background: Option<bool>,
+    /// Set to true to run this command outside the OS sandbox, only when it
+    /// cannot work inside it: a person must approve (or the settings'
+    /// sandbox.excludedCommands list it).
+    #[serde(default, rename = "dangerouslyDisableSandbox")]
+    dangerously_disable_sandbox: Option<bool>,
+}
+
+impl BashInput {
+    /// The sandbox this command runs under: the session's, unless the call
+    /// asked to run outside it (admission decided that it may: a person
+    /// approved, or `sandbox.excludedCommands` lists it).
+    fn sandbox(&self, state: &ToolState) -> Option<CommandSandbox> {
+        if self.dangerously_disable_sandbox == Some(true) {
+            None
+        } else {
+            state.sandbox()
+        }
+    }
 }
 
 /// Runs bash commands. `cd` persists between calls.
@@ -90,16 +108,24 @@ impl Tool for BashTool {
             finish(
                 async {
                     let input: BashInput = parse_input(NAME, input)?;
-                    if input.run_in_background.unwrap_or(false) {
-                        self.run_background(&input.command, ctx)
+                    let sandbox = input.sandbox(&self.state);
+                    let escaped = sandbox.is_none() && self.state.sandbox().is_some();
+                    let out = if input.run_in_background.unwrap_or(false) {
+                        self.run_background(&input.command, ctx, sandbox.as_ref())
                     } else {
                         let timeout = input
                             .timeout
                             .unwrap_or(DEFAULT_TIMEOUT_MS)
                             .clamp(1, MAX_TIMEOUT_MS);
-                        let sandbox = self.state.sandbox();
                         run_foreground(&input.command, timeout, ctx, sandbox.as_ref()).await
-                    }
+                    };
+                    out.map(|out| {
+                        if escaped {
+                            marked_unsandboxed(out)
+                        } else {
+                            out
+                        }
+                    })
                 }
                 .await,
             )
@@ -284,6 +310,15 @@ async fn run_foreground(
     })
 }
 
+/// Marks the answer of a command that ran outside the session's sandbox
+/// at its own request (`raw.sandbox`, for the ledger).
+fn marked_unsandboxed(mut out: ToolOutput) -> ToolOutput {
+    if let Some(raw) = out.raw.as_mut() {
+        raw["sandbox"] = json!({ "enabled": false, "disabled_by": "dangerouslyDisableSandbox" });
+    }
+    out
+}
+
 /// Marks a sandboxed command's answer as such; when it failed and its
 /// output shows a refusal, appends what the sandbox refused and why (in
 /// the text for the model and in `raw.sandbox.refusal` for the ledger).
@@ -427,11 +462,15 @@ fn take_capture(capture: &Arc<Mutex<Capture>>) -> (String, u64) {
 }
 
 impl BashTool {
-    fn run_background(&self, command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    fn run_background(
+        &self,
+        command: &str,
+        ctx: &ToolContext,
+        sandbox: Option<&CommandSandbox>,
+    ) -> Result<ToolOutput, ToolError> {
         let cwd = existing_cwd(ctx)?;
         let shells = self.state.background_shells();
-        let sandbox = self.state.sandbox();
-        let mut child = shell_command(command, &cwd, ctx, sandbox.as_ref())
+        let mut child = shell_command(command, &cwd, ctx, sandbox)
             .spawn()
             .map_err(|e| ToolError::io("Cannot start bash", e))?;
         // The readers run until the shell's pipes close.

@@ -110,7 +110,7 @@ impl HostGovernance {
         }
         let (admission, safety) = match step {
             HostStep::Admit => {
-                let parts = setup::build(&options, settings, cwd, Vec::new())?;
+                let parts = setup::build(&options, settings, cwd, Vec::new(), None)?;
                 (parts.admission, parts.safety)
             }
             HostStep::Review => {

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use tascer_guard::permissions::{RuleOrigin, SandboxEscapePolicy};
 use tascer_guard::settings::LoadedSettings;
 use tascer_sandbox::{CommandSandbox, Launcher, SandboxPolicy};
 
@@ -21,6 +22,9 @@ pub(crate) fn command_sandbox(
     let wanted = settings
         .sandbox()
         .map_err(|e| Error::InvalidOptions(e.to_string()))?;
+    for warning in &wanted.warnings {
+        tracing::warn!("{warning}");
+    }
     if !wanted.enabled {
         return Ok(None);
     }
@@ -71,4 +75,25 @@ pub(crate) fn command_sandbox(
                 "cannot create the sandbox's temporary directory: {e}"
             ))
         })
+}
+
+/// The policy that guards the way out of the sandbox: the settings'
+/// `sandbox.excludedCommands` and `sandbox.allowUnsandboxedCommands`.
+pub(crate) fn escape_policy(
+    settings: &LoadedSettings,
+    cwd: &Path,
+) -> Result<SandboxEscapePolicy, Error> {
+    let wanted = settings
+        .sandbox()
+        .map_err(|e| Error::InvalidOptions(e.to_string()))?;
+    let origin = RuleOrigin {
+        source_file: Some("sandbox.excludedCommands".into()),
+        project_root: Some(cwd.to_path_buf()),
+    };
+    SandboxEscapePolicy::new(
+        &wanted.excluded_commands,
+        wanted.allow_unsandboxed_commands,
+        &origin,
+    )
+    .map_err(|e| Error::InvalidOptions(format!("sandbox.excludedCommands: {e}")))
 }

@@ -121,8 +121,13 @@ impl Session {
         let system_prompt = system_prompt(&options, &cwd, &files);
         let settings = crate::setup::load_settings(&options, &cwd, &home)?;
         let sandbox = crate::sandbox_setup::command_sandbox(&options, &settings, &cwd)?;
-        let mut parts = crate::setup::build(&options, &settings, &cwd, provider.secrets)?;
-        parts.admission = parts.admission.sandbox(sandbox.clone());
+        let mut parts = crate::setup::build(
+            &options,
+            &settings,
+            &cwd,
+            provider.secrets,
+            sandbox.as_ref(),
+        )?;
 
         let proof = open_ledger(&options, &home, &store, &opened.id)?;
         proof.set_sealing(parts.generate_proofs);

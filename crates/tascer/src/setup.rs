@@ -8,10 +8,13 @@ use std::sync::Arc;
 use tascer_guard::admission::Admission;
 use tascer_guard::gates::{GateRegistry, GateRunner, ValidationConfig};
 use tascer_guard::hooks::{HookRegistry, HookRunner};
-use tascer_guard::permissions::{Behavior, PermissionEngine, PermissionRules, RuleOrigin};
+use tascer_guard::permissions::{
+    Behavior, PermissionEngine, PermissionRules, RuleOrigin, SandboxEscapePolicy,
+};
 use tascer_guard::settings::{
     LoadSettings as _, LoadedSettings, SafetyConfig, SettingsLoader, SettingsSource,
 };
+use tascer_sandbox::CommandSandbox;
 
 use crate::call_context::ContextCapture;
 use crate::error::Error;
@@ -88,10 +91,17 @@ pub(crate) fn build(
     settings: &LoadedSettings,
     cwd: &Path,
     secrets: Vec<String>,
+    sandbox: Option<&CommandSandbox>,
 ) -> Result<GovernanceParts, Error> {
     let safety = settings.safety(std::env::home_dir().as_deref());
-    let permissions = Arc::new(permission_engine(options, settings, cwd, &safety)?);
-    let admission = admission_over(options, settings, cwd, permissions)?.secrets(secrets);
+    let escape = match sandbox {
+        Some(_) => Some(crate::sandbox_setup::escape_policy(settings, cwd)?),
+        None => None,
+    };
+    let permissions = Arc::new(permission_engine(options, settings, cwd, &safety, escape)?);
+    let admission = admission_over(options, settings, cwd, permissions)?
+        .secrets(secrets)
+        .sandbox(sandbox.cloned());
     // What each call's record captures: the options, else the validation
     // config (options or settings), else the defaults.
     let validation = admission.validation();
@@ -125,12 +135,14 @@ pub(crate) fn build(
 
 /// The permission engine the options and settings configure: rules,
 /// mode, directories, the safety chain's path classes and auto-approve,
-/// policies, callback, workaround detection.
+/// policies (with the sandbox's way out, when commands are sandboxed),
+/// callback, workaround detection.
 fn permission_engine(
     options: &Options,
     settings: &LoadedSettings,
     cwd: &Path,
     safety: &SafetyConfig,
+    escape: Option<SandboxEscapePolicy>,
 ) -> Result<PermissionEngine, Error> {
     let user_home = std::env::home_dir();
     let mut builder = settings.apply(PermissionEngine::builder(), user_home.as_deref());
@@ -158,6 +170,9 @@ fn permission_engine(
     }
     for policy in &options.policies {
         builder = builder.policy(Arc::clone(policy));
+    }
+    if let Some(escape) = escape {
+        builder = builder.policy(Arc::new(escape));
     }
     if let Some(cb) = &options.can_use_tool {
         builder = builder.can_use_tool(Arc::clone(cb));

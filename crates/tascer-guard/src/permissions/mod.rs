@@ -27,6 +27,7 @@ pub mod paths;
 mod policy;
 mod read_only;
 mod rule;
+mod sandbox_escape;
 mod search_access;
 mod sensitive;
 pub mod shell;
@@ -51,6 +52,7 @@ pub use mode::{EDIT_TOOLS, PermissionMode, READ_TOOLS, ToolClass, UnknownPermiss
 pub use path_pattern::{PathAnchor, PathPattern};
 pub use policy::{Policy, PolicyVerdict};
 pub use rule::{PermissionRule, PermissionRules, RuleOrigin, RuleSpecifier};
+pub use sandbox_escape::{DISABLE_SANDBOX_FIELD, SandboxEscapePolicy, wants_unsandboxed};
 pub use search_access::SearchAccess;
 pub use sensitive::{DEFAULT_SENSITIVE, SensitivePatterns};
 pub use shell_policy::{CommandRule, ShellCommandPolicy};

@@ -643,15 +643,12 @@ fn alias(argv: &[ShellWord]) -> Runs {
 /// empty handler, signals alone) run nothing.
 fn trap(argv: &[ShellWord]) -> Runs {
     let mut args = argv.iter().enumerate().skip(1).peekable();
-    while let Some((_, w)) = args.peek() {
-        match w.text.as_str() {
-            "-l" | "-p" | "-lp" | "-pl" => return Runs::default(),
-            "--" => {
-                args.next();
-                break;
-            }
-            _ => break,
+    match args.peek().map(|(_, w)| w.text.as_str()) {
+        Some("-l" | "-p" | "-lp" | "-pl") => return Runs::default(),
+        Some("--") => {
+            args.next();
         }
+        _ => {}
     }
     let rest: Vec<(usize, &ShellWord)> = args.collect();
     let Some(&(i, handler)) = rest.first() else {
