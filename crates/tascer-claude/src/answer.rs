@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tascer::DEFAULT_CONTEXT_ENV;
 use tascer::host::{HostAnswer, HostStep, decision_record, gate_outcomes};
+use tascer::host_sandbox::HostBashSandbox;
 use tascer_core::{HookEvent, ToolCall, ToolOutput};
 use tascer_guard::admission::CallRequest;
 use tascer_hook_client::Reply as HookReply;
@@ -139,40 +140,90 @@ impl HookSession {
         if admitted.decision.is_some() {
             entries.push((EntryKind::PermissionDecision, record.permission.clone()));
         }
-        let reply = match answer {
-            HostAnswer::Deny { reason } => {
-                // Refused: the record is closed in the same transaction.
-                let message = match &admitted.verdict {
-                    Err(refusal) => refusal.message.clone(),
-                    Ok(_) => reason.clone(),
-                };
-                let output = ToolOutput::error(message);
-                let evidence = close_record(&mut record, &output, ToolStatus::Blocked)?;
-                entries.push((EntryKind::ToolRecord, record.to_payload().map_err(encode)?));
-                self.write(entries, &[evidence])?;
-                return Ok(HookReply::json(&pre_tool_answer("deny", &reason, None)));
+        if let HostAnswer::Deny { reason } = &answer {
+            // Refused: the record is closed in the same transaction.
+            let message = match &admitted.verdict {
+                Err(refusal) => refusal.message.clone(),
+                Ok(_) => reason.clone(),
+            };
+            let output = ToolOutput::error(message);
+            let evidence = close_record(&mut record, &output, ToolStatus::Blocked)?;
+            entries.push((EntryKind::ToolRecord, record.to_payload().map_err(encode)?));
+            self.write(entries, &[evidence])?;
+            return Ok(HookReply::json(&pre_tool_answer("deny", reason, None)));
+        }
+        let reply = match self.sandboxed(&call, &answer)? {
+            Some((decision, reason, wrapped)) => {
+                record.context["sandbox"] = json!({ "claude_code_bash": true });
+                HookReply::json(&pre_tool_answer(decision, &reason, Some(wrapped)))
             }
-            HostAnswer::Ask { reason } => HookReply::json(&pre_tool_answer("ask", &reason, None)),
-            // The safety chain answers for the user: Claude Code does not
-            // ask again.
-            HostAnswer::Approve { reason } => {
-                HookReply::json(&pre_tool_answer("allow", &reason, None))
-            }
-            HostAnswer::Run {
-                updated_input: Some(updated),
-            } => HookReply::json(&pre_tool_answer(
-                "allow",
-                "input rewritten by Tascer",
-                Some(updated),
-            )),
-            HostAnswer::Run {
-                updated_input: None,
-            }
-            | HostAnswer::HostDecides => HookReply::nothing(),
+            None => match answer {
+                HostAnswer::Ask { reason } => {
+                    HookReply::json(&pre_tool_answer("ask", &reason, None))
+                }
+                // The safety chain answers for the user: Claude Code does not
+                // ask again.
+                HostAnswer::Approve { reason } => {
+                    HookReply::json(&pre_tool_answer("allow", &reason, None))
+                }
+                HostAnswer::Run {
+                    updated_input: Some(updated),
+                } => HookReply::json(&pre_tool_answer(
+                    "allow",
+                    "input rewritten by Tascer",
+                    Some(updated),
+                )),
+                _ => HookReply::nothing(),
+            },
         };
+        // The opened record carries the sandbox note too.
+        if let Some((EntryKind::ToolCallOpened, opened)) = entries.first_mut() {
+            *opened = record.to_payload().map_err(encode)?;
+        }
         self.write(entries, &[])?;
         self.keep_pending(&record)?;
         Ok(reply)
+    }
+
+    /// With `sandbox.claudeCodeBash`, a Bash call Tascer lets run is
+    /// answered with its command rewritten to run through `tascer sandbox`:
+    /// allowed when Tascer allows it, asked (showing the rewritten command)
+    /// when Claude Code or Tascer would ask. The decision, its reason and
+    /// the rewritten input; `None` to answer as without the setting.
+    fn sandboxed(
+        &self,
+        call: &ToolCall,
+        answer: &HostAnswer,
+    ) -> Result<Option<(&'static str, String, Value)>, String> {
+        if call.tool_name != "Bash" {
+            return Ok(None);
+        }
+        let project = tascer::host::project_root(&self.cwd);
+        let Some(sandbox) = HostBashSandbox::from_settings(
+            self.settings()?,
+            &project,
+            &self.home,
+            &self.session_id,
+        )
+        .map_err(|e| format!("cannot set up the sandbox for Claude Code's Bash: {e}"))?
+        else {
+            return Ok(None);
+        };
+        let note = "runs under Tascer's OS sandbox (sandbox.claudeCodeBash)";
+        let (decision, reason, input) = match answer {
+            HostAnswer::Run { updated_input } => (
+                "allow",
+                format!("Tascer: {note}"),
+                updated_input.as_ref().unwrap_or(&call.input),
+            ),
+            HostAnswer::Approve { reason } => ("allow", format!("{reason}; {note}"), &call.input),
+            HostAnswer::Ask { reason } => ("ask", format!("{reason}; {note}"), &call.input),
+            HostAnswer::HostDecides => ("ask", format!("Tascer: {note}"), &call.input),
+            _ => return Ok(None),
+        };
+        Ok(sandbox
+            .wrap(&call.tool_name, input)
+            .map(|wrapped| (decision, reason, wrapped)))
     }
 
     /// `PostToolUse` / `PostToolUseFailure`: review (post-gates and

@@ -147,9 +147,12 @@ pub struct Target {
 /// permission mode (the floor when Claude Code's own mode is not accepted,
 /// as `bypassPermissions` is not by default) and the `tool-approve` /
 /// `tool-appeal` reviewers, which answer for the user when a model is
-/// configured. Keys the file already sets are left as they are.
+/// configured; and Claude Code's own Bash commands run under Tascer's OS
+/// sandbox (`sandbox.claudeCodeBash`). Keys the file already sets are left
+/// as they are.
 pub const SAFE_PROFILE: &[(&[&str], &str)] = &[
     (&["permissions", "defaultMode"], "\"auto\""),
+    (&["sandbox", "claudeCodeBash"], "true"),
     (&["safety", "reviewers", "toolApprove"], "{}"),
     (&["safety", "reviewers", "toolAppeal"], "{}"),
 ];

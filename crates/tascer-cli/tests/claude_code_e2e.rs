@@ -119,6 +119,17 @@ fn scenario(work: &Path, user_home: &Path) -> Scenario {
 /// Runs Claude Code in print mode with nothing of this machine's
 /// environment but `PATH`, and nothing that phones home.
 fn run_claude(claude: &Path, work: &Path, user_home: &Path, home: &Path, url: &str) -> Output {
+    run_claude_in(claude, work, (user_home, home), url, "acceptEdits")
+}
+
+/// [`run_claude`] in the permission mode `mode`.
+fn run_claude_in(
+    claude: &Path,
+    work: &Path,
+    (user_home, home): (&Path, &Path),
+    url: &str,
+    mode: &str,
+) -> Output {
     let mut cmd = Command::new(claude);
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -131,21 +142,27 @@ fn run_claude(claude: &Path, work: &Path, user_home: &Path, home: &Path, url: &s
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1")
         .env("DISABLE_AUTOUPDATER", "1")
-        .current_dir(work)
-        .args([
-            "-p",
-            PROMPT,
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--permission-mode",
-            "acceptEdits",
-            "--allowedTools",
-            "Bash,Read,Write",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .current_dir(work);
+    // Claude Code refuses bypassPermissions to root unless the machine says
+    // it is a deliberate sandbox (CI machines run tests as root); the
+    // variable means nothing else to it.
+    if mode == "bypassPermissions" {
+        cmd.env("IS_SANDBOX", "1");
+    }
+    cmd.args([
+        "-p",
+        PROMPT,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        mode,
+        "--allowedTools",
+        "Bash,Read,Write",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let child = cmd.spawn().unwrap();
     let pid = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -376,4 +393,120 @@ fn claude_code_runs_under_tascer_hook() {
         assert_eq!(r["status"], "blocked", "{id}");
         assert_eq!(r["permission"]["behavior"], "deny", "{id}");
     }
+}
+
+/// Claude Code in `bypassPermissions`, after `tascer install claude-code`:
+/// a Bash call that writes outside the workspace is rewritten to run
+/// through `tascer sandbox` and refused by the kernel, while one that
+/// writes inside works.
+#[test]
+fn claude_codes_bash_runs_sandboxed_in_bypass_permissions() {
+    let Some(claude) = claude_code() else {
+        tascer_testkit::skip(
+            "claude_codes_bash_runs_sandboxed_in_bypass_permissions",
+            "Claude Code is not installed (run scripts/install-test-deps)",
+        );
+        return;
+    };
+    if !tascer_sandbox::support().usable() {
+        tascer_testkit::skip(
+            "claude_codes_bash_runs_sandboxed_in_bypass_permissions",
+            "this kernel cannot sandbox",
+        );
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let user_home = user.path().canonicalize().unwrap();
+    let (work, outside) = (root.join("work"), root.join("outside"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    git(&work, &["init", "-q"]);
+    // Tascer accepts Claude Code's bypassPermissions here, so nothing but
+    // the sandbox stands in the way of the write outside.
+    std::fs::create_dir_all(work.join(".tascer")).unwrap();
+    std::fs::write(
+        work.join(".tascer/settings.json"),
+        json!({"permissions": {"callerModes":
+            ["default", "acceptEdits", "plan", "bypassPermissions"]}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = tascer(home.path(), &work)
+        .env("HOME", &user_home)
+        .args(["install", "claude-code", "--project"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "install: {:?}", texts(&out));
+    let profile: Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join(".tascer/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(profile["sandbox"]["claudeCodeBash"], true, "{profile}");
+
+    let target = outside.join("escaped");
+    let bash = |command: String| json!({"command": command, "description": "scripted"});
+    let scenario = Scenario::new()
+        .turn(
+            Turn::new()
+                .with_tool_id(
+                    "toolu_out",
+                    "Bash",
+                    bash(format!("touch '{}'", target.display())),
+                )
+                .with_tool_id(
+                    "toolu_in",
+                    "Bash",
+                    bash("echo inside > made-here.txt".into()),
+                ),
+        )
+        .turn(Turn::text("All done."));
+    let server = MockServer::start_blocking(scenario).unwrap();
+    let out = run_claude_in(
+        &claude,
+        &work,
+        (&user_home, home.path()),
+        &server.url(),
+        "bypassPermissions",
+    );
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "claude failed:\n{stdout}\n{stderr}");
+
+    assert!(
+        !target.exists(),
+        "Claude Code's Bash wrote outside the workspace"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("made-here.txt")).unwrap_or_default(),
+        "inside\n",
+        "the write inside the workspace should work:\n{stdout}"
+    );
+    // The model saw the kernel's refusal of the rewritten command.
+    let sent = results_sent(&server.requests());
+    let (_, text, _) = sent
+        .iter()
+        .find(|(id, _, _)| id == "toolu_out")
+        .unwrap_or_else(|| panic!("no result for toolu_out: {sent:?}"));
+    assert!(text.contains("Permission denied"), "{text}");
+    // Tascer allowed the call (no Tascer refusal), rewritten: the call's
+    // record in the ledger says it ran under the sandbox.
+    assert!(
+        !text.contains("Tascer:"),
+        "refused by Tascer, not the kernel: {text}"
+    );
+    let session = json_lines(&out.stdout)
+        .iter()
+        .find_map(|f| f["session_id"].as_str().map(str::to_owned))
+        .unwrap();
+    let rows = common::ledger_rows(home.path(), &session);
+    let record = rows
+        .iter()
+        .find(|r| r.payload["tool_use_id"] == "toolu_out" && r.payload["context"].is_object())
+        .unwrap_or_else(|| panic!("no record of toolu_out in the ledger"));
+    assert_eq!(
+        record.payload["context"]["sandbox"]["claude_code_bash"], true,
+        "{}",
+        record.payload
+    );
 }

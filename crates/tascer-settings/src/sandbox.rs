@@ -5,7 +5,8 @@
 //! { "sandbox": { "enabled": true, "network": false,
 //!                "allowWrite": ["../shared", "~/.cache/pip"],
 //!                "denyRead": ["~/secrets"], "failIfUnavailable": false,
-//!                "excludedCommands": ["docker:*"], "allowUnsandboxedCommands": true } }
+//!                "excludedCommands": ["docker:*"], "allowUnsandboxedCommands": true,
+//!                "claudeCodeBash": true } }
 //! ```
 //!
 //! Each switch comes from the highest layer that sets it; `allowWrite`,
@@ -46,6 +47,10 @@ pub struct SandboxSettings {
     /// Whether a call may ask to run outside the sandbox at all (default
     /// true; Claude Code's `allowUnsandboxedCommands`).
     pub allow_unsandboxed_commands: bool,
+    /// Under `tascer hook`, answer Claude Code's permitted Bash calls with
+    /// the command rewritten to run through `tascer sandbox` (default
+    /// false; on in the profile `tascer install claude-code` writes).
+    pub claude_code_bash: bool,
     /// What was set but cannot be honoured, for the session to warn about.
     pub warnings: Vec<String>,
 }
@@ -60,6 +65,7 @@ impl Default for SandboxSettings {
             fail_if_unavailable: false,
             excluded_commands: Vec::new(),
             allow_unsandboxed_commands: true,
+            claude_code_bash: false,
             warnings: Vec::new(),
         }
     }
@@ -72,6 +78,7 @@ impl LayeredSettings {
     pub fn sandbox(&self) -> Result<SandboxSettings, SettingsError> {
         let mut out = SandboxSettings::default();
         let (mut enabled, mut network, mut fail, mut unsandboxed) = (None, None, None, None);
+        let mut claude_code_bash = None;
         for layer in &self.layers {
             let Some(section) = layer.settings.other.get(SANDBOX) else {
                 continue;
@@ -104,6 +111,7 @@ impl LayeredSettings {
             }
             fail = fail.or(flag("failIfUnavailable")?);
             unsandboxed = unsandboxed.or(flag("allowUnsandboxedCommands")?);
+            claude_code_bash = claude_code_bash.or(flag("claudeCodeBash")?);
             for command in
                 strings(obj.get("excludedCommands"), "excludedCommands").map_err(invalid)?
             {
@@ -126,6 +134,7 @@ impl LayeredSettings {
         out.network = network.unwrap_or(false);
         out.fail_if_unavailable = fail.unwrap_or(false);
         out.allow_unsandboxed_commands = unsandboxed.unwrap_or(true);
+        out.claude_code_bash = claude_code_bash.unwrap_or(false);
         Ok(out)
     }
 }

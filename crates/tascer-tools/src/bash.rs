@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tascer_core::{Tool, ToolContext, ToolOutput, ToolResultContent};
+use tascer_core::{Tool, ToolContext, ToolOutput, ToolResultContent, shell_quote};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::task::JoinHandle;
@@ -131,11 +131,6 @@ impl Tool for BashTool {
             )
         })
     }
-}
-
-/// Quotes a string for the shell.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// A `bash -c` command (through the sandbox's helper when there is one)

@@ -110,7 +110,16 @@ impl HostGovernance {
         }
         let (admission, safety) = match step {
             HostStep::Admit => {
-                let parts = setup::build(&options, settings, cwd, Vec::new(), None)?;
+                // With the host's Bash sandboxed, the way out of the
+                // sandbox is guarded and gate commands run sandboxed too.
+                let wrapped = settings
+                    .sandbox()
+                    .is_ok_and(|s| s.enabled && s.claude_code_bash);
+                let sandbox = match wrapped {
+                    true => crate::sandbox_setup::command_sandbox(&options, settings, cwd)?,
+                    false => None,
+                };
+                let parts = setup::build(&options, settings, cwd, Vec::new(), sandbox.as_ref())?;
                 (parts.admission, parts.safety)
             }
             HostStep::Review => {

@@ -45,6 +45,7 @@ mod call_context; //  the context a call is recorded with (git state, env)
 mod call_evidence; // the evidence a call's record keeps (stdout, stderr, diff, file)
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
+pub mod host_sandbox; // a host's Bash commands rewritten to run sandboxed
 pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
 mod sandbox_setup; // the OS sandbox of the Bash tool, from the settings
 mod setup; //         governance parts from options and settings
