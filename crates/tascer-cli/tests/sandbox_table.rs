@@ -1,9 +1,10 @@
 //! The OS sandbox's table test (issue 22): every case of
 //! `sandbox/cases.rs` runs as a real subprocess through the built
-//! `tascer sandbox`, and again through the Bash tool; no escape succeeds
-//! and every benign look-alike works. Each escape also runs once without
-//! the sandbox, as a control: a case that escapes nothing even then
-//! would prove nothing.
+//! `tascer sandbox`, again through the Bash tool, and once more through the
+//! Bash tool behind permission rules (admission in `bypassPermissions` with
+//! a project's deny and allow rules); no escape succeeds and every benign
+//! look-alike works. Each escape also runs once without the sandbox, as a
+//! control: a case that escapes nothing even then would prove nothing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -510,4 +511,123 @@ fn a_missing_command_and_a_bad_policy_fail_clearly() {
     let (code, out) = run(cmd);
     assert_eq!(code, 125, "{out}");
     assert!(out.contains("not an absolute path"), "{out}");
+}
+
+/// A project's rules in front of the sandbox: the deny rules of the
+/// bypass corpus (`rm -rf` rather than every `rm`: the project deletes
+/// its own files), and allow rules naming the project's own programs and
+/// inline code (what the benign cases need past the opaque-code check).
+fn admission_with_rules() -> tascer::guard::admission::Admission {
+    use tascer::guard::permissions::{PermissionEngine, PermissionMode, PermissionRules};
+    let deny = [
+        "Bash(rm -rf:*)",
+        "Bash(curl:*)",
+        "Bash(wget:*)",
+        "Bash(git push:*)",
+        "Bash(chmod:*)",
+        "Bash(sudo:*)",
+        "Bash(nc:*)",
+        "Bash(scp:*)",
+        "Bash(shred:*)",
+        "Read(~/.ssh/**)",
+    ];
+    let allow = [
+        "Bash(./build/m)",
+        "Bash(python3 -c:*)",
+        "Bash(python3 -m unittest:*)",
+    ];
+    let engine = PermissionEngine::builder()
+        .rules(PermissionRules::parse(&allow, &[], &deny).unwrap())
+        .default_policies()
+        .mode(PermissionMode::BypassPermissions)
+        .build()
+        .unwrap();
+    tascer::guard::admission::Admission::new(Arc::new(engine))
+}
+
+/// Benign cases the rules ask about in every mode, by design: touching a
+/// sensitive file (`.env`) needs a person even in the workspace.
+const ASKED_BY_THE_RULES: &[&str] = &["env-in-workspace"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_escape_behind_permission_rules_and_benign_commands_are_admitted_and_work() {
+    use tascer::guard::admission::CallRequest;
+    use tascer::guard::hooks::HookCommon;
+    if !kernel_can_sandbox(
+        "no_escape_behind_permission_rules_and_benign_commands_are_admitted_and_work",
+    ) {
+        return;
+    }
+    let admission = admission_with_rules();
+    let (mut failures, mut by_rules, mut by_kernel) = (Vec::new(), Vec::new(), 0);
+    let mut ran = 0;
+    for case in CASES.iter().filter(|c| runnable(c)) {
+        ran += 1;
+        let f = Fixture::new();
+        let (tool, _sandbox) = bash_tool(&f);
+        let before = f.snapshot();
+        let call = tascer::ToolCall {
+            tool_name: "Bash".into(),
+            input: json!({ "command": case.script }),
+            tool_use_id: format!("toolu_{}", case.name),
+            cwd: f.ws.clone(),
+            session_id: "sandbox-table-rules".into(),
+        };
+        let admitted = admission
+            .admit(CallRequest {
+                call: &call,
+                hook_common: HookCommon {
+                    session_id: call.session_id.clone(),
+                    transcript_path: String::new(),
+                    cwd: f.ws.display().to_string(),
+                    permission_mode: None,
+                },
+                agent_id: None,
+            })
+            .await;
+        let input = match admitted.verdict {
+            Ok(input) => input,
+            Err(_) if ASKED_BY_THE_RULES.contains(&case.name) => continue,
+            Err(refusal) => {
+                match case.expect {
+                    Expect::Works => failures.push(format!(
+                        "{} ({}): a benign command refused by the rules: {}",
+                        case.name, case.why, refusal.message
+                    )),
+                    _ => by_rules.push(case.name),
+                }
+                continue;
+            }
+        };
+        if ASKED_BY_THE_RULES.contains(&case.name) {
+            failures.push(format!("{}: the rules no longer ask about it", case.name));
+        }
+        let out = tool.call(input, &ctx(&f)).await;
+        settle(case);
+        let raw = out.raw.clone().unwrap_or_default();
+        let code = if out.is_error { 1 } else { 0 };
+        match judge(case, &f, &before, code, &raw_text(&raw)) {
+            Err(why) => failures.push(format!("{} ({}): {why}", case.name, case.why)),
+            Ok(()) if case.expect != Expect::Works => by_kernel += 1,
+            Ok(()) => {}
+        }
+    }
+    eprintln!(
+        "{ran} cases: {} escapes refused by the rules, {by_kernel} admitted and held by the \
+         sandbox; refused by the rules: {by_rules:?}",
+        by_rules.len()
+    );
+    assert!(ran >= 60, "only {ran} cases ran");
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // The rules alone stop some escapes, the sandbox the rest: both layers
+    // are exercised.
+    assert!(
+        !by_rules.is_empty() && by_kernel > 0,
+        "{by_rules:?} / {by_kernel}"
+    );
 }
