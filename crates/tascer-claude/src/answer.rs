@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tascer::DEFAULT_CONTEXT_ENV;
-use tascer::host::{HostAnswer, HostStep, decision_record, gate_outcomes};
+use tascer::host::{HostAnswer, HostStep, decision_record, gate_outcomes, hook_records};
 use tascer_core::{HookEvent, ToolCall, ToolOutput};
 use tascer_guard::admission::CallRequest;
 use tascer_hook_client::Reply as HookReply;
@@ -116,18 +116,14 @@ impl HookSession {
         record.context = head_context(&self.cwd);
         let (admitted, answer) = governance.admit(&call, self.hook_common.clone()).await;
         self.keep_denials(admission, &denials);
-        record.hooks = admitted
-            .hooks
-            .runs
-            .iter()
-            .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
-            .collect();
+        record.hooks = hook_records(&admitted.hooks.runs);
         if let Some(decision) = &admitted.decision {
             record.permission = decision_record(
                 decision,
                 &call.tool_name,
                 &call.tool_use_id,
                 admission.mode(),
+                &record.input,
             );
         }
         record.pre_gates = gate_outcomes(&admitted.pre_gates);

@@ -40,7 +40,7 @@ use crate::gates::{
 use crate::hooks::{
     HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
     PermissionRequestDecision, PermissionRequestInput, PostToolUseFailureInput, PostToolUseInput,
-    PreToolDecision, PreToolUseInput,
+    PreToolDecision, PreToolUseInput, deciding_hook,
 };
 use crate::permissions::{
     Asker, Behavior, DecisionSource, HookPermission, PermissionDecision, PermissionEngine,
@@ -160,8 +160,9 @@ pub struct Admitted {
     /// `Ok(input)`: run the tool with this input (possibly rewritten by a
     /// hook, the callback or a permission-request hook); `Err`: do not.
     pub verdict: Result<Value, Refusal>,
-    /// The permission decision; `None` when hooks refused the call before
-    /// it was decided.
+    /// The permission decision, whoever made it: a call a `PreToolUse`
+    /// hook refused has the hook's (deny, [`DecisionSource::Hook`]).
+    /// [`Admission::admit`] always sets it.
     pub decision: Option<PermissionDecision>,
     /// The pre-gates' results (empty when the call was refused before them).
     pub pre_gates: Vec<GateResult>,
@@ -366,7 +367,9 @@ impl Admission {
         let (input, hook_permission) = match self.pre_tool_use(&request, &common, &mut hooks).await
         {
             Ok(step) => step,
-            Err(refusal) => return Admitted::refused(refusal, None, hooks, Vec::new()),
+            Err((refusal, decision)) => {
+                return Admitted::refused(refusal, Some(decision), hooks, Vec::new());
+            }
         };
 
         // 2. The permission decision on the (possibly rewritten) input.
@@ -423,13 +426,14 @@ impl Admission {
 
     /// Step 1, the `PreToolUse` hooks: `Ok` with the input to decide on (a
     /// hook may have rewritten it) and what the hooks said about
-    /// permission; `Err` when a hook denied the call or stopped the run.
+    /// permission; `Err` with the hook's decision when a hook denied the
+    /// call or stopped the run.
     async fn pre_tool_use(
         &self,
         request: &CallRequest<'_>,
         common: &HookCommon,
         hooks: &mut HookActivity,
-    ) -> Result<(Value, Option<HookPermission>), Refusal> {
+    ) -> Result<(Value, Option<HookPermission>), (Refusal, PermissionDecision)> {
         let call = request.call;
         let Some(runner) = &self.hooks else {
             return Ok((call.input.clone(), None));
@@ -444,31 +448,41 @@ impl Admission {
                 agent_type: None,
             })
             .await;
+        let (denier, only) = (deciding_hook(&runs, true), deciding_hook(&runs, false));
         hooks.add(runs, &outcome.common);
         hooks.additional_context.extend(outcome.additional_context);
         if let Some(reason) = outcome.common.stop {
+            let mut decision = PermissionDecision::by_hook(Behavior::Deny, denier, &reason);
+            decision.interrupt = true;
             let stop = StopRun::Hook(reason);
-            return Err(Refusal {
+            let refusal = Refusal {
                 message: stop.to_string(),
                 by: RefusedBy::Hook,
                 stop: Some(stop),
-            });
+            };
+            return Err((refusal, decision));
         }
         let permission = match outcome.decision {
             Some(PreToolDecision::Deny { reason }) => {
                 self.permissions.record_denial(call, &reason);
-                return Err(Refusal {
-                    message: format!(
-                        "PreToolUse hook denied this {} call: {reason}",
-                        call.tool_name
-                    ),
+                let message = format!(
+                    "PreToolUse hook denied this {} call: {reason}",
+                    call.tool_name
+                );
+                let refusal = Refusal {
+                    message,
                     by: RefusedBy::Hook,
                     stop: None,
-                });
+                };
+                return Err((
+                    refusal,
+                    PermissionDecision::by_hook(Behavior::Deny, denier, reason),
+                ));
             }
             Some(allow_or_ask) => Some(HookPermission {
                 behavior: allow_or_ask.behavior(),
                 reason: allow_or_ask.reason().map(String::from),
+                name: only,
             }),
             None => None,
         };
@@ -755,17 +769,20 @@ impl Admission {
                 permission_suggestions: Some(suggestions),
             })
             .await;
+        let (denier, only) = (deciding_hook(&runs, true), deciding_hook(&runs, false));
         hooks.add(runs, &outcome.common);
         match outcome.decision {
             Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
                 decision.behavior = Behavior::Allow;
-                decision.decided_by = DecisionSource::Hook;
+                decision.decided_by = DecisionSource::Hook { name: only };
                 decision.reason = "allowed by a PermissionRequest hook".into();
                 decision.updated_input = updated_input.filter(|u| *u != call.input);
             }
             Some(PermissionRequestDecision::Deny { message, interrupt }) => {
                 decision.behavior = Behavior::Deny;
-                decision.decided_by = DecisionSource::Hook;
+                decision.decided_by = DecisionSource::Hook {
+                    name: denier.or(only),
+                };
                 decision.reason =
                     message.unwrap_or_else(|| "denied by a PermissionRequest hook".into());
                 decision.interrupt = interrupt.unwrap_or(false);

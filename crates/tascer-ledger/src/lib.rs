@@ -31,6 +31,7 @@ pub mod jcs;
 pub mod keys;
 pub mod ledger;
 pub mod payload;
+pub mod projection;
 pub mod record;
 pub mod report;
 pub mod report_text;
@@ -64,6 +65,7 @@ pub use keys::{
 };
 pub use ledger::{Ledger, export_attestation};
 pub use payload::{ModelResponsePayload, ReviewerVerdict, SessionEnd, SessionStart};
+pub use projection::input_digest;
 pub use record::{GateOutcome, ToolRecord, ToolStatus};
 pub use report::{ReportData, ReportReview, ReportTool};
 pub use report_text::{report_lines, verify_lines};

@@ -20,7 +20,7 @@ use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsSource};
 
 use crate::error::Error;
 use crate::options::Options;
-pub use crate::records::{decision_record, gate_outcomes};
+pub use crate::records::{decision_record, gate_outcomes, hook_records};
 use crate::setup;
 
 /// Which step of a call the host asks about; each builds only what it

@@ -727,20 +727,26 @@ fn apply_hook(d: &mut PermissionDecision, hook: Option<&HookPermission>) {
         Behavior::Allow => {
             if d.behavior == Behavior::Ask && !by_rule_or_policy {
                 d.behavior = Behavior::Allow;
-                d.decided_by = DecisionSource::Hook;
+                d.decided_by = DecisionSource::Hook {
+                    name: hook.name.clone(),
+                };
                 d.reason = reason("allowed by a PreToolUse hook");
             }
         }
         Behavior::Ask => {
             if d.behavior == Behavior::Allow {
                 d.behavior = Behavior::Ask;
-                d.decided_by = DecisionSource::Hook;
+                d.decided_by = DecisionSource::Hook {
+                    name: hook.name.clone(),
+                };
                 d.reason = reason("a PreToolUse hook asked for confirmation");
             }
         }
         Behavior::Deny => {
             d.behavior = Behavior::Deny;
-            d.decided_by = DecisionSource::Hook;
+            d.decided_by = DecisionSource::Hook {
+                name: hook.name.clone(),
+            };
             d.reason = reason("denied by a PreToolUse hook");
         }
     }
