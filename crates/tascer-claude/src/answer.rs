@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tascer::DEFAULT_CONTEXT_ENV;
-use tascer::host::{HostAnswer, HostStep, decision_record, gate_outcomes, hook_records};
+use tascer::host::{
+    HostAnswer, HostStep, decision_record, gate_outcomes, hook_records, hook_run_entries,
+};
 use tascer_core::{HookEvent, ToolCall, ToolOutput};
 use tascer_guard::admission::CallRequest;
 use tascer_hook_client::Reply as HookReply;
@@ -131,6 +133,10 @@ impl HookSession {
             .to_payload()
             .map_err(|e| format!("cannot encode the record: {e}"))?;
         let mut entries = vec![(EntryKind::ToolCallOpened, opened)];
+        entries.extend(hook_run_entries(
+            &admitted.hooks.runs,
+            Some(&call.tool_use_id),
+        ));
         entries.extend(tascer::reviewer::verdict_entries(&admitted.reviews));
         if admitted.decision.is_some() {
             entries.push((EntryKind::PermissionDecision, record.permission.clone()));
@@ -224,13 +230,11 @@ impl HookSession {
             .await;
         self.store_failure(admission.take_failure())?;
         record.post_gates = gate_outcomes(&reviewed.post_gates);
-        record.hooks.extend(
-            reviewed
-                .hooks
-                .runs
-                .iter()
-                .map(|r| serde_json::to_value(r).unwrap_or(Value::Null)),
-        );
+        record.hooks.extend(hook_records(&reviewed.hooks.runs));
+        entries.extend(hook_run_entries(
+            &reviewed.hooks.runs,
+            Some(&call.tool_use_id),
+        ));
         let status = if output.is_error || reviewed.gate_failed {
             ToolStatus::Failed
         } else {
