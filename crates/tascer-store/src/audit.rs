@@ -156,6 +156,43 @@ pub struct DecisionFilter {
     pub limit: Option<usize>,
 }
 
+/// A `--since` that is neither a time, a date nor a span.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "cannot read {0:?} as a time: give an RFC 3339 time (2026-11-27T09:30:00Z), a date \
+     (2026-11-27, UTC) or a span back from now (90s, 30m, 12h, 7d)"
+)]
+pub struct SinceError(pub String);
+
+/// The stored form (RFC 3339 UTC, milliseconds, as the `ts` columns hold
+/// it) of a [`DecisionFilter::since`] given as an RFC 3339 time (any
+/// offset), a date (midnight UTC) or a span back from `now` (`90s`, `30m`,
+/// `12h`, `7d`).
+pub fn parse_since(text: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String, SinceError> {
+    let text = text.trim();
+    let stored =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(stored(t.with_timezone(&chrono::Utc)));
+    }
+    if let Ok(day) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(stored(day.and_time(chrono::NaiveTime::MIN).and_utc()));
+    }
+    let bad = || SinceError(text.to_string());
+    let (split, _) = text.char_indices().last().ok_or_else(bad)?;
+    let (number, unit) = text.split_at(split);
+    let n: i64 = number.parse().map_err(|_| bad())?;
+    let span = match unit {
+        "s" => chrono::Duration::try_seconds(n),
+        "m" => chrono::Duration::try_minutes(n),
+        "h" => chrono::Duration::try_hours(n),
+        "d" => chrono::Duration::try_days(n),
+        _ => None,
+    }
+    .ok_or_else(bad)?;
+    now.checked_sub_signed(span).map(stored).ok_or_else(bad)
+}
+
 /// The `WHERE` clause and its parameters' order for a [`DecisionFilter`],
 /// shared by both backends: `placeholder(n)` writes the n-th (from 1)
 /// parameter's placeholder (`?n` or `$n`). Returns the clause (empty when
@@ -202,6 +239,7 @@ pub(crate) const METRIC_COLUMNS: &str = "session_id, kind, name, seq, ts, tool_u
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -220,5 +258,23 @@ mod tests {
         assert_eq!(values, ["Bash", "rule", "2026-01-01"]);
         let (clause, values) = decision_where(&DecisionFilter::default(), |n| format!("?{n}"));
         assert!(clause.is_empty() && values.is_empty());
+    }
+
+    #[test]
+    fn since_takes_a_time_a_date_or_a_span() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-27T12:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let since = |t: &str| parse_since(t, now);
+        assert_eq!(
+            since("2026-11-27T13:30:00+02:00").unwrap(),
+            "2026-11-27T11:30:00.000Z"
+        );
+        assert_eq!(since("2026-11-20").unwrap(), "2026-11-20T00:00:00.000Z");
+        assert_eq!(since("90m").unwrap(), "2026-11-27T10:30:00.000Z");
+        assert_eq!(since("2d").unwrap(), "2026-11-25T12:00:00.000Z");
+        for bad in ["", "yesterday", "5w", "m", "2026-13-01", "5µ"] {
+            assert!(since(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -31,7 +31,9 @@ mod sqlite_audit;
 mod store;
 mod summary;
 
-pub use audit::{DecisionFilter, DecisionRow, HookRunRow, MetricKind, MetricRow};
+pub use audit::{
+    DecisionFilter, DecisionRow, HookRunRow, MetricKind, MetricRow, SinceError, parse_since,
+};
 pub use backend::{
     Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, LedgerBatch, MessageRow,
     NewSession, Projection, SessionInfo, SignedHead, StoredMessage, Tail, Totals,
