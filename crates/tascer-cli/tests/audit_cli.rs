@@ -9,11 +9,45 @@
 mod common;
 
 use std::path::Path;
+use std::process::Command;
 
 use serde_json::{Value, json};
+use tascer_testkit::postgres::PgServer;
 use tascer_testkit::{MockServer, Scenario, Turn};
 
-use common::{json_lines, tascer, texts};
+use common::{json_lines, texts};
+
+/// A Tascer home, its working directory, and the store it uses: its
+/// SQLite file, or the PostgreSQL database `store` names.
+struct Home {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+    store: Option<String>,
+}
+
+impl Home {
+    fn new(store: Option<String>) -> Home {
+        Home {
+            home: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+            store,
+        }
+    }
+
+    fn ws(&self) -> &Path {
+        self.ws.path()
+    }
+
+    /// `tascer ARGS` on this home and store.
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = common::tascer(self.home.path(), self.ws.path());
+        if let Some(url) = &self.store {
+            cmd.env("TASCER_STORE", url);
+        }
+        cmd.args(args);
+        cmd
+    }
+}
 
 /// Hooks and rules of the session: a PreToolUse hook on Bash that refuses
 /// `curl` (exit 2) and lets the rest through, a PostToolUse hook on Bash,
@@ -52,12 +86,10 @@ fn scenario() -> Scenario {
 /// The PreToolUse hook's command line: its name in the audit tables.
 const PRE_HOOK: &str = "if grep -q curl; then echo 'no network in tests' >&2; exit 2; fi";
 
-fn run_session(home: &Path, ws: &Path, server: &MockServer) -> String {
+fn run_session(home: &Home, server: &MockServer) -> String {
     let settings = settings();
-    let out = tascer(home, ws)
-        .env("ANTHROPIC_API_KEY", "k")
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .args([
+    let out = home
+        .cmd(&[
             "run",
             "--output-format",
             "stream-json",
@@ -68,6 +100,8 @@ fn run_session(home: &Path, ws: &Path, server: &MockServer) -> String {
             settings.as_str(),
             "go",
         ])
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", server.url())
         .output()
         .unwrap();
     let (stdout, stderr) = texts(&out);
@@ -77,27 +111,28 @@ fn run_session(home: &Path, ws: &Path, server: &MockServer) -> String {
     result["session_id"].as_str().unwrap().to_string()
 }
 
-/// Runs a session of `scenario` in `ws` (blocking work off the runtime).
-async fn session(home: &Path, ws: &Path, scenario: Scenario) -> String {
+/// Runs a session of `scenario` (the mock on this thread's runtime, the
+/// `tascer` process on a blocking thread).
+async fn session(home: &std::sync::Arc<Home>, scenario: Scenario) -> String {
     let server = MockServer::start(scenario).await.unwrap();
-    let (home, ws) = (home.to_path_buf(), ws.to_path_buf());
-    tokio::task::spawn_blocking(move || run_session(&home, &ws, &server))
+    let home = std::sync::Arc::clone(home);
+    tokio::task::spawn_blocking(move || run_session(&home, &server))
         .await
         .unwrap()
 }
 
-/// `tascer ARGS` in `ws`: its standard output (it must succeed).
-fn ok(home: &Path, ws: &Path, args: &[&str]) -> String {
-    let out = tascer(home, ws).args(args).output().unwrap();
+/// `tascer ARGS`: its standard output (it must succeed).
+fn ok(home: &Home, args: &[&str]) -> String {
+    let out = home.cmd(args).output().unwrap();
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{args:?}: {stdout}\n{stderr}");
     stdout
 }
 
-fn audit_json(home: &Path, ws: &Path, args: &[&str]) -> Vec<Value> {
+fn audit_json(home: &Home, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["audit", "query", "--json"];
     all.extend_from_slice(args);
-    serde_json::from_str(&ok(home, ws, &all)).unwrap()
+    serde_json::from_str(&ok(home, &all)).unwrap()
 }
 
 /// `(tool, decision, decider_kind, decider)` of a decision row.
@@ -113,18 +148,38 @@ fn who(row: &Value) -> (String, String, String, String) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_decision_of_a_session_is_one_row_naming_who_made_it() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let (home, ws) = (home.path(), ws.path());
-    std::fs::write(ws.join("notes.txt"), "notes\n").unwrap();
-    let id = session(home, ws, scenario()).await;
+    decisions_hooks_and_queries(Home::new(None)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_on_the_postgresql_store() {
+    let test = "audit_cli_postgres";
+    let Some(server) = PgServer::shared(test) else {
+        return;
+    };
+    let url = server.fresh_database(test).unwrap();
+    let home = Home::new(Some(url));
+    decisions_hooks_and_queries(home).await;
+}
+
+async fn decisions_hooks_and_queries(home: Home) {
+    let shared = std::sync::Arc::new(home);
+    std::fs::write(shared.ws().join("notes.txt"), "notes\n").unwrap();
+    let id = session(&shared, scenario()).await;
+    let home = &*shared;
+    if home.store.is_some() {
+        assert!(
+            !home.home.path().join("tascer.db").exists(),
+            "everything went to PostgreSQL"
+        );
+    }
 
     // One row per call, naming who decided, with the input's digest and a time.
     let report: Value =
-        serde_json::from_str(&ok(home, ws, &["report", &id, "--format", "json"])).unwrap();
+        serde_json::from_str(&ok(home, &["report", &id, "--format", "json"])).unwrap();
     let tools = report["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 7);
-    let rows = audit_json(home, ws, &["--session", &id]);
+    let rows = audit_json(home, &["--session", &id]);
     assert_eq!(rows.len(), 7, "exactly one decision per call: {rows:#?}");
     let mut decided: Vec<(String, String, String, String)> = Vec::new();
     for tool in tools {
@@ -185,7 +240,7 @@ async fn every_decision_of_a_session_is_one_row_naming_who_made_it() {
     assert_eq!(hooks(1), [(s("PreToolUse"), s("success"))]);
     assert_eq!(hooks(2), [(s("PreToolUse"), s("blocked"))]);
     assert!(hooks(3).is_empty(), "no hook matches Write");
-    let text = ok(home, ws, &["report", &id]);
+    let text = ok(home, &["report", &id]);
     for needle in [
         "permission decisions 7 (default 1, hook 1, mode 2, policy 1, rule 2)",
         "permission  allow (rule Bash(echo:*))   hooks run 2",
@@ -202,7 +257,7 @@ async fn every_decision_of_a_session_is_one_row_naming_who_made_it() {
     }
 
     // `sessions show` reads the same rows.
-    let shown = ok(home, ws, &["sessions", "show", &id]);
+    let shown = ok(home, &["sessions", "show", &id]);
     for needle in [
         "permission decisions 7 (default 1, hook 1, mode 2, policy 1, rule 2)   hook runs 4",
         "audit:",
@@ -213,14 +268,13 @@ async fn every_decision_of_a_session_is_one_row_naming_who_made_it() {
 
     // Who allowed what, across sessions.
     let other = session(
-        home,
-        ws,
+        &shared,
         Scenario::new()
             .turn(Turn::tool("Bash", json!({"command": "echo again"})))
             .turn(Turn::text("done")),
     )
     .await;
-    let allowed_by_rule = audit_json(home, ws, &["--decider", "rule", "--decision", "allow"]);
+    let allowed_by_rule = audit_json(home, &["--decider", "rule", "--decision", "allow"]);
     let sessions: Vec<&str> = allowed_by_rule
         .iter()
         .map(|r| r["session_id"].as_str().unwrap())
@@ -230,17 +284,17 @@ async fn every_decision_of_a_session_is_one_row_naming_who_made_it() {
         allowed_by_rule[1]["data"]["decided_by"]["rule"],
         "Bash(echo:*)"
     );
-    let writes = audit_json(home, ws, &["--tool", "Write", "--decision", "deny"]);
+    let writes = audit_json(home, &["--tool", "Write", "--decision", "deny"]);
     assert_eq!(writes.len(), 1);
     assert_eq!(writes[0]["decider"], "file-access");
-    assert_eq!(audit_json(home, ws, &["--decider", "Bash(rm:*)"]).len(), 1);
-    assert_eq!(audit_json(home, ws, &["--since", "1h"]).len(), 8);
-    assert!(audit_json(home, ws, &["--since", "2999-01-01"]).is_empty());
+    assert_eq!(audit_json(home, &["--decider", "Bash(rm:*)"]).len(), 1);
+    assert_eq!(audit_json(home, &["--since", "1h"]).len(), 8);
+    assert!(audit_json(home, &["--since", "2999-01-01"]).is_empty());
     assert_eq!(
-        audit_json(home, ws, &["--limit", "2"])[1]["session_id"],
+        audit_json(home, &["--limit", "2"])[1]["session_id"],
         other.as_str()
     );
-    let table = ok(home, ws, &["audit", "query", "--decision", "deny"]);
+    let table = ok(home, &["audit", "query", "--decision", "deny"]);
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 5, "a header and four denials:\n{table}");
     assert!(
@@ -248,8 +302,8 @@ async fn every_decision_of_a_session_is_one_row_naming_who_made_it() {
         "{table}"
     );
     assert!(table.contains("deny (rule Bash(rm:*))"), "{table}");
-    let bad = tascer(home, ws)
-        .args(["audit", "query", "--since", "yesterday"])
+    let bad = home
+        .cmd(&["audit", "query", "--since", "yesterday"])
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
