@@ -14,8 +14,9 @@ use crate::jcs;
 
 /// `sha256:<hex>` of a tool input's canonical JSON (RFC 8785): the
 /// `input_digest` of a permission decision, computed over the input its
-/// tool record stores. An input without a canonical form (never one
-/// parsed from JSON) is digested as serde_json writes it.
+/// `tool_call_opened` record stores (also the session's options digest).
+/// An input without a canonical form (never one parsed from JSON) is
+/// digested as serde_json writes it.
 pub fn input_digest(input: &Value) -> String {
     match jcs::canonicalize(input) {
         Ok(bytes) => format!("sha256:{}", sha256_hex(&bytes)),

@@ -37,7 +37,7 @@ pub struct DecisionRow {
     /// The permission mode in force.
     pub mode: Option<String>,
     /// `sha256:<hex>` of the canonical JSON (RFC 8785) of the call's input
-    /// as its tool record stores it.
+    /// as its `tool_call_opened` record stores it.
     pub input_digest: Option<String>,
     /// The whole payload (canonical JSON).
     pub data: String,

@@ -32,7 +32,7 @@ pub fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
 /// the `permission_decisions` audit table): the decision, who made it
 /// (`decided_by`), the call, the mode, and `input_digest` —
 /// [`tascer_ledger::input_digest`] of `recorded_input`, the input as the
-/// call's tool record stores it.
+/// call's `tool_call_opened` record stores it.
 pub fn decision_record(
     decision: &PermissionDecision,
     tool_name: &str,
