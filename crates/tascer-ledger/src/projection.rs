@@ -88,6 +88,7 @@ pub fn project(entry: &LedgerEntry, payload_text: &str) -> Vec<Projection> {
             cost_usd: p.get("cost_usd").and_then(Value::as_f64),
             ..usage_metric(entry)
         })],
+        EntryKind::ReviewerVerdict => reviewer_metric(entry).into_iter().collect(),
         EntryKind::SessionEnd => {
             let cost = p.get("cost_usd").and_then(Value::as_f64);
             vec![Projection::Metric(MetricRow {
@@ -160,6 +161,25 @@ fn hook_row(entry: &LedgerEntry, payload_text: &str) -> HookRunRow {
         error: text(p, "error"),
         data: payload_text.to_string(),
     }
+}
+
+/// The model call behind an LLM reviewer's verdict: none for a cached or
+/// skipped verdict (no call was made).
+fn reviewer_metric(entry: &LedgerEntry) -> Option<Projection> {
+    let p = &entry.payload;
+    let cached = p.get("cache_hit").and_then(Value::as_bool) == Some(true);
+    if cached || text(p, "outcome").as_deref() == Some("skipped") {
+        return None;
+    }
+    let reviewer = text(p, "reviewer").unwrap_or_default();
+    Some(Projection::Metric(MetricRow {
+        kind: MetricKind::ReviewerCall.as_str().into(),
+        name: text(p, "model").unwrap_or_default(),
+        tool_use_id: text(p, "tool_use_id"),
+        duration_ms: int(p, "duration_ms"),
+        data: Some(serde_json::json!({"reviewer": reviewer}).to_string()),
+        ..usage_metric(entry)
+    }))
 }
 
 /// A metric row with the entry's seq, time and `usage` tokens.
@@ -257,6 +277,34 @@ mod tests {
             (metric.kind.as_str(), metric.name.as_str()),
             ("hook", "./check.sh")
         );
+    }
+
+    #[test]
+    fn a_reviewers_model_call_is_measured_unless_its_verdict_was_cached() {
+        let verdict = |cache_hit: bool| {
+            entry(
+                EntryKind::ReviewerVerdict,
+                json!({"reviewer": "tool-approve", "model": "haiku", "verdict": "deny",
+                       "reason": "r", "outcome": "decided", "duration_ms": 800,
+                       "cache_hit": cache_hit, "tool_use_id": "t1",
+                       "usage": {"input_tokens": 300, "output_tokens": 12}}),
+            )
+        };
+        let rows = project(&verdict(false), "{}");
+        let [Projection::Metric(m)] = &rows[..] else {
+            panic!("one metric: {rows:?}")
+        };
+        assert_eq!(
+            (
+                m.kind.as_str(),
+                m.name.as_str(),
+                m.duration_ms,
+                m.input_tokens
+            ),
+            ("reviewer_call", "haiku", Some(800), Some(300))
+        );
+        assert_eq!(m.data.as_deref(), Some(r#"{"reviewer":"tool-approve"}"#));
+        assert!(project(&verdict(true), "{}").is_empty());
     }
 
     #[test]

@@ -89,6 +89,10 @@ pub fn metric_lines(metrics: &[MetricRow]) -> Vec<String> {
     if n > 0 {
         out.push(format!("hooks {n}: {total} ms"));
     }
+    let (n, total) = ms(&mut of(MetricKind::ReviewerCall));
+    if n > 0 {
+        out.push(format!("reviewer calls {n}: {total} ms"));
+    }
     out
 }
 

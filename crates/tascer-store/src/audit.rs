@@ -80,8 +80,8 @@ pub struct HookRunRow {
 pub struct MetricRow {
     /// The session (set when read).
     pub session_id: String,
-    /// `model_call`, `tool_call`, `hook` or `session_end` (see
-    /// [`MetricKind`]).
+    /// `model_call`, `tool_call`, `hook`, `reviewer_call` or
+    /// `session_end` (see [`MetricKind`]).
     pub kind: String,
     /// What was measured: the model, the tool, the hook's command or
     /// callback, `session_end`.
@@ -120,6 +120,9 @@ pub enum MetricKind {
     ToolCall,
     /// One hook run: wall time.
     Hook,
+    /// One LLM reviewer's model call: tokens, time (its verdict is a
+    /// `reviewer_verdict` entry; a cached verdict made no call).
+    ReviewerCall,
     /// A turn's end: the turn's usage and the session's cost.
     SessionEnd,
 }
@@ -131,6 +134,7 @@ impl MetricKind {
             MetricKind::ModelCall => "model_call",
             MetricKind::ToolCall => "tool_call",
             MetricKind::Hook => "hook",
+            MetricKind::ReviewerCall => "reviewer_call",
             MetricKind::SessionEnd => "session_end",
         }
     }
