@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tascer::DEFAULT_CONTEXT_ENV;
-use tascer::host::{HostAnswer, HostStep, decision_record, gate_outcomes};
+use tascer::host::{
+    HostAnswer, HostStep, decision_record, gate_outcomes, hook_records, hook_run_entries,
+};
 use tascer::host_sandbox::HostBashSandbox;
 use tascer_core::{HookEvent, ToolCall, ToolOutput};
 use tascer_guard::admission::CallRequest;
@@ -117,18 +119,14 @@ impl HookSession {
         record.context = head_context(&self.cwd);
         let (admitted, answer) = governance.admit(&call, self.hook_common.clone()).await;
         self.keep_denials(admission, &denials);
-        record.hooks = admitted
-            .hooks
-            .runs
-            .iter()
-            .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
-            .collect();
+        record.hooks = hook_records(&admitted.hooks.runs);
         if let Some(decision) = &admitted.decision {
             record.permission = decision_record(
                 decision,
                 &call.tool_name,
                 &call.tool_use_id,
                 admission.mode(),
+                &record.input,
             );
         }
         record.pre_gates = gate_outcomes(&admitted.pre_gates);
@@ -136,6 +134,10 @@ impl HookSession {
             .to_payload()
             .map_err(|e| format!("cannot encode the record: {e}"))?;
         let mut entries = vec![(EntryKind::ToolCallOpened, opened)];
+        entries.extend(hook_run_entries(
+            &admitted.hooks.runs,
+            Some(&call.tool_use_id),
+        ));
         entries.extend(tascer::reviewer::verdict_entries(&admitted.reviews));
         if admitted.decision.is_some() {
             entries.push((EntryKind::PermissionDecision, record.permission.clone()));
@@ -279,13 +281,11 @@ impl HookSession {
             .await;
         self.store_failure(admission.take_failure())?;
         record.post_gates = gate_outcomes(&reviewed.post_gates);
-        record.hooks.extend(
-            reviewed
-                .hooks
-                .runs
-                .iter()
-                .map(|r| serde_json::to_value(r).unwrap_or(Value::Null)),
-        );
+        record.hooks.extend(hook_records(&reviewed.hooks.runs));
+        entries.extend(hook_run_entries(
+            &reviewed.hooks.runs,
+            Some(&call.tool_use_id),
+        ));
         let status = if output.is_error || reviewed.gate_failed {
             ToolStatus::Failed
         } else {

@@ -14,6 +14,7 @@ macro_rules! outln {
 mod archive_cmds;
 mod args;
 mod asker;
+mod audit_cmds;
 mod contractor;
 mod contracts_cmds;
 mod contracts_queue_cmds;
@@ -37,7 +38,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, KeysCommand, SessionsCommand};
+use crate::args::{AuditCommand, Cli, Command, KeysCommand, SessionsCommand};
 
 fn main() -> ExitCode {
     if sandbox_cmd::is_invocation() {
@@ -99,6 +100,9 @@ fn main() -> ExitCode {
             Some(Command::Verify(args)) => ledger_cmds::verify(&args),
             Some(Command::Report(args)) => ledger_cmds::report(&args),
             Some(Command::Export(args)) => ledger_cmds::export(&args),
+            Some(Command::Audit {
+                command: AuditCommand::Query(args),
+            }) => audit_cmds::query(&args),
             Some(Command::Mcp(args)) => mcp_cmds::run(args).await,
             // Answered above, before the multi-threaded runtime starts.
             Some(Command::Hook) => Ok(ExitCode::FAILURE),

@@ -1,9 +1,14 @@
-//! `tascer sessions list|show`.
+//! `tascer sessions list|show`: the store's sessions and messages, and
+//! with `show`, the session's permission decisions, hook runs and metrics
+//! from the audit tables.
 
 use std::process::ExitCode;
 
 use anyhow::Context;
 use tascer::{ContentBlock, Message, SessionStore, UserContent};
+use tascer_ledger::ReportAudit;
+use tascer_ledger::report_audit::{decision_counts, decision_text, hook_text, metric_lines};
+use tascer_store::DecisionFilter;
 
 fn open_store() -> anyhow::Result<SessionStore> {
     let home = tascer::tascer_home();
@@ -77,6 +82,17 @@ pub fn show(id: &str, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(from) = &info.forked_from {
         outln!("  forked from {from}");
     }
+    let audit = audit_of(id)?;
+    if let Some(audit) = &audit {
+        outln!(
+            "  permission decisions {}   hook runs {}",
+            decision_counts(&audit.decisions),
+            audit.hook_runs.len()
+        );
+        for line in metric_lines(&audit.metrics) {
+            outln!("  {line}");
+        }
+    }
     outln!();
     for m in &messages {
         match m {
@@ -113,5 +129,56 @@ pub fn show(id: &str, json: bool) -> anyhow::Result<ExitCode> {
             Message::System(_) | Message::StreamEvent(_) => {}
         }
     }
+    if let Some(audit) = audit {
+        audit_lines(&audit)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A session's rows of the audit tables (docs/audit.md), `None` when it
+/// has no ledger entries.
+fn audit_of(id: &str) -> anyhow::Result<Option<ReportAudit>> {
+    let home = tascer::tascer_home();
+    let ledger = tascer_ledger::audit::open_ledger(&home)?;
+    let store = ledger.store();
+    if store.last_entry(id)?.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(ReportAudit {
+        decisions: store.decisions(&DecisionFilter {
+            session: Some(id.to_string()),
+            ..DecisionFilter::default()
+        })?,
+        hook_runs: store.hook_runs(id)?,
+        metrics: store.metrics(id)?,
+    }))
+}
+
+/// Every permission decision and hook run of the session, in order.
+fn audit_lines(audit: &ReportAudit) -> anyhow::Result<()> {
+    if audit.decisions.is_empty() && audit.hook_runs.is_empty() {
+        return Ok(());
+    }
+    outln!();
+    outln!("audit:");
+    for d in &audit.decisions {
+        outln!(
+            "  {}  {} {}  {}: {}",
+            d.ts,
+            d.tool.as_deref().unwrap_or("?"),
+            d.tool_use_id.as_deref().unwrap_or("?"),
+            decision_text(d),
+            d.reason
+                .as_deref()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or_default()
+        );
+    }
+    for h in &audit.hook_runs {
+        let call = h.tool_use_id.as_deref().unwrap_or("session");
+        outln!("  {}  hook {}  {call}", h.ts, hook_text(h));
+    }
+    Ok(())
 }

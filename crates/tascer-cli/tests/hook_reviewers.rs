@@ -246,6 +246,23 @@ fn reviewers_and_auto_approve_answer_for_the_user_and_the_cache_spans_processes(
         "{stdout}"
     );
     assert!(stdout.contains("→ tool-appeal deny"), "{stdout}");
+    // Each reviewer model call is measured (the cached verdict made none).
+    let calls: Vec<&str> = report["audit"]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["kind"] == "reviewer_call")
+        .map(|m| m["data"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            r#"{"reviewer":"tool-approve"}"#,
+            r#"{"reviewer":"tool-approve"}"#,
+            r#"{"reviewer":"tool-appeal"}"#
+        ]
+    );
+    assert!(stdout.contains("  reviewer calls 3: "), "{stdout}");
 }
 
 #[test]

@@ -57,8 +57,9 @@ impl Fixture {
         assert!(out.status.success(), "{}", stderr(&out));
     }
     /// Writes a session: start, prompt, a Write call (validated, gates,
-    /// permission, hooks, evidence), a blocked Bash call, an unclosed Read
-    /// call, end. Signed with the home key when there is one.
+    /// permission, evidence), a blocked Bash call, an unclosed Read call,
+    /// end. (The hooks a report shows are those a real session ran:
+    /// `audit_cli.rs`.) Signed with the home key when there is one.
     fn write_session(&self, session: &str) {
         let key = load_home_signing_key(self.home()).unwrap();
         let ledger = Ledger::open_in_home(self.home(), key).unwrap();
@@ -108,7 +109,6 @@ impl Fixture {
             duration_ms: 12,
         }];
         write.permission = json!({"decision": "allow", "tool_use_id": "toolu_write"});
-        write.hooks = vec![json!({"event": "PreToolUse", "exit_code": 0})];
         write.status = ToolStatus::Validated;
         ledger.close_tool_call(session, &mut write).unwrap();
         ledger
@@ -308,7 +308,7 @@ fn report_text_and_json() {
         "[pending] Read toolu_read",
         "post-gates  tests ✓ (12 ms)",
         "pre-gates   path-policy ✓ (1 ms)",
-        "permission  allow   hooks run 1",
+        "permission  allow   hooks run 0",
         "permission  deny   hooks run 0",
         "(valid)",
         "ledger head: entry 8",

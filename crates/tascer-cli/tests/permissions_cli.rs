@@ -198,3 +198,52 @@ async fn bad_flags_fail_with_one_clear_line() {
     }
     assert!(server.requests().is_empty(), "no model call on bad flags");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_file_access_policy_takes_its_roots_from_the_settings() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("vault")).unwrap();
+    std::fs::write(ws.path().join("vault/key.txt"), "secret").unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "notes").unwrap();
+    let server = MockServer::start(
+        Scenario::new()
+            .turn(
+                Turn::new()
+                    .with_tool("Read", json!({"file_path": "vault/key.txt"}))
+                    .with_tool("Read", json!({"file_path": "notes.txt"})),
+            )
+            .turn(Turn::text("done")),
+    )
+    .await
+    .unwrap();
+    let settings = json!({"policies": {"fileAccess": {"restrictedRoots": ["vault"]}}}).to_string();
+    let flags = [
+        "--dangerously-skip-permissions",
+        "--settings",
+        settings.as_str(),
+    ];
+    let out = output(run(home.path(), ws.path(), &server, &flags)).await;
+    let r = result(&out);
+    let denied: Vec<&str> = r["permission_denials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["tool_input"]["file_path"].as_str().unwrap())
+        .collect();
+    assert_eq!(denied, ["vault/key.txt"], "{r}");
+    let mut audit = Command::new(env!("CARGO_BIN_EXE_tascer"));
+    audit
+        .env("TASCER_HOME", home.path())
+        .current_dir(ws.path())
+        .args(["audit", "query", "--json", "--decider", "file-access"]);
+    let rows: Value = serde_json::from_slice(&output(audit).await.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
+    assert!(
+        rows[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("inside the restricted directory"),
+        "{rows}"
+    );
+}

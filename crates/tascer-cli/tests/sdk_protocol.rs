@@ -1,8 +1,9 @@
 //! The control-protocol mode's edge cases, driven line by line over real
 //! pipes (no SDK): the version probe, unknown flags, unparsable input,
 //! control requests before / after `initialize`, unknown subtypes, end of
-//! input with a request pending, startup failures, and the session flags
-//! (`--resume`, `--fork-session`, `--session-id`).
+//! input with a request pending, startup failures, the session flags
+//! (`--resume`, `--fork-session`, `--session-id`), and the audit rows of
+//! the `can_use_tool` callback's and hook callbacks' decisions.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -537,5 +538,115 @@ fn hook_callbacks_fire_for_session_prompt_tool_and_stop_events() {
     assert!(
         first_call.contains("context from the SDK hook"),
         "the hook's additionalContext reaches the model: {first_call}"
+    );
+}
+
+#[test]
+fn the_callback_and_hook_callbacks_decisions_are_audit_rows_naming_them() {
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "echo one > one.txt"})))
+            .turn(Turn::tool("Bash", json!({"command": "echo two > two.txt"})))
+            .turn(Turn::tool(
+                "Bash",
+                json!({"command": "echo three > three.txt"}),
+            ))
+            .turn(Turn::text("done"))
+    });
+    let mut cli = Session::start(&ws, &["--permission-prompt-tool", "stdio"]);
+    let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["gatekeeper"]}]});
+    cli.send(request(
+        "req_1_init",
+        json!({"subtype": "initialize", "hooks": hooks}),
+    ));
+    cli.reply_to("req_1_init");
+    cli.prompt("write three files");
+    // The hook has no opinion on the first two calls, which the callback
+    // allows and denies; it denies the third itself.
+    let result = loop {
+        let frame = cli.next();
+        if frame["type"] == "result" {
+            break frame;
+        }
+        if frame["type"] != "control_request" {
+            continue;
+        }
+        let body = &frame["request"];
+        let command = body["input"]["tool_input"]["command"]
+            .as_str()
+            .or(body["input"]["command"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let answer = match body["subtype"].as_str() {
+            Some("hook_callback") if command.contains("three") => {
+                json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                       "permissionDecision": "deny",
+                       "permissionDecisionReason": "the gatekeeper says no"}})
+            }
+            Some("hook_callback") => json!({}),
+            Some("can_use_tool") if command.contains("one") => json!({"behavior": "allow"}),
+            Some("can_use_tool") => json!({"behavior": "deny", "message": "not today"}),
+            other => panic!("unexpected request {other:?}: {frame}"),
+        };
+        let id = frame["request_id"].as_str().unwrap();
+        cli.send(json!({"type": "control_response",
+                        "response": {"subtype": "success", "request_id": id, "response": answer}}));
+    };
+    assert_eq!(result["result"], "done");
+    let session = result["session_id"].as_str().unwrap().to_string();
+    let (status, _, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(ws.dir().join("one.txt").exists());
+    assert!(!ws.dir().join("two.txt").exists() && !ws.dir().join("three.txt").exists());
+
+    let out = common::tascer(ws.home.path(), &ws.dir())
+        .args(["audit", "query", "--json", "--session", &session])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = common::texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    let who: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["decision"].as_str().unwrap(),
+                r["decider_kind"].as_str().unwrap(),
+                r["decider"].as_str().unwrap_or("-"),
+                r["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        who,
+        [
+            (
+                "allow",
+                "callback",
+                "-",
+                "allowed by the can_use_tool callback"
+            ),
+            ("deny", "callback", "-", "not today"),
+            (
+                "deny",
+                "hook",
+                "sdk hook_callback gatekeeper",
+                "the gatekeeper says no"
+            ),
+        ],
+        "one decision per call, naming who made it"
+    );
+    // The hook callback ran for every call, and each run is on record.
+    let out = common::tascer(ws.home.path(), &ws.dir())
+        .args(["report", &session])
+        .output()
+        .unwrap();
+    let (report, _) = common::texts(&out);
+    assert_eq!(
+        report
+            .matches("PreToolUse sdk hook_callback gatekeeper ")
+            .count(),
+        3,
+        "{report}"
     );
 }

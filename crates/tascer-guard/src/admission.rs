@@ -38,15 +38,18 @@ use crate::gates::{
     ValidationConfig, redact_with,
 };
 use crate::hooks::{
-    HookCommon, HookCommonOutcome, HookRun, HookRunner, NotificationInput,
-    PermissionRequestDecision, PermissionRequestInput, PostToolUseFailureInput, PostToolUseInput,
-    PreToolDecision, PreToolUseInput,
+    HookCommon, HookRunner, NotificationInput, PermissionRequestDecision, PermissionRequestInput,
+    PostToolUseFailureInput, PostToolUseInput, PreToolDecision, PreToolUseInput, deciding_hook,
 };
 use crate::permissions::{
     Asker, Behavior, DecisionSource, HookPermission, PermissionDecision, PermissionEngine,
     PermissionMode, PermissionRuleValue,
 };
 use crate::reviewers::{CallReview, FailedCall, ReviewRecord, Reviewers, StopReview};
+
+mod outcome;
+
+pub use outcome::{Admitted, CallRequest, HookActivity, Refusal, RefusedBy, Reviewed, StopRun};
 
 /// Decides tool calls for one session: hooks, permissions, the asker and
 /// gates. Cheap to share behind an `Arc`.
@@ -67,148 +70,6 @@ pub struct Admission {
     pending_failure: Mutex<Option<FailedCall>>,
     /// How long one answer may take, reviewers included.
     answer_within: Option<Duration>,
-}
-
-/// One call to decide, with the fields hooks receive.
-#[derive(Debug, Clone)]
-pub struct CallRequest<'a> {
-    /// The call as the model made it.
-    pub call: &'a ToolCall,
-    /// `session_id`, `transcript_path` and `cwd` for hook input; the
-    /// permission mode is filled in by admission.
-    pub hook_common: HookCommon,
-    /// The subagent making the call (its parent `tool_use` id), if any.
-    pub agent_id: Option<&'a str>,
-}
-
-/// Hook runs of one step and what they said for the user.
-#[derive(Debug, Clone, Default)]
-pub struct HookActivity {
-    /// Every hook run, in order (for the ledger and `hook_response` frames).
-    pub runs: Vec<HookRun>,
-    /// `systemMessage`s for the user.
-    pub system_messages: Vec<String>,
-    /// Non-blocking hook errors.
-    pub errors: Vec<String>,
-    /// `additionalContext` for the model.
-    pub additional_context: Vec<String>,
-}
-
-impl HookActivity {
-    fn add(&mut self, runs: Vec<HookRun>, common: &HookCommonOutcome) {
-        self.runs.extend(runs);
-        self.system_messages
-            .extend(common.system_messages.iter().cloned());
-        self.errors.extend(common.errors.iter().cloned());
-    }
-}
-
-/// Who refused a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RefusedBy {
-    /// A `PreToolUse` hook denied it, or stopped the run.
-    Hook,
-    /// The permission decision (rules, mode, policies, callback, hooks
-    /// answering a permission request, the user).
-    Permission,
-    /// A pre-gate failed.
-    Gate,
-}
-
-/// A request to stop the whole run, not only the call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopRun {
-    /// A hook answered `continue: false`; its reason, for the user.
-    Hook(String),
-    /// A permission decision asked to stop (a deny with `interrupt`, or
-    /// workaround escalation).
-    Permission(String),
-}
-
-impl std::fmt::Display for StopRun {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StopRun::Hook(reason) => write!(f, "Stopped by a hook: {reason}"),
-            StopRun::Permission(reason) => {
-                write!(f, "Stopped by a permission decision: {reason}")
-            }
-        }
-    }
-}
-
-/// Why a call does not run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Refusal {
-    /// The tool error the model sees.
-    pub message: String,
-    /// Who refused it.
-    pub by: RefusedBy,
-    /// Set when the whole run must stop.
-    pub stop: Option<StopRun>,
-}
-
-impl Refusal {
-    /// True for a permission denial (by a hook or the decision), which the
-    /// result's `permission_denials` lists; a failed gate or a stop is not.
-    pub fn is_denial(&self) -> bool {
-        self.by != RefusedBy::Gate && !matches!(self.stop, Some(StopRun::Hook(_)))
-    }
-}
-
-/// What admission decided, with everything it did on the way.
-#[derive(Debug, Clone)]
-pub struct Admitted {
-    /// `Ok(input)`: run the tool with this input (possibly rewritten by a
-    /// hook, the callback or a permission-request hook); `Err`: do not.
-    pub verdict: Result<Value, Refusal>,
-    /// The permission decision; `None` when hooks refused the call before
-    /// it was decided.
-    pub decision: Option<PermissionDecision>,
-    /// The pre-gates' results (empty when the call was refused before them).
-    pub pre_gates: Vec<GateResult>,
-    /// `PreToolUse`, `PermissionRequest` and `Notification` hook runs.
-    pub hooks: HookActivity,
-    /// The LLM reviewers' verdicts on the call, in order.
-    pub reviews: Vec<ReviewRecord>,
-}
-
-impl Admitted {
-    /// A call refused before the pre-gates ran.
-    fn refused(
-        refusal: Refusal,
-        decision: Option<PermissionDecision>,
-        hooks: HookActivity,
-        reviews: Vec<ReviewRecord>,
-    ) -> Self {
-        Admitted {
-            verdict: Err(refusal),
-            decision,
-            pre_gates: Vec::new(),
-            hooks,
-            reviews,
-        }
-    }
-}
-
-/// What review found after the tool ran.
-#[derive(Debug, Clone)]
-pub struct Reviewed {
-    /// The output the model sees: a failed post-gate's message (for tools
-    /// that tell the model), a hook's replacement output, its feedback and
-    /// context appended.
-    pub output: ToolOutput,
-    /// The post-gates' results.
-    pub post_gates: Vec<GateResult>,
-    /// True when a post-gate failed: the call is recorded as failed.
-    pub gate_failed: bool,
-    /// True when a post-gate found a secret: stored evidence must be
-    /// redacted ([`Admission::redact`]).
-    pub found_secrets: bool,
-    /// Set when a hook asked to stop the run.
-    pub stop: Option<StopRun>,
-    /// `PostToolUse` / `PostToolUseFailure` hook runs.
-    pub hooks: HookActivity,
 }
 
 impl Admission {
@@ -376,7 +237,9 @@ impl Admission {
         let (input, hook_permission) = match self.pre_tool_use(&request, &common, &mut hooks).await
         {
             Ok(step) => step,
-            Err(refusal) => return Admitted::refused(refusal, None, hooks, Vec::new()),
+            Err((refusal, decision)) => {
+                return Admitted::refused(refusal, Some(decision), hooks, Vec::new());
+            }
         };
 
         // 2. The permission decision on the (possibly rewritten) input.
@@ -433,13 +296,14 @@ impl Admission {
 
     /// Step 1, the `PreToolUse` hooks: `Ok` with the input to decide on (a
     /// hook may have rewritten it) and what the hooks said about
-    /// permission; `Err` when a hook denied the call or stopped the run.
+    /// permission; `Err` with the hook's decision when a hook denied the
+    /// call or stopped the run.
     async fn pre_tool_use(
         &self,
         request: &CallRequest<'_>,
         common: &HookCommon,
         hooks: &mut HookActivity,
-    ) -> Result<(Value, Option<HookPermission>), Refusal> {
+    ) -> Result<(Value, Option<HookPermission>), (Refusal, PermissionDecision)> {
         let call = request.call;
         let Some(runner) = &self.hooks else {
             return Ok((call.input.clone(), None));
@@ -454,31 +318,41 @@ impl Admission {
                 agent_type: None,
             })
             .await;
+        let (denier, only) = (deciding_hook(&runs, true), deciding_hook(&runs, false));
         hooks.add(runs, &outcome.common);
         hooks.additional_context.extend(outcome.additional_context);
         if let Some(reason) = outcome.common.stop {
+            let mut decision = PermissionDecision::by_hook(Behavior::Deny, denier, &reason);
+            decision.interrupt = true;
             let stop = StopRun::Hook(reason);
-            return Err(Refusal {
+            let refusal = Refusal {
                 message: stop.to_string(),
                 by: RefusedBy::Hook,
                 stop: Some(stop),
-            });
+            };
+            return Err((refusal, decision));
         }
         let permission = match outcome.decision {
             Some(PreToolDecision::Deny { reason }) => {
                 self.permissions.record_denial(call, &reason);
-                return Err(Refusal {
-                    message: format!(
-                        "PreToolUse hook denied this {} call: {reason}",
-                        call.tool_name
-                    ),
+                let message = format!(
+                    "PreToolUse hook denied this {} call: {reason}",
+                    call.tool_name
+                );
+                let refusal = Refusal {
+                    message,
                     by: RefusedBy::Hook,
                     stop: None,
-                });
+                };
+                return Err((
+                    refusal,
+                    PermissionDecision::by_hook(Behavior::Deny, denier, reason),
+                ));
             }
             Some(allow_or_ask) => Some(HookPermission {
                 behavior: allow_or_ask.behavior(),
                 reason: allow_or_ask.reason().map(String::from),
+                name: only,
             }),
             None => None,
         };
@@ -767,17 +641,20 @@ impl Admission {
                 permission_suggestions: Some(suggestions),
             })
             .await;
+        let (denier, only) = (deciding_hook(&runs, true), deciding_hook(&runs, false));
         hooks.add(runs, &outcome.common);
         match outcome.decision {
             Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
                 decision.behavior = Behavior::Allow;
-                decision.decided_by = DecisionSource::Hook;
+                decision.decided_by = DecisionSource::Hook { name: only };
                 decision.reason = "allowed by a PermissionRequest hook".into();
                 decision.updated_input = updated_input.filter(|u| *u != call.input);
             }
             Some(PermissionRequestDecision::Deny { message, interrupt }) => {
                 decision.behavior = Behavior::Deny;
-                decision.decided_by = DecisionSource::Hook;
+                decision.decided_by = DecisionSource::Hook {
+                    name: denier.or(only),
+                };
                 decision.reason =
                     message.unwrap_or_else(|| "denied by a PermissionRequest hook".into());
                 decision.interrupt = interrupt.unwrap_or(false);

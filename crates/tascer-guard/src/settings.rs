@@ -14,7 +14,8 @@ pub use tascer_settings::{
 };
 
 use crate::permissions::{
-    Behavior, PermissionEngineBuilder, PermissionMode, PermissionRules, RuleOrigin,
+    Behavior, FileAccessConfig, McpPolicy, PermissionEngineBuilder, PermissionMode,
+    PermissionRules, RuleOrigin,
 };
 use crate::reviewers::ReviewersConfig;
 use crate::safety::settings::SensitiveAction;
@@ -281,7 +282,9 @@ impl LoadedSettings {
     }
 
     /// Configures an engine builder: rules, default mode, additional
-    /// directories and the bypass switch.
+    /// directories, the bypass switch, the file-access policy's
+    /// configuration (used with the default policies) and the MCP policy
+    /// (added when `policies.mcp` is set).
     pub fn apply(
         &self,
         builder: PermissionEngineBuilder,
@@ -289,14 +292,86 @@ impl LoadedSettings {
     ) -> PermissionEngineBuilder {
         let mut b = builder
             .rules(self.rules.clone())
-            .disable_bypass(self.bypass_disabled());
+            .disable_bypass(self.bypass_disabled())
+            .file_access(self.file_access(home));
         if let Some(mode) = self.default_mode() {
             b = b.mode(mode);
         }
         for d in self.additional_directories(home) {
             b = b.additional_directory(d);
         }
+        if let Some(mcp) = self.mcp_policy() {
+            b = b.policy(std::sync::Arc::new(mcp));
+        }
         b
+    }
+
+    /// Every layer's `policies.fileAccess`, merged: the root lists'
+    /// union (resolved against each layer's project root, `~/` against
+    /// `home`), each switch from the highest layer that sets it.
+    pub fn file_access(&self, home: Option<&Path>) -> FileAccessConfig {
+        let mut config = FileAccessConfig::default();
+        for layer in &self.layers {
+            let Some(f) = layer
+                .settings
+                .policies
+                .as_ref()
+                .and_then(|p| p.file_access.as_ref())
+            else {
+                continue;
+            };
+            let resolve = |d: &String| {
+                let p = crate::permissions::paths::expand_home(d, home);
+                if p.is_absolute() {
+                    p
+                } else {
+                    layer.project_root.join(p)
+                }
+            };
+            for (list, into) in [
+                (&f.allowed_roots, &mut config.allowed_roots),
+                (&f.restricted_roots, &mut config.restricted_roots),
+            ] {
+                for root in list.iter().map(resolve) {
+                    if !into.contains(&root) {
+                        into.push(root);
+                    }
+                }
+            }
+            config.block_outside = config.block_outside.or(f.block_outside);
+            config.sensitive_write = config
+                .sensitive_write
+                .or(f.sensitive_write.map(|a| a.behavior()));
+            config.check_shell_args = config.check_shell_args.or(f.check_shell_args);
+        }
+        config
+    }
+
+    /// The MCP policy every layer's `policies.mcp` makes (the lists'
+    /// union, the default from the highest layer that sets it); `None`
+    /// when no layer has one.
+    pub fn mcp_policy(&self) -> Option<McpPolicy> {
+        let mut layers = self
+            .layers
+            .iter()
+            .filter_map(|l| l.settings.policies.as_ref()?.mcp.as_ref())
+            .peekable();
+        layers.peek()?;
+        let mut policy = McpPolicy::new();
+        let mut default = None;
+        for m in layers {
+            for name in &m.allow {
+                policy = policy.allow(name);
+            }
+            for name in &m.deny {
+                policy = policy.deny(name);
+            }
+            default = default.or(m.default);
+        }
+        if let Some(behavior) = default {
+            policy = policy.default_behavior(behavior);
+        }
+        Some(policy)
     }
 }
 

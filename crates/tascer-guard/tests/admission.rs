@@ -66,7 +66,7 @@ fn hooks() -> HookRunner {
 }
 
 #[tokio::test]
-async fn a_hook_denial_comes_first_and_no_permission_is_decided() {
+async fn a_hook_denial_comes_first_and_is_the_calls_decision() {
     let dir = tempfile::tempdir().unwrap();
     let admission = Admission::new(engine(&["Bash(rm:*)"], &[])).hooks(hooks());
     let call = bash("rm notes.txt", dir.path());
@@ -79,11 +79,17 @@ async fn a_hook_denial_comes_first_and_no_permission_is_decided() {
         refusal.message
     );
     assert!(refusal.is_denial());
-    assert!(
-        admitted.decision.is_none(),
-        "the allow rule was never asked"
-    );
     assert_eq!(admitted.hooks.runs.len(), 1);
+    let decision = admitted.decision.expect("the hook's decision is on record");
+    assert_eq!(decision.behavior, Behavior::Deny);
+    assert_eq!(
+        decision.decided_by,
+        DecisionSource::Hook {
+            name: Some(admitted.hooks.runs[0].hook_name.clone())
+        },
+        "the hook decided: the allow rule was never asked"
+    );
+    assert_eq!(decision.reason, "no deleting");
 }
 
 #[tokio::test]
@@ -111,9 +117,21 @@ async fn a_hook_stop_ends_the_run_and_is_not_a_denial() {
     let dir = tempfile::tempdir().unwrap();
     let admission = Admission::new(engine(&[], &[])).hooks(hooks());
     let call = bash("halt", dir.path());
-    let refusal = admission.admit(request(&call)).await.verdict.unwrap_err();
+    let admitted = admission.admit(request(&call)).await;
+    let refusal = admitted.verdict.unwrap_err();
     assert_eq!(refusal.stop, Some(StopRun::Hook("enough".into())));
     assert!(!refusal.is_denial());
+    // Still a decision on record: the hook refused the call.
+    let decision = admitted.decision.unwrap();
+    assert_eq!(
+        (
+            decision.behavior,
+            decision.interrupt,
+            decision.reason.as_str()
+        ),
+        (Behavior::Deny, true, "enough")
+    );
+    assert!(matches!(decision.decided_by, DecisionSource::Hook { .. }));
 }
 
 #[tokio::test]

@@ -241,3 +241,81 @@ fn disable_bypass_from_settings() {
             .is_err()
     );
 }
+
+#[test]
+fn policies_settings_set_the_file_access_roots_and_the_mcp_lists() {
+    let f = fixture();
+    std::fs::create_dir_all(f.cwd.join("vault")).unwrap();
+    std::fs::create_dir_all(f.home.join("shared")).unwrap();
+    write(
+        &f.cwd.join(".tascer/settings.json"),
+        r#"{"policies": {"fileAccess": {"restrictedRoots": ["vault"], "blockOutside": true},
+                         "mcp": {"deny": ["shell"], "allow": ["docs__search"]}}}"#,
+    );
+    write(
+        &f.home.join(".tascer/settings.json"),
+        r#"{"policies": {"fileAccess": {"allowedRoots": ["~/shared"], "blockOutside": false},
+                         "mcp": {"default": "deny"}}}"#,
+    );
+    let loaded = SettingsLoader::new(&f.cwd).home(&f.home).load().unwrap();
+    let config = loaded.file_access(Some(&f.home));
+    assert_eq!(config.restricted_roots, [f.cwd.join("vault")]);
+    assert_eq!(config.allowed_roots, [f.home.join("shared")]);
+    assert_eq!(
+        config.block_outside,
+        Some(true),
+        "the project's switch wins"
+    );
+    let engine = loaded
+        .apply(PermissionEngine::builder(), Some(&f.home))
+        .default_policies()
+        .mode(PermissionMode::BypassPermissions)
+        .build()
+        .unwrap();
+    let decide = |tool: &str, input: serde_json::Value| {
+        let d = engine.evaluate(&ToolCall::new(tool, input, &f.cwd));
+        (d.behavior, d.decided_by)
+    };
+    let policy = |name: &str| DecisionSource::Policy { name: name.into() };
+    let read = |path: &Path| json!({"file_path": path});
+    assert_eq!(
+        decide("Read", read(&f.cwd.join("vault/key.txt"))),
+        (Behavior::Deny, policy("file-access")),
+        "a restricted root, even in bypassPermissions"
+    );
+    assert_eq!(
+        decide("Read", read(Path::new("/opt/elsewhere.txt"))),
+        (Behavior::Deny, policy("file-access")),
+        "outside the allowed roots"
+    );
+    assert_eq!(
+        decide("Read", read(&f.home.join("shared/notes.txt"))).0,
+        Behavior::Allow,
+        "an allowed root from the user's settings"
+    );
+    assert_eq!(
+        decide("mcp__shell__run", json!({})),
+        (Behavior::Deny, policy("mcp"))
+    );
+    assert_eq!(
+        decide("mcp__docs__fetch", json!({})),
+        (Behavior::Deny, policy("mcp")),
+        "unlisted: the user's default"
+    );
+    assert_eq!(decide("mcp__docs__search", json!({})).0, Behavior::Allow);
+
+    // A misspelt key is an error naming the file.
+    write(
+        &f.cwd.join(".tascer/settings.local.json"),
+        r#"{"policies": {"fileAccess": {"restrictedRoot": ["vault"]}}}"#,
+    );
+    let err = SettingsLoader::new(&f.cwd)
+        .home(&f.home)
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("settings.local.json") && err.contains("restrictedRoot"),
+        "{err}"
+    );
+}

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde_json::{Value, json};
+use tascer_store::DecisionFilter;
 
 use crate::digest::sha256_ref;
 use crate::dsse::{Envelope, IN_TOTO_PAYLOAD_TYPE};
@@ -14,7 +15,7 @@ use crate::intoto::{SESSION_PREDICATE_TYPE, Statement, Subject};
 use crate::keys::{key_id, sslib_keyid};
 use crate::payload::SessionStart;
 use crate::record::ToolRecord;
-use crate::report::ReportData;
+use crate::report::{ReportAudit, ReportData};
 use crate::sign::SignedHead;
 use crate::store::LedgerStore;
 use crate::verify::{VerifyReport, verify_session};
@@ -310,17 +311,25 @@ impl Ledger {
         Ok(report)
     }
 
-    /// The data of a session report.
+    /// The data of a session report: from its entries, with its rows of
+    /// the audit tables (decisions, hook runs, metrics).
     pub fn report(&self, session_id: &str) -> Result<ReportData> {
         let entries = self.store.entries(session_id)?;
         if entries.is_empty() {
             return Err(LedgerError::EmptySession(session_id.to_string()));
         }
-        Ok(ReportData::from_entries(
-            session_id,
-            &entries,
-            self.store.head(session_id)?,
-        ))
+        let mut report =
+            ReportData::from_entries(session_id, &entries, self.store.head(session_id)?);
+        let audit = ReportAudit {
+            decisions: self.store.decisions(&DecisionFilter {
+                session: Some(session_id.to_string()),
+                ..DecisionFilter::default()
+            })?,
+            hook_runs: self.store.hook_runs(session_id)?,
+            metrics: self.store.metrics(session_id)?,
+        };
+        report.audit = Some(audit);
+        Ok(report)
     }
 
     /// Exports a session as an in-toto Statement v1 in a DSSE envelope

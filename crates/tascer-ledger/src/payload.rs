@@ -48,6 +48,13 @@ pub struct ModelResponsePayload {
     /// that runs it (main-loop calls leave it out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_tool_use_id: Option<String>,
+    /// How long the provider took to answer (all attempts), milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The call's cost in US dollars, when known (the provider's figure,
+    /// else the usage at the model's price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// Payload of [`EntryKind::SessionEnd`](crate::EntryKind::SessionEnd).

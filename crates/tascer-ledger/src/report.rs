@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use tascer_store::{DecisionRow, HookRunRow, MetricRow};
+
 use crate::entry::{EntryKind, LedgerEntry};
 use crate::payload::ReviewerVerdict;
 use crate::record::{ToolRecord, ToolStatus};
@@ -81,6 +83,39 @@ pub struct ReportData {
     /// if any).
     #[serde(default)]
     pub reviews: Vec<ReportReview>,
+    /// What the audit tables hold about the session (docs/audit.md):
+    /// `None` for a report built from entries alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<ReportAudit>,
+}
+
+/// A session's rows of the audit tables, as a report shows them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReportAudit {
+    /// Every permission decision, in ledger order.
+    pub decisions: Vec<DecisionRow>,
+    /// Every hook run, in ledger order.
+    pub hook_runs: Vec<HookRunRow>,
+    /// Every measurement (model calls, tool calls, hooks, turn ends).
+    pub metrics: Vec<MetricRow>,
+}
+
+impl ReportAudit {
+    /// The decision recorded for a tool call (the last one, should a
+    /// resumed call have been decided twice).
+    pub fn decision_for(&self, tool_use_id: &str) -> Option<&DecisionRow> {
+        self.decisions
+            .iter()
+            .rev()
+            .find(|d| d.tool_use_id.as_deref() == Some(tool_use_id))
+    }
+
+    /// The hook runs of a tool call, in order.
+    pub fn hooks_for<'a>(&'a self, tool_use_id: &'a str) -> impl Iterator<Item = &'a HookRunRow> {
+        self.hook_runs
+            .iter()
+            .filter(move |h| h.tool_use_id.as_deref() == Some(tool_use_id))
+    }
 }
 
 impl ReportData {
@@ -105,6 +140,7 @@ impl ReportData {
             permission_decisions: 0,
             gate_results: 0,
             reviews: Vec::new(),
+            audit: None,
         };
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         for entry in entries {

@@ -8,6 +8,7 @@ use tascer_core::error_chain;
 use crate::error::AuditError;
 use crate::record::GateOutcome;
 use crate::report::{ReportData, ReportReview, ReportTool};
+use crate::report_audit::{decision_counts, decision_text, hook_text, metric_lines};
 use crate::verify::VerifyReport;
 
 /// One line (plus indented warnings) describing a verification outcome.
@@ -91,6 +92,23 @@ fn permission_text(permission: &Value) -> String {
     }
 }
 
+/// The hooks a tool record lists, in words.
+fn record_hooks(hooks: &[Value]) -> Vec<String> {
+    hooks
+        .iter()
+        .map(|h| {
+            let field = |name: &str| h.get(name).and_then(Value::as_str).unwrap_or("?");
+            let hook = h.get("hook").or_else(|| h.get("hook_name"));
+            format!(
+                "{} {} {}",
+                field("event"),
+                hook.and_then(Value::as_str).unwrap_or("?"),
+                field("outcome")
+            )
+        })
+        .collect()
+}
+
 /// `tool-approve deny (cached, 12 ms, model m): reason → tool-appeal …`.
 fn reviews_text(reviews: &[&ReportReview]) -> String {
     reviews
@@ -128,8 +146,28 @@ pub fn report_lines(
     let mut out = session_lines(data);
     out.push(String::new());
     tool_lines(data, &mut out);
+    session_hook_lines(data, &mut out);
     ledger_lines(data, verify, key_given, &mut out);
     out
+}
+
+/// The hooks that ran for the session rather than a tool call (session
+/// start and end, prompts, stops, compaction).
+fn session_hook_lines(data: &ReportData, out: &mut Vec<String>) {
+    let Some(audit) = &data.audit else {
+        return;
+    };
+    let runs: Vec<String> = audit
+        .hook_runs
+        .iter()
+        .filter(|h| h.tool_use_id.is_none())
+        .map(|h| format!("  entry {}: {}", h.seq, hook_text(h)))
+        .collect();
+    if !runs.is_empty() {
+        out.push(String::new());
+        out.push(format!("session hooks: {}", runs.len()));
+        out.extend(runs);
+    }
 }
 
 /// The session's model, status, times, cost and entry counts.
@@ -159,10 +197,20 @@ fn session_lines(data: &ReportData) -> Vec<String> {
         out.push(format!("  usage    {usage}"));
     }
     let (gates, failed) = gate_counts(data);
+    let decisions = match &data.audit {
+        Some(audit) => decision_counts(&audit.decisions),
+        None => data.permission_decisions.to_string(),
+    };
     out.push(format!(
-        "  entries  {}   permission decisions {}   gate results {gates} ({failed} failed)",
-        data.entries, data.permission_decisions
+        "  entries  {}   permission decisions {decisions}   gate results {gates} ({failed} \
+         failed)",
+        data.entries
     ));
+    if let Some(audit) = &data.audit {
+        for line in metric_lines(&audit.metrics) {
+            out.push(format!("  {line}"));
+        }
+    }
     out
 }
 
@@ -217,11 +265,29 @@ fn tool_call_lines(data: &ReportData, tool: &ReportTool, out: &mut Vec<String>) 
     ));
     out.push(format!("      pre-gates   {}", gates_text(&r.pre_gates)));
     out.push(format!("      post-gates  {}", gates_text(&r.post_gates)));
+    // The audit tables when they hold the call, else the record's own
+    // (a ledger written before them).
+    let permission = data
+        .audit
+        .as_ref()
+        .and_then(|a| a.decision_for(&r.tool_use_id))
+        .map_or_else(|| permission_text(&r.permission), decision_text);
+    let mut hooks: Vec<String> = data
+        .audit
+        .iter()
+        .flat_map(|a| a.hooks_for(&r.tool_use_id))
+        .map(hook_text)
+        .collect();
+    if hooks.is_empty() {
+        hooks = record_hooks(&r.hooks);
+    }
     out.push(format!(
-        "      permission  {}   hooks run {}",
-        permission_text(&r.permission),
-        r.hooks.len()
+        "      permission  {permission}   hooks run {}",
+        hooks.len()
     ));
+    if !hooks.is_empty() {
+        out.push(format!("      hooks       {}", hooks.join("; ")));
+    }
     let reviews: Vec<&ReportReview> = data
         .reviews
         .iter()

@@ -5,8 +5,9 @@
 //!
 //! `ledger_entries` and `ledger_heads` are the record; `tool_calls`,
 //! `permission_decisions`, `hook_executions` and `metrics` are projections
-//! for queries, derived from entries as they are appended ([`project`])
-//! and never trusted by verification. `ledger_evidence` holds evidence
+//! for queries (the last three are the audit tables, docs/audit.md),
+//! derived from entries as they are appended ([`project`]) and never
+//! trusted by verification. `ledger_evidence` holds evidence
 //! blobs by digest (see [`crate::evidence`]); like evidence files, they are
 //! checked against their digest, never trusted.
 //!
@@ -23,13 +24,15 @@ use ed25519_dalek::SigningKey;
 use parking_lot::Mutex;
 use serde_json::Value;
 use tascer_store::{
-    Backend, Db, EntryRow, LedgerBatch, Projection, SignedHead, SqliteBackend, StoreError,
+    Backend, Db, DecisionFilter, DecisionRow, EntryRow, HookRunRow, LedgerBatch, MetricRow,
+    Projection, SignedHead, SqliteBackend, StoreError,
 };
 
 use crate::digest::GENESIS_PREV_HASH;
 use crate::entry::{EntryKind, LedgerEntry, now_ts};
 use crate::error::{LedgerError, Result};
 use crate::jcs;
+pub use crate::projection::project;
 use crate::record::ToolRecord;
 use crate::sign::HeadSigning as _;
 
@@ -217,23 +220,31 @@ impl LedgerStore {
         self.backend.keeps_large_evidence()
     }
 
-    /// Records a named measurement for a session (not part of the chain).
-    pub fn record_metric(
-        &self,
-        session_id: &str,
-        name: &str,
-        value: Option<f64>,
-        data: Option<&Value>,
-    ) -> Result<()> {
-        let metric = Projection::Metric {
-            name: name.to_string(),
-            value,
-            data: data.map(jcs::canonical_string).transpose()?,
-            ts: now_ts(),
-        };
+    /// Records a measurement for a session outside the chain (`kind` and
+    /// `name` as in [`MetricRow`]; `ts` and `session_id` are filled in).
+    pub fn record_metric(&self, session_id: &str, mut metric: MetricRow) -> Result<()> {
+        if metric.ts.is_empty() {
+            metric.ts = now_ts();
+        }
         self.backend
-            .record_metric(session_id, &metric)
+            .record_metric(session_id, &Projection::Metric(metric))
             .map_err(from_store)
+    }
+
+    /// The permission decisions `filter` selects, across sessions, oldest
+    /// first (see [`Backend::decisions`]).
+    pub fn decisions(&self, filter: &DecisionFilter) -> Result<Vec<DecisionRow>> {
+        self.backend.decisions(filter).map_err(from_store)
+    }
+
+    /// Every hook run of a session, in ledger order.
+    pub fn hook_runs(&self, session_id: &str) -> Result<Vec<HookRunRow>> {
+        self.backend.hook_runs(session_id).map_err(from_store)
+    }
+
+    /// Every measurement of a session, in the order recorded.
+    pub fn metrics(&self, session_id: &str) -> Result<Vec<MetricRow>> {
+        self.backend.metrics(session_id).map_err(from_store)
     }
 
     /// The projected tool calls of a session (latest record of each), in
@@ -323,55 +334,5 @@ impl ChainBuilder {
         }
         *self.appended.lock() = appended;
         Ok(batch)
-    }
-}
-
-/// The query rows of one entry (`payload_text`: its payload's canonical
-/// JSON). Payloads that do not have the expected shape are simply not
-/// projected.
-pub fn project(entry: &LedgerEntry, payload_text: &str) -> Option<Projection> {
-    let field = |name: &str| {
-        entry
-            .payload
-            .get(name)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    match entry.kind {
-        EntryKind::ToolCallOpened | EntryKind::ToolRecord => {
-            let (Some(tool_use_id), Some(tool), Some(status)) =
-                (field("tool_use_id"), field("tool"), field("status"))
-            else {
-                return None;
-            };
-            Some(Projection::ToolCall {
-                tool_use_id,
-                seq: entry.seq,
-                tool,
-                status,
-                started_at: field("started_at"),
-                finished_at: field("finished_at"),
-                proof_hash: field("proof_hash"),
-                record: payload_text.to_string(),
-            })
-        }
-        EntryKind::PermissionDecision => Some(Projection::PermissionDecision {
-            seq: entry.seq,
-            tool_use_id: field("tool_use_id"),
-            decision: field("decision").or_else(|| field("behavior")),
-            data: payload_text.to_string(),
-        }),
-        EntryKind::HookExecution => Some(Projection::HookExecution {
-            seq: entry.seq,
-            event: field("event").or_else(|| field("hook_event_name")),
-            data: payload_text.to_string(),
-        }),
-        EntryKind::SessionEnd => Some(Projection::Metric {
-            name: "session_end".to_string(),
-            value: entry.payload.get("cost_usd").and_then(Value::as_f64),
-            data: Some(payload_text.to_string()),
-            ts: entry.ts.clone(),
-        }),
-        _ => None,
     }
 }

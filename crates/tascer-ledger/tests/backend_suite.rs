@@ -542,9 +542,12 @@ fn migrations_run_once_under_concurrent_opens_and_a_changed_schema_is_refused() 
     }
     let (server, db) = under.pg.as_ref().unwrap();
     let rows = server
-        .psql(db, "SELECT version, name FROM tascer_schema_migrations")
+        .psql(
+            db,
+            "SELECT version, name FROM tascer_schema_migrations ORDER BY version",
+        )
         .unwrap();
-    assert_eq!(rows.trim(), "1|init");
+    assert_eq!(rows.trim(), "1|init\n2|audit");
     // Opening an up-to-date store needs no lock and changes nothing.
     let backend = PgBackend::open_with(&under.target, quick()).unwrap();
     assert!(backend.migrate().unwrap().applied.is_empty());
@@ -565,7 +568,7 @@ fn migrations_run_once_under_concurrent_opens_and_a_changed_schema_is_refused() 
             &format!(
                 "UPDATE tascer_schema_migrations SET checksum = '{}' WHERE version = 1; \
                  INSERT INTO tascer_schema_migrations (version, name, checksum) \
-                 VALUES (2, 'from-the-future', 'sha256:ff')",
+                 VALUES (3, 'from-the-future', 'sha256:ff')",
                 tascer_store::postgres::migrate::MIGRATIONS[0].checksum()
             ),
         )
@@ -573,7 +576,7 @@ fn migrations_run_once_under_concurrent_opens_and_a_changed_schema_is_refused() 
     let err = PgBackend::open_with(&under.target, quick())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("migration 2 (from-the-future)"), "{err}");
+    assert!(err.contains("migration 3 (from-the-future)"), "{err}");
     assert!(err.contains("upgrade Tascer"), "{err}");
 }
 

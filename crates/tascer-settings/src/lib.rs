@@ -32,7 +32,8 @@
 //!   `archive` merges key by key.
 //!
 //! Unknown keys at the top level are kept in [`Settings::other`] and
-//! otherwise ignored; inside `safety` and `webhooks` they are errors.
+//! otherwise ignored; inside `safety`, `policies` and `webhooks` they are
+//! errors.
 //!
 //! Two sections are read from one file on their own, not layered, and
 //! without checking the rest of the file (so a bad value elsewhere does
@@ -46,6 +47,7 @@ mod file;
 mod home;
 mod layers;
 mod loader;
+pub mod policies;
 mod project;
 pub mod safety;
 mod sandbox;
@@ -57,6 +59,7 @@ pub use file::{parse, read_json};
 pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};
 pub use layers::{LayeredSettings, SettingsLayer, SettingsSource};
 pub use loader::{SettingsFile, SettingsLoader};
+pub use policies::{FileAccessSettings, McpPolicySettings, PoliciesSettings};
 pub use project::{CLAUDE_PROJECT_DIR, project_root};
 pub use sandbox::{SANDBOX, SandboxSettings};
 pub use sections::{ARCHIVE, CONTRACTS, PermissionsSettings, Settings, VALIDATION};

@@ -1,7 +1,7 @@
 //! [`Settings`]: one settings file, typed section by section.
 //!
 //! The sections every Tascer session reads (`permissions`, `hooks`, `env`,
-//! `safety`, `webhooks`) are parsed and checked when the file is read: a
+//! `safety`, `policies`, `webhooks`) are parsed and checked when the file is read: a
 //! malformed one fails the read, naming the file, the line and the column.
 //! The sections one part reads (`validation`, `archive`, `check`, `store`)
 //! stay in [`Settings::other`], with every key Tascer does not know, and
@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tascer_core::PermissionMode;
 
+use crate::policies::PoliciesSettings;
 use crate::safety::{SafetySettings, WebhookSettings};
 
 /// The `permissions` object of a settings file.
@@ -64,6 +65,9 @@ pub struct Settings {
     /// Auto-approve, path classes and the LLM reviewers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safety: Option<SafetySettings>,
+    /// The file-access and MCP policies' roots and lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policies: Option<PoliciesSettings>,
     /// Where hook events are sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<Vec<WebhookSettings>>,
@@ -84,11 +88,15 @@ pub const CONTRACTS: &str = "contracts";
 
 impl Settings {
     /// Checks what serde cannot: the `safety` object
-    /// ([`SafetySettings::validate`]), then each webhook
+    /// ([`SafetySettings::validate`]), the `policies` object
+    /// ([`PoliciesSettings::validate`]), then each webhook
     /// ([`WebhookSettings::validate`]).
     pub fn validate(&self) -> Result<(), String> {
         if let Some(safety) = &self.safety {
             safety.validate()?;
+        }
+        if let Some(policies) = &self.policies {
+            policies.validate()?;
         }
         for webhook in self.webhooks.iter().flatten() {
             webhook.validate()?;

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::audit::{DecisionFilter, DecisionRow, HookRunRow, MetricRow};
 use crate::db::Db;
 pub use crate::error::BuildError;
 use crate::error::StoreError;
@@ -166,36 +167,11 @@ pub enum Projection {
         record: String,
     },
     /// A permission decision (`permission_decisions`).
-    PermissionDecision {
-        /// Seq of the entry.
-        seq: u64,
-        /// The call it decided.
-        tool_use_id: Option<String>,
-        /// The decision.
-        decision: Option<String>,
-        /// The payload (canonical JSON).
-        data: String,
-    },
+    PermissionDecision(DecisionRow),
     /// A hook run (`hook_executions`).
-    HookExecution {
-        /// Seq of the entry.
-        seq: u64,
-        /// The hook event.
-        event: Option<String>,
-        /// The payload (canonical JSON).
-        data: String,
-    },
-    /// A named measurement (`metrics`).
-    Metric {
-        /// Its name.
-        name: String,
-        /// Its value.
-        value: Option<f64>,
-        /// More data (canonical JSON).
-        data: Option<String>,
-        /// When.
-        ts: String,
-    },
+    HookExecution(HookRunRow),
+    /// A measurement (`metrics`).
+    Metric(MetricRow),
 }
 
 /// What one ledger append writes, besides evidence: the new entries in
@@ -375,7 +351,8 @@ pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// Every blob of a session, ordered by digest, unchecked.
     fn blobs(&self, session_id: &str) -> Result<Vec<Blob>, StoreError>;
 
-    /// Records a measurement ([`Projection::Metric`]) outside the chain.
+    /// Records a measurement ([`Projection::Metric`]) outside the chain
+    /// (any other projection is written as given).
     fn record_metric(&self, session_id: &str, metric: &Projection) -> Result<(), StoreError>;
 
     /// The projected tool-call records of a session (canonical JSON), in
@@ -386,6 +363,16 @@ pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// projections), in one transaction: for loading an archived session
     /// into a fresh store to verify it.
     fn import_entries(&self, rows: &[EntryRow]) -> Result<(), StoreError>;
+
+    /// The permission decisions `filter` selects, across sessions, oldest
+    /// first (with a limit: the most recent ones, still oldest first).
+    fn decisions(&self, filter: &DecisionFilter) -> Result<Vec<DecisionRow>, StoreError>;
+
+    /// Every hook run of a session, in ledger order.
+    fn hook_runs(&self, session_id: &str) -> Result<Vec<HookRunRow>, StoreError>;
+
+    /// Every measurement of a session, in the order recorded.
+    fn metrics(&self, session_id: &str) -> Result<Vec<MetricRow>, StoreError>;
 }
 
 /// The message JSON `data` with its `session_id` set to `new_id` (a fork's

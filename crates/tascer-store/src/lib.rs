@@ -14,6 +14,7 @@
 //! ([`ReviewCacheStore`]) and the webhook outbox ([`WebhookOutbox`]), each
 //! in its own tables.
 
+pub mod audit;
 pub mod backend;
 pub mod baseline;
 mod config;
@@ -26,9 +27,13 @@ pub mod postgres;
 mod review_cache;
 mod schema;
 mod sqlite;
+mod sqlite_audit;
 mod store;
 mod summary;
 
+pub use audit::{
+    DecisionFilter, DecisionRow, HookRunRow, MetricKind, MetricRow, SinceError, parse_since,
+};
 pub use backend::{
     Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, LedgerBatch, MessageRow,
     NewSession, Projection, SessionInfo, SignedHead, StoredMessage, Tail, Totals,

@@ -1,6 +1,7 @@
 //! The SQLite schema (connection settings: [`crate::db`]): the session
 //! store's tables and the ledger's. The PostgreSQL schema is in
-//! `migrations/postgres/`.
+//! `migrations/postgres/`. A store made by a build before the audit
+//! columns gets them from [`crate::sqlite_audit::migrate`].
 
 /// The tables [`SCHEMA`] creates.
 pub(crate) const TABLES: &[&str] = &[
@@ -69,26 +70,51 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     PRIMARY KEY (session_id, tool_use_id)
 );
 CREATE TABLE IF NOT EXISTS permission_decisions (
-    session_id  TEXT NOT NULL,
-    seq         INTEGER NOT NULL,
-    tool_use_id TEXT,
-    decision    TEXT,
-    data        TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    tool_use_id  TEXT,
+    decision     TEXT,
+    data         TEXT NOT NULL,
+    ts           TEXT,
+    tool         TEXT,
+    decider_kind TEXT,
+    decider      TEXT,
+    reason       TEXT,
+    mode         TEXT,
+    input_digest TEXT,
     PRIMARY KEY (session_id, seq)
 );
 CREATE TABLE IF NOT EXISTS hook_executions (
-    session_id TEXT NOT NULL,
-    seq        INTEGER NOT NULL,
-    event      TEXT,
-    data       TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    event       TEXT,
+    data        TEXT NOT NULL,
+    ts          TEXT,
+    tool_use_id TEXT,
+    matcher     TEXT,
+    hook        TEXT,
+    hook_kind   TEXT,
+    outcome     TEXT,
+    exit_code   INTEGER,
+    duration_ms INTEGER,
+    error       TEXT,
     PRIMARY KEY (session_id, seq)
 );
 CREATE TABLE IF NOT EXISTS metrics (
-    session_id TEXT NOT NULL,
-    name       TEXT NOT NULL,
-    value      REAL,
-    data       TEXT,
-    ts         TEXT NOT NULL
+    session_id            TEXT NOT NULL,
+    name                  TEXT NOT NULL,
+    value                 REAL,
+    data                  TEXT,
+    ts                    TEXT NOT NULL,
+    kind                  TEXT,
+    seq                   INTEGER,
+    tool_use_id           TEXT,
+    duration_ms           INTEGER,
+    input_tokens          INTEGER,
+    output_tokens         INTEGER,
+    cache_read_tokens     INTEGER,
+    cache_creation_tokens INTEGER,
+    cost_usd              REAL
 );
 CREATE INDEX IF NOT EXISTS metrics_by_session ON metrics (session_id, name);
 CREATE TABLE IF NOT EXISTS ledger_evidence (

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::audit::{DecisionFilter, DecisionRow, HookRunRow, MetricRow};
 use crate::backend::{
     Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
     SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
@@ -13,6 +14,7 @@ use crate::backend::{
 use crate::db::Db;
 use crate::error::StoreError;
 use crate::schema;
+use crate::sqlite_audit;
 use crate::summary::SessionSummary;
 
 /// The SQLite backend: sessions, messages and the ledger's tables in one
@@ -46,6 +48,7 @@ impl SqliteBackend {
     /// The backend over an open database; creates missing tables.
     pub fn with_db(db: Arc<Db>) -> Result<Self, StoreError> {
         db.ensure_schema(schema::TABLES, schema::SCHEMA)?;
+        sqlite_audit::migrate(&db)?;
         let location = db.path().display().to_string();
         let identity = file_identity(db.path());
         Ok(SqliteBackend {
@@ -425,6 +428,19 @@ impl Backend for SqliteBackend {
             Ok(())
         })
     }
+
+    fn decisions(&self, filter: &DecisionFilter) -> Result<Vec<DecisionRow>, StoreError> {
+        self.db.read(|conn| sqlite_audit::decisions(conn, filter))
+    }
+
+    fn hook_runs(&self, session_id: &str) -> Result<Vec<HookRunRow>, StoreError> {
+        self.db
+            .read(|conn| sqlite_audit::hook_runs(conn, session_id))
+    }
+
+    fn metrics(&self, session_id: &str) -> Result<Vec<MetricRow>, StoreError> {
+        self.db.read(|conn| sqlite_audit::metrics(conn, session_id))
+    }
 }
 
 /// Inserts a session row, refusing an id that exists.
@@ -569,39 +585,9 @@ fn project(conn: &Connection, session_id: &str, projection: &Projection) -> rusq
                 proof_hash,
                 record
             ]),
-        Projection::PermissionDecision {
-            seq: s,
-            tool_use_id,
-            decision,
-            data,
-        } => conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO permission_decisions
-                     (session_id, seq, tool_use_id, decision, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![session_id, seq(s), tool_use_id, decision, data]),
-        Projection::HookExecution {
-            seq: s,
-            event,
-            data,
-        } => conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO hook_executions (session_id, seq, event, data)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![session_id, seq(s), event, data]),
-        Projection::Metric {
-            name,
-            value,
-            data,
-            ts,
-        } => conn
-            .prepare_cached(
-                "INSERT INTO metrics (session_id, name, value, data, ts)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![session_id, name, value, data, ts]),
+        Projection::PermissionDecision(row) => sqlite_audit::insert_decision(conn, session_id, row),
+        Projection::HookExecution(row) => sqlite_audit::insert_hook_run(conn, session_id, row),
+        Projection::Metric(row) => sqlite_audit::insert_metric(conn, session_id, row),
     }
     .map(|_| ())
 }

@@ -150,12 +150,13 @@ impl Agent {
         drop(events_tx);
         let _ = forwarder.await;
         if let Ok(r) = &response {
-            self.env.add_usage(&r.model, &r.usage, r.cost_usd);
+            let cost = self.env.add_usage(&r.model, &r.usage, r.cost_usd);
             self.env.proof.model_response(
                 &r.model,
                 &r.content,
                 &r.usage,
                 self.parent_tool_use_id.as_deref(),
+                (r.api_duration, cost),
             );
         }
         response

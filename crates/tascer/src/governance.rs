@@ -21,7 +21,7 @@ use tascer_webhook::Webhooks;
 
 use crate::call_context::ContextCapture;
 use crate::loop_env::LoopEnv;
-use crate::records::{intent_blocks, verdict_payload};
+use crate::records::{hook_run_payload, intent_blocks, verdict_payload};
 
 /// Governance of one session.
 pub(crate) struct Governance {
@@ -365,10 +365,7 @@ pub(crate) fn record_activity(env: &LoopEnv, activity: &HookActivity, tool_use_i
 /// Records each hook run as a `system/hook_response` message.
 fn record_runs(env: &LoopEnv, runs: &[HookRun], tool_use_id: Option<&str>) {
     for run in runs {
-        let mut data = serde_json::to_value(run).unwrap_or(Value::Null);
-        if let Some(obj) = data.as_object_mut() {
-            obj.insert("tool_use_id".into(), json!(tool_use_id));
-        }
+        let data = hook_run_payload(run, tool_use_id);
         env.proof.hook_run(&data);
         env.emit(env.system_message("hook_response", data));
     }

@@ -20,7 +20,9 @@ use tascer_guard::settings::{LoadedSettings, SafetyConfig, SettingsSource};
 
 use crate::error::Error;
 use crate::options::Options;
-pub use crate::records::{decision_record, gate_outcomes};
+pub use crate::records::{
+    decision_record, gate_outcomes, hook_records, hook_run_entries, hook_run_payload,
+};
 use crate::setup;
 
 /// Which step of a call the host asks about; each builds only what it

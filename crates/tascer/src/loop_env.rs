@@ -107,8 +107,9 @@ impl LoopEnv {
 
     /// Adds one model call's usage to the session's cost: the cost the
     /// provider `reported`, else the usage at the model's price; a model
-    /// with neither is remembered as unpriced.
-    pub fn add_usage(&self, model: &str, usage: &Usage, reported: Option<f64>) {
+    /// with neither is remembered as unpriced. Returns the call's cost when
+    /// known.
+    pub fn add_usage(&self, model: &str, usage: &Usage, reported: Option<f64>) -> Option<f64> {
         let known = self.client.cost(model, usage, reported);
         let cost = known.unwrap_or(0.0);
         let mut costs = self.costs.lock();
@@ -124,6 +125,7 @@ impl LoopEnv {
                 costs.per_model.push((model.to_string(), total));
             }
         }
+        known
     }
 
     /// Adds a child session's cost, model calls and unpriced models

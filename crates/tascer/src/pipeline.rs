@@ -25,7 +25,7 @@ use crate::agent::{Agent, Call, INTERRUPTED};
 use crate::call_evidence::CallEvidence;
 use crate::duration::micros;
 use crate::governance::record_activity;
-use crate::records::{decision_record, gate_outcomes, verdict_payload};
+use crate::records::{decision_record, gate_outcomes, hook_records, verdict_payload};
 
 /// How long a tool gets to wind down after an interrupt before it is dropped.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
@@ -94,9 +94,16 @@ impl Agent {
         // Admission: hooks, permission decision, asker, pre-gates.
         let admitted = admission.admit(self.call_request(&tool_call)).await;
         record_activity(&self.env, &admitted.hooks, &call.id);
+        record.hooks = hook_records(&admitted.hooks.runs);
         self.env.proof.reviews(&admitted.reviews);
         if let Some(decision) = &admitted.decision {
-            let recorded = decision_record(decision, &call.name, &call.id, admission.mode());
+            let recorded = decision_record(
+                decision,
+                &call.name,
+                &call.id,
+                admission.mode(),
+                &recorded_input,
+            );
             self.env.proof.permission(&recorded);
             record.permission = recorded;
         }
@@ -158,6 +165,7 @@ impl Agent {
             (!output.is_error).then(|| self.keep_evidence(&mut record, evidence, &output));
         let reviewed = admission.review(self.call_request(ran), output).await;
         record_activity(&self.env, &reviewed.hooks, &call.id);
+        record.hooks.extend(hook_records(&reviewed.hooks.runs));
         let mut post_gates = reviewed.post_gates;
         let mut output = reviewed.output;
         let mut failed = output.is_error || reviewed.gate_failed;
@@ -282,12 +290,15 @@ impl Agent {
             agent_id: self.parent_tool_use_id.clone(),
             agent_type: None,
         };
+        let admission = &self.governance.admission;
+        let recorded_input = admission.recorded_input(&call.tool_name, &call.input);
         let decision = admitted.decision.as_ref().map(|d| {
             decision_record(
                 d,
                 &call.tool_name,
                 &call.tool_use_id,
-                self.governance.admission.mode(),
+                admission.mode(),
+                &recorded_input,
             )
         });
         let tascer = json!({

@@ -101,13 +101,6 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-fn digest_of(value: &Value) -> String {
-    match tascer_ledger::jcs::canonicalize(value) {
-        Ok(bytes) => format!("sha256:{}", sha256_hex(&bytes)),
-        Err(_) => format!("sha256:{}", sha256_hex(value.to_string().as_bytes())),
-    }
-}
-
 impl Proof {
     /// The ledger of `session_id`; failed writes are recorded in
     /// `failure`.
@@ -196,7 +189,7 @@ impl Proof {
         }
         let start = SessionStart {
             model: model.to_string(),
-            options_digest: digest_of(options),
+            options_digest: tascer_ledger::input_digest(options),
             system_prompt_digest: format!("sha256:{}", sha256_hex(system_prompt.as_bytes())),
             signing_key_id: None,
             context,
@@ -219,7 +212,8 @@ impl Proof {
     }
 
     /// Stages a model response: digest of its content (kept as evidence),
-    /// usage, model, and the Task call it belongs to for a subagent. It is
+    /// usage, model, the Task call it belongs to for a subagent, how long
+    /// the provider took and what the call cost (when known). It is
     /// written with the first entry of what the response leads to (a tool
     /// call or the turn's end).
     pub fn model_response(
@@ -228,6 +222,7 @@ impl Proof {
         content: &[ContentBlock],
         usage: &Usage,
         parent_tool_use_id: Option<&str>,
+        (api_duration, cost_usd): (std::time::Duration, Option<f64>),
     ) {
         let value = serde_json::to_value(content).unwrap_or(Value::Null);
         let bytes = tascer_ledger::jcs::canonicalize(&value)
@@ -239,6 +234,8 @@ impl Proof {
             model: model.to_string(),
             evidence: vec![evidence],
             parent_tool_use_id: parent_tool_use_id.map(str::to_string),
+            duration_ms: Some(u64::try_from(api_duration.as_millis()).unwrap_or(u64::MAX)),
+            cost_usd,
         };
         match payload.to_payload() {
             Ok(p) => self.stage(EntryKind::ModelResponse, p),
@@ -352,7 +349,13 @@ mod tests {
         let ledger = ledger(&dir);
         let proof = Proof::new(Arc::clone(&ledger), "s".into(), WriteFailure::default());
         proof.start("m", &json!({}), "system", json!({})).unwrap();
-        proof.model_response("m", &[ContentBlock::text("hi")], &Usage::default(), None);
+        proof.model_response(
+            "m",
+            &[ContentBlock::text("hi")],
+            &Usage::default(),
+            None,
+            (std::time::Duration::ZERO, None),
+        );
         let record = proof.open_tool("t1", "Noop", &json!({}), json!({"cwd": "/w"}));
         proof.permission(&json!({"decision": "allow", "tool_use_id": "t1"}));
         assert_eq!(
@@ -386,7 +389,13 @@ mod tests {
         let proof = Proof::new(Arc::clone(&ledger), "s".into(), WriteFailure::default());
         proof.start("m", &json!({}), "system", json!({})).unwrap();
         let clone = proof.clone();
-        proof.model_response("m", &[ContentBlock::text("bye")], &Usage::default(), None);
+        proof.model_response(
+            "m",
+            &[ContentBlock::text("bye")],
+            &Usage::default(),
+            None,
+            (std::time::Duration::ZERO, None),
+        );
         drop(proof);
         assert_eq!(kinds(&ledger, "s").len(), 1, "a clone still holds it");
         drop(clone);

@@ -8,6 +8,7 @@
 
 use serde_json::{Value, json};
 use tascer_guard::gates::GateResult;
+use tascer_guard::hooks::HookRun;
 use tascer_guard::permissions::{PermissionDecision, PermissionMode};
 use tascer_guard::reviewers::{ReviewOutcome, ReviewRecord, ReviewerKind};
 use tascer_ledger::{EntryKind, GateOutcome, LedgerEntry, ReviewerVerdict};
@@ -27,20 +28,69 @@ pub fn gate_outcomes(results: &[GateResult]) -> Vec<GateOutcome> {
         .collect()
 }
 
-/// The permission decision as recorded in the ledger.
+/// The permission decision as recorded in the ledger (and projected into
+/// the `permission_decisions` audit table): the decision, who made it
+/// (`decided_by`), the call, the mode, and `input_digest` —
+/// [`tascer_ledger::input_digest`] of `recorded_input`, the input as the
+/// call's `tool_call_opened` record stores it.
 pub fn decision_record(
     decision: &PermissionDecision,
     tool_name: &str,
     tool_use_id: &str,
     mode: PermissionMode,
+    recorded_input: &Value,
 ) -> Value {
     let mut value = serde_json::to_value(decision).unwrap_or(Value::Null);
     if let Some(obj) = value.as_object_mut() {
         obj.insert("tool".into(), json!(tool_name));
         obj.insert("tool_use_id".into(), json!(tool_use_id));
         obj.insert("mode".into(), json!(mode.as_str()));
+        obj.insert(
+            "input_digest".into(),
+            json!(tascer_ledger::input_digest(recorded_input)),
+        );
     }
     value
+}
+
+/// The `hook_execution` payload of one hook run: the run as
+/// `tascer-guard` records it, with the tool call it ran for (`None` for
+/// session, prompt and stop events). Projected into the `hook_executions`
+/// audit table.
+pub fn hook_run_payload(run: &HookRun, tool_use_id: Option<&str>) -> Value {
+    let mut data = serde_json::to_value(run).unwrap_or(Value::Null);
+    if let Some(obj) = data.as_object_mut() {
+        obj.insert("tool_use_id".into(), json!(tool_use_id));
+    }
+    data
+}
+
+/// The ledger entries of some hook runs (see [`hook_run_payload`]).
+pub fn hook_run_entries(runs: &[HookRun], tool_use_id: Option<&str>) -> Vec<(EntryKind, Value)> {
+    runs.iter()
+        .map(|r| (EntryKind::HookExecution, hook_run_payload(r, tool_use_id)))
+        .collect()
+}
+
+/// The hook runs of a tool call as its record's `hooks` field lists them:
+/// who ran, for which event and matcher, how it ended and how long it
+/// took. The hook's input and output are in its own `hook_execution`
+/// entry, not repeated in the record.
+pub fn hook_records(runs: &[HookRun]) -> Vec<Value> {
+    runs.iter()
+        .map(|r| {
+            json!({
+                "hook": r.hook_name,
+                "event": r.event,
+                "matcher": r.matcher,
+                "kind": r.kind,
+                "outcome": r.outcome,
+                "exit_code": r.exit_code,
+                "duration_ms": u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+                "error": r.error,
+            })
+        })
+        .collect()
 }
 
 /// The ledger payload of one verdict.

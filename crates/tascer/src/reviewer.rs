@@ -244,8 +244,9 @@ pub(crate) fn for_session(
         return None;
     }
     let costs = env.clone();
-    let on_usage: UsageSink =
-        Arc::new(move |model, usage, reported| costs.add_usage(model, usage, reported));
+    let on_usage: UsageSink = Arc::new(move |model, usage, reported| {
+        costs.add_usage(model, usage, reported);
+    });
     let model = Arc::new(ModelReviewer::new(
         env.client.clone(),
         model.to_string(),

@@ -4,6 +4,7 @@
 //! nothing here imports them.
 
 mod archive;
+mod audit;
 mod contracts;
 mod demo;
 mod install;
@@ -17,6 +18,7 @@ mod webhook;
 use clap::{Parser, Subcommand};
 
 pub use archive::{ArchiveArgs, ArchiveCommand};
+pub use audit::{AuditCommand, AuditQueryArgs};
 pub use contracts::{
     ContractsArgs, ContractsCommand, ContractsInitArgs, ContractsMergeArgs, ContractsRunArgs,
     ContractsStatusArgs, EnqueueArgs, QueueArgs, WorkerArgs,
@@ -121,6 +123,12 @@ pub enum Command {
     Report(ReportArgs),
     /// Export a session as a signed attestation (in-toto Statement in a DSSE envelope).
     Export(ExportArgs),
+    /// Query the audit tables: who allowed or denied which tool call, when, across sessions.
+    Audit {
+        /// What to ask.
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// MCP: serve Tascer's tools to MCP clients, or list the configured MCP servers.
     Mcp(McpArgs),
     /// Answer one Claude Code hook event (JSON on standard input) with

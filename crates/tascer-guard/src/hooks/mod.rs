@@ -44,7 +44,7 @@ pub use outcome::{
     SubagentStopOutcome, UserPromptSubmitOutcome, join_context,
 };
 pub use output::{HookOutput, HookSpecificOutput, PermissionRequestDecision, TopDecision};
-pub use record::{HookKind, HookRun, HookRunOutcome};
+pub use record::{HookKind, HookRun, HookRunOutcome, deciding_hook};
 pub use registered::{DEFAULT_TIMEOUT, HookHandler, HookOptions, RegisteredHook};
 pub use registry::{HookRegistry, HookRegistryBuilder};
 pub use runner::{HookRunResults, HookRunner};

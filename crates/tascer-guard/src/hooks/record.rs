@@ -73,3 +73,19 @@ pub struct HookRun {
 fn as_millis<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
+
+/// The hook a hook decision can be credited to, among the runs that made
+/// it: for a denial, the first run that blocked; otherwise the one run,
+/// when only one ran (several hooks answering together name none).
+pub fn deciding_hook(runs: &[HookRun], denied: bool) -> Option<String> {
+    if denied {
+        return runs
+            .iter()
+            .find(|r| r.outcome == HookRunOutcome::Blocked)
+            .map(|r| r.hook_name.clone());
+    }
+    match runs {
+        [only] => Some(only.hook_name.clone()),
+        _ => None,
+    }
+}

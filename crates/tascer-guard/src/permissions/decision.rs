@@ -38,9 +38,14 @@ pub enum DecisionSource {
     Cache,
     /// Workaround detection escalated the call.
     Workaround,
-    /// A hook: a PreToolUse hook's `permissionDecision`, or a
-    /// PermissionRequest hook's answer.
-    Hook,
+    /// A hook: a PreToolUse hook's `permissionDecision` (or exit code 2),
+    /// or a PermissionRequest hook's answer.
+    Hook {
+        /// The hook that decided (its command line or callback name),
+        /// when one hook can be named.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
     /// An LLM reviewer (`tool-approve`, `tool-appeal`,
     /// `error-acknowledge`) answered in place of a human.
     Reviewer {
@@ -97,6 +102,8 @@ pub struct HookPermission {
     pub behavior: Behavior,
     /// The hook's reason, if given.
     pub reason: Option<String>,
+    /// The hook that decided, when one can be named.
+    pub name: Option<String>,
 }
 
 impl PermissionDecision {
@@ -114,6 +121,11 @@ impl PermissionDecision {
             edit_like: false,
             tool: String::new(),
         }
+    }
+
+    /// A decision made by a hook (`name`: the hook, when known).
+    pub fn by_hook(behavior: Behavior, name: Option<String>, reason: impl Into<String>) -> Self {
+        PermissionDecision::new(behavior, DecisionSource::Hook { name }, reason)
     }
 
     /// True when the tool may run.

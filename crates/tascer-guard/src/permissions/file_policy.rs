@@ -38,6 +38,44 @@ pub struct FileAccessPolicy {
     home: Option<PathBuf>,
 }
 
+/// What settings (`policies.fileAccess`) change in the built-in
+/// [`FileAccessPolicy`], merged across the settings layers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileAccessConfig {
+    /// Allowed roots besides the cwd and the additional directories.
+    pub allowed_roots: Vec<PathBuf>,
+    /// Roots no file tool may touch.
+    pub restricted_roots: Vec<PathBuf>,
+    /// [`FileAccessPolicy::block_outside`], when set.
+    pub block_outside: Option<bool>,
+    /// [`FileAccessPolicy::sensitive_write`], when set.
+    pub sensitive_write: Option<Behavior>,
+    /// [`FileAccessPolicy::check_shell_args`], when set.
+    pub check_shell_args: Option<bool>,
+}
+
+impl FileAccessConfig {
+    /// `policy` with this configuration applied.
+    pub fn apply(&self, mut policy: FileAccessPolicy) -> FileAccessPolicy {
+        for root in &self.allowed_roots {
+            policy = policy.allowed_root(root.clone());
+        }
+        for root in &self.restricted_roots {
+            policy = policy.restricted_root(root.clone());
+        }
+        if let Some(yes) = self.block_outside {
+            policy = policy.block_outside(yes);
+        }
+        if let Some(behavior) = self.sensitive_write {
+            policy = policy.sensitive_write(behavior);
+        }
+        if let Some(yes) = self.check_shell_args {
+            policy = policy.check_shell_args(yes);
+        }
+        policy
+    }
+}
+
 impl Default for FileAccessPolicy {
     fn default() -> Self {
         Self::new()

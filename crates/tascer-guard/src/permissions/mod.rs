@@ -46,7 +46,7 @@ pub use decision::{DecisionSource, HookPermission, PermissionDecision};
 pub use engine::{PermissionEngine, PermissionEngineBuilder};
 pub use error::{PermissionError, RuleError};
 pub use facts::{CallFacts, url_host};
-pub use file_policy::FileAccessPolicy;
+pub use file_policy::{FileAccessConfig, FileAccessPolicy};
 pub use mcp_policy::{McpPolicy, split_mcp_name};
 pub use mode::{EDIT_TOOLS, PermissionMode, READ_TOOLS, ToolClass, UnknownPermissionMode};
 pub use path_pattern::{PathAnchor, PathPattern};

@@ -44,11 +44,18 @@ impl Migration {
 }
 
 /// The store's migrations, in order.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "init",
-    sql: include_str!("../../migrations/postgres/0001_init.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "init",
+        sql: include_str!("../../migrations/postgres/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "audit",
+        sql: include_str!("../../migrations/postgres/0002_audit.sql"),
+    },
+];
 
 /// Key of the advisory lock migrations hold (any constant; the one-key
 /// space of `pg_advisory_xact_lock(bigint)`, apart from the per-session

@@ -19,6 +19,7 @@
 //! it committed after all (the connection can drop after the server
 //! committed and before it said so), so a retry never writes twice.
 
+mod audit;
 mod error;
 pub mod migrate;
 mod pool;

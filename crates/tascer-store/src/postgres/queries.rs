@@ -14,8 +14,10 @@ use parking_lot::Mutex;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
+use super::audit;
 use super::error::Failure;
 use super::{PgBackend, Tx};
+use crate::audit::{DecisionFilter, DecisionRow, HookRunRow, MetricRow};
 use crate::backend::{
     Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
     SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
@@ -56,19 +58,6 @@ const UPSERT_TOOL_CALL: &str = "INSERT INTO tool_calls (session_id, tool_use_id,
          tool = excluded.tool, status = excluded.status, started_at = excluded.started_at,
          finished_at = excluded.finished_at, proof_hash = excluded.proof_hash,
          record = excluded.record";
-
-const UPSERT_PERMISSION: &str = "INSERT INTO permission_decisions
-         (session_id, seq, tool_use_id, decision, data)
-     VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (session_id, seq) DO UPDATE SET tool_use_id = excluded.tool_use_id,
-         decision = excluded.decision, data = excluded.data";
-
-const UPSERT_HOOK: &str = "INSERT INTO hook_executions (session_id, seq, event, data)
-     VALUES ($1, $2, $3, $4)
-     ON CONFLICT (session_id, seq) DO UPDATE SET event = excluded.event, data = excluded.data";
-
-const INSERT_METRIC: &str = "INSERT INTO metrics (session_id, name, value, data, ts)
-     VALUES ($1, $2, $3, $4, $5)";
 
 /// A statement parameter.
 type Param<'a> = &'a (dyn ToSql + Sync);
@@ -171,44 +160,17 @@ fn projection_params(session_id: &str, projection: &Projection) -> ProjectionPar
                 text(record),
             ],
         },
-        Projection::PermissionDecision {
-            seq,
-            tool_use_id,
-            decision,
-            data,
-        } => ProjectionParams {
-            sql: UPSERT_PERMISSION,
-            values: vec![
-                text(session_id),
-                Box::new(to_i64(*seq)),
-                opt(tool_use_id),
-                opt(decision),
-                text(data),
-            ],
+        Projection::PermissionDecision(row) => ProjectionParams {
+            sql: audit::UPSERT_DECISION,
+            values: audit::decision_params(session_id, row),
         },
-        Projection::HookExecution { seq, event, data } => ProjectionParams {
-            sql: UPSERT_HOOK,
-            values: vec![
-                text(session_id),
-                Box::new(to_i64(*seq)),
-                opt(event),
-                text(data),
-            ],
+        Projection::HookExecution(row) => ProjectionParams {
+            sql: audit::UPSERT_HOOK,
+            values: audit::hook_params(session_id, row),
         },
-        Projection::Metric {
-            name,
-            value,
-            data,
-            ts,
-        } => ProjectionParams {
-            sql: INSERT_METRIC,
-            values: vec![
-                text(session_id),
-                text(name),
-                Box::new(*value),
-                opt(data),
-                text(ts),
-            ],
+        Projection::Metric(row) => ProjectionParams {
+            sql: audit::INSERT_METRIC,
+            values: audit::metric_params(session_id, row),
         },
     }
 }
@@ -866,5 +828,17 @@ impl Backend for PgBackend {
                 Ok(())
             })
         })
+    }
+
+    fn decisions(&self, filter: &DecisionFilter) -> Result<Vec<DecisionRow>, StoreError> {
+        audit::decisions(self, filter)
+    }
+
+    fn hook_runs(&self, session_id: &str) -> Result<Vec<HookRunRow>, StoreError> {
+        audit::hook_runs(self, session_id)
+    }
+
+    fn metrics(&self, session_id: &str) -> Result<Vec<MetricRow>, StoreError> {
+        audit::metrics(self, session_id)
     }
 }
