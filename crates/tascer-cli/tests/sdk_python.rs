@@ -11,6 +11,7 @@ mod common;
 
 use common::sdk::Sdk;
 use common::sdk_cases as cases;
+use common::sdk_drop_in as drop_in;
 
 #[test]
 fn query_runs_tools_that_change_real_files() {
@@ -72,5 +73,14 @@ fn resume_continues_the_session_in_a_second_process() {
         Sdk::python,
         "resume_continues_the_session_in_a_second_process",
         cases::resume,
+    );
+}
+
+#[test]
+fn the_model_is_told_where_it_works_with_the_default_system_prompt() {
+    cases::with(
+        Sdk::python,
+        "the_model_is_told_where_it_works_with_the_default_system_prompt",
+        drop_in::environment_block,
     );
 }
