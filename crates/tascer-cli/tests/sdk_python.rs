@@ -84,3 +84,12 @@ fn the_model_is_told_where_it_works_with_the_default_system_prompt() {
         drop_in::environment_block,
     );
 }
+
+#[test]
+fn a_deny_rule_in_claude_code_s_project_settings_holds_with_default_options() {
+    cases::with(
+        Sdk::python,
+        "a_deny_rule_in_claude_code_s_project_settings_holds_with_default_options",
+        drop_in::claude_settings_deny,
+    );
+}

@@ -67,10 +67,10 @@ pub struct LoadedSettings {
     settings: LayeredSettings,
     /// Rules merged across every layer.
     pub rules: PermissionRules,
-    /// What Tascer read but cannot honour in Claude Code's own settings
-    /// files (a rule it cannot parse, a `permissions` key it does not
-    /// know): each a warning naming the file, for the host to show. Claude
-    /// Code still applies them itself.
+    /// What Tascer read but cannot honour: a key no part of Tascer reads
+    /// (any file, [`LayeredSettings::unhonoured`]) and, in Claude Code's
+    /// own files, a rule it cannot parse or a `permissions` key it does not
+    /// know. Each a warning naming the file, for the host to show.
     pub warnings: Vec<String>,
 }
 
@@ -99,7 +99,7 @@ impl LoadSettings for SettingsLoader {
 impl LoadedSettings {
     /// The layers read, with their rules parsed.
     pub fn from_layers(settings: LayeredSettings) -> Result<Self, SettingsError> {
-        let mut warnings = Vec::new();
+        let mut warnings = settings.unhonoured();
         let rules = merged_rules(&settings.layers, &mut warnings)?;
         Ok(LoadedSettings {
             settings,
@@ -323,7 +323,7 @@ fn merged_rules(
         if claude {
             for key in l.settings.permissions.other.keys() {
                 warnings.push(format!(
-                    "{name}: permissions.{key} is not honoured by Tascer (Claude Code still applies it)"
+                    "{name}: permissions.{key} is not honoured by Tascer"
                 ));
             }
         }
@@ -341,7 +341,7 @@ fn merged_rules(
                 match rules.add(behavior, raw, &origin) {
                     Ok(_) => {}
                     Err(e) if claude => warnings.push(format!(
-                        "{name}: the rule {raw:?} is not honoured by Tascer ({e}); Claude Code still applies it"
+                        "{name}: the rule {raw:?} is not honoured by Tascer ({e})"
                     )),
                     Err(source) => {
                         return Err(SettingsError::Rule {

@@ -31,8 +31,9 @@
 //! - `validation` comes whole from the highest layer that has one;
 //!   `archive` merges key by key.
 //!
-//! Unknown keys at the top level are kept in [`Settings::other`] and
-//! otherwise ignored; inside `safety` and `webhooks` they are errors.
+//! Unknown keys at the top level are kept in [`Settings::other`] and named
+//! in a warning ([`LayeredSettings::unhonoured`]), never silently
+//! dropped; inside `safety` and `webhooks` they are errors.
 //!
 //! Two sections are read from one file on their own, not layered, and
 //! without checking the rest of the file (so a bad value elsewhere does
@@ -50,6 +51,7 @@ mod project;
 pub mod safety;
 mod sandbox;
 mod sections;
+mod unhonoured;
 
 pub use check::{CheckSettings, check_settings};
 pub use error::{FileError, SettingsError};
@@ -60,3 +62,4 @@ pub use loader::{SettingsFile, SettingsLoader};
 pub use project::{CLAUDE_PROJECT_DIR, project_root};
 pub use sandbox::{SANDBOX, SandboxSettings};
 pub use sections::{ARCHIVE, CONTRACTS, PermissionsSettings, Settings, VALIDATION};
+pub use unhonoured::HONOURED_KEYS;

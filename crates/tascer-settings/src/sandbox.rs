@@ -76,7 +76,12 @@ impl LayeredSettings {
                 ))),
             };
             enabled = enabled.or(flag("enabled")?);
-            network = network.or(flag("network")?);
+            // Claude Code's `network` object (ports, sockets, domains) has
+            // no counterpart: it is a warning (`unhonoured`), the network
+            // stays as the other layers say.
+            if !obj.get("network").is_some_and(Value::is_object) {
+                network = network.or(flag("network")?);
+            }
             fail = fail.or(flag("failIfUnavailable")?);
             for (key, list) in [
                 ("allowWrite", &mut out.allow_write),

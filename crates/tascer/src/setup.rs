@@ -43,13 +43,18 @@ pub(crate) fn local_db(
     store.backend().local_db(home)
 }
 
-/// Reads the settings files the options ask for.
+/// Reads the settings files the options ask for, for a session: what it
+/// cannot honour is a warning on the log (standard error), one line each.
 pub(crate) fn load_settings(
     options: &Options,
     cwd: &Path,
     home: &Path,
 ) -> Result<LoadedSettings, Error> {
-    load_settings_in(options, cwd, None, home)
+    let settings = load_settings_in(options, cwd, None, home)?;
+    for warning in &settings.warnings {
+        tracing::warn!("{warning}");
+    }
+    Ok(settings)
 }
 
 /// [`load_settings`] with the project and local files read from

@@ -99,6 +99,9 @@ async fn run(cli: SdkCli) -> ExitCode {
 /// ended.
 fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
     let mut options = crate::run::options_from_args(&cli.run)?;
+    // The SDKs run Claude Code, which reads its own settings files: so
+    // does this mode, for the setting sources the SDK names.
+    options.claude_settings = true;
     crate::run::set_provider(&cli.run, &mut options)?;
     if let Some(file) = &cli.sdk.system_prompt_file {
         let text = std::fs::read_to_string(file)

@@ -79,3 +79,64 @@ pub fn environment_block(sdk: &Sdk) {
     );
     ws.verify(&session_of(messages));
 }
+
+/// Claude Code's `.claude/settings.json` is read with the SDK's default
+/// options: its deny rule stops a Read that every mode would allow, and a
+/// setting Tascer cannot honour is a warning on standard error.
+pub fn claude_settings_deny(sdk: &Sdk) {
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool(
+                "Read",
+                json!({"file_path": "{{system:Working directory:}}/secret.txt"}),
+            ))
+            .turn(Turn::text("I may not read it."))
+    });
+    std::fs::write(ws.dir().join("secret.txt"), "TOP-SECRET\n").unwrap();
+    std::fs::create_dir_all(ws.dir().join(".claude")).unwrap();
+    std::fs::write(
+        ws.dir().join(".claude/settings.json"),
+        json!({
+            "permissions": {"deny": ["Read(./secret.txt)"]},
+            "statusLine": {"type": "command", "command": "echo hi"},
+        })
+        .to_string(),
+    )
+    .unwrap();
+
+    let out = sdk.run(&ws, "default_options", &ws.config("read the secret"));
+    let messages = &out["messages"];
+
+    let sent = ws.tool_results_sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(sent[0].1, "the Read is refused: {sent:?}");
+    assert!(
+        sent[0].0.contains("Read(./secret.txt)") && !sent[0].0.contains("TOP-SECRET"),
+        "the model learns the deny rule, not the secret: {sent:?}"
+    );
+    let result = the_result(messages);
+    assert_eq!(result["permission_denials"][0]["tool_name"], "Read");
+
+    let session = session_of(messages);
+    let decisions = ws.ledger(&session, "permission_decision");
+    assert_eq!(decisions.len(), 1, "{decisions:#?}");
+    assert_eq!(decisions[0]["behavior"], "deny");
+    assert_eq!(decisions[0]["decided_by"]["type"], "rule", "{decisions:#?}");
+    assert!(
+        decisions[0].to_string().contains(".claude/settings.json"),
+        "the decision names the file: {decisions:#?}"
+    );
+    let stderr: Vec<&str> = out["stderr"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains(".claude/settings.json: statusLine is not honoured by Tascer")),
+        "an unhonoured setting is a warning: {stderr:#?}"
+    );
+    ws.verify(&session);
+}
