@@ -93,3 +93,12 @@ fn a_deny_rule_in_claude_code_s_project_settings_holds_with_default_options() {
         drop_in::claude_settings_deny,
     );
 }
+
+#[test]
+fn ask_user_question_is_answered_through_can_use_tool_and_refused_without_it() {
+    cases::with(
+        Sdk::typescript,
+        "ask_user_question_is_answered_through_can_use_tool_and_refused_without_it",
+        drop_in::ask_user_question,
+    );
+}

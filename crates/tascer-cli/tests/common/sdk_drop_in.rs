@@ -140,3 +140,73 @@ pub fn claude_settings_deny(sdk: &Sdk) {
     );
     ws.verify(&session);
 }
+
+/// The question the scripted model asks.
+fn color_question() -> Value {
+    json!({"questions": [{
+        "question": "Which color should the button be?",
+        "header": "Color",
+        "multiSelect": false,
+        "options": [
+            {"label": "Red", "description": "Warm"},
+            {"label": "Blue", "description": "Calm"},
+        ],
+    }]})
+}
+
+/// AskUserQuestion answered by `can_use_tool` (the answers in the updated
+/// input, as Claude Code takes them) reaches the model as the user's
+/// answer; without a callback it is refused with a message that says why
+/// and what to do.
+pub fn ask_user_question(sdk: &Sdk) {
+    let scenario = || {
+        Scenario::new()
+            .turn(Turn::new().with_tool_id("toolu_ask", "AskUserQuestion", color_question()))
+            .turn(Turn::text("Going with it."))
+    };
+    let ws = Workspace::new(|_| scenario());
+    let out = sdk.run(&ws, "ask_user_question", &ws.config("style the button"));
+    let asked = out["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    assert_eq!(asked[0]["tool_name"], "AskUserQuestion");
+    assert_eq!(asked[0]["input"], color_question());
+    let sent = ws.tool_results_sent();
+    assert_eq!(
+        sent,
+        [(
+            "User has answered your questions: \"Which color should the button be?\"=\"Blue\". \
+             You can now continue with the user's answers in mind."
+                .to_string(),
+            false
+        )]
+    );
+    let messages = &out["messages"];
+    assert_eq!(the_result(messages)["subtype"], "success");
+    let session = session_of(messages);
+    let decisions = ws.ledger(&session, "permission_decision");
+    assert_eq!(decisions.len(), 1, "{decisions:#?}");
+    assert_eq!(decisions[0]["decided_by"]["type"], "callback");
+    assert_eq!(
+        decisions[0]["updated_input"]["answers"]["Which color should the button be?"],
+        "Blue"
+    );
+    ws.verify(&session);
+
+    // Headless, no callback: refused, and the model is told what to do.
+    let ws = Workspace::new(|_| scenario());
+    let out = sdk.run(&ws, "default_options", &ws.config("style the button"));
+    let sent = ws.tool_results_sent();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(sent[0].1, "refused: {sent:?}");
+    assert!(
+        sent[0]
+            .0
+            .contains("no one can answer questions in this session")
+            && sent[0].0.contains("Continue without asking"),
+        "{sent:?}"
+    );
+    assert_eq!(
+        the_result(&out["messages"])["permission_denials"][0]["tool_name"],
+        "AskUserQuestion"
+    );
+}

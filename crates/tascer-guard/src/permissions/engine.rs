@@ -214,7 +214,7 @@ pub struct PermissionEngine {
     cache: Option<DecisionCache>,
     cache_callback: bool,
     workaround: WorkaroundConfig,
-    tracker: Mutex<DenialHistory>,
+    pub(super) tracker: Mutex<DenialHistory>,
     custom_policies: bool,
     sensitive: super::sensitive::SensitivePatterns,
 }
@@ -619,51 +619,6 @@ impl PermissionEngine {
         d
     }
 
-    /// Turns an ask into a deny whose message says what would allow the
-    /// call (`add "Bash(npm test:*)" to permissions.allow, or run with
-    /// --permission-mode acceptEdits`). Other decisions pass unchanged.
-    pub fn resolve_non_interactive(&self, decision: PermissionDecision) -> PermissionDecision {
-        if decision.behavior != Behavior::Ask {
-            return decision;
-        }
-        let mut d = decision;
-        let mut hints = Vec::new();
-        if !d.suggestions.is_empty() {
-            let rules = d
-                .suggestions
-                .iter()
-                .map(|s| format!("\"{s}\""))
-                .collect::<Vec<_>>()
-                .join(", ");
-            hints.push(format!("add {rules} to permissions.allow"));
-        }
-        let ask_rule = matches!(
-            d.decided_by,
-            DecisionSource::Rule { .. } | DecisionSource::Policy { .. }
-        );
-        if d.edit_like && !ask_rule && self.mode() == PermissionMode::Default {
-            hints.push("run with --permission-mode acceptEdits".into());
-        }
-        let how = if hints.is_empty() {
-            match &d.decided_by {
-                DecisionSource::Rule { rule, .. } => format!("remove the ask rule \"{rule}\""),
-                _ => "approve it interactively or with a can_use_tool callback".into(),
-            }
-        } else {
-            hints.join(", or ")
-        };
-        let short = short_reason(&d.reason);
-        d.reason = format!(
-            "Permission to use {} was not granted (needs approval and no one can be asked: {}). To allow it: {how}.",
-            d.tool, d.reason
-        );
-        d.behavior = Behavior::Deny;
-        d.updated_input = None;
-        let what = format!("{} ({short})", d.tool);
-        self.tracker.lock().record(&d.alike, &what);
-        d
-    }
-
     /// Resolves an ask by prompting: allow once, allow always (adds the
     /// suggested rules as session allow rules) or deny.
     pub async fn resolve_with_asker(
@@ -762,7 +717,7 @@ fn cut(text: &str, max: usize) -> String {
 /// The first part of a reason, without what an escalation appended,
 /// cut short: what a denial records for workaround detection (so
 /// recorded reasons never quote each other).
-fn short_reason(reason: &str) -> String {
+pub(super) fn short_reason(reason: &str) -> String {
     let own = reason
         .split("; this looks like a workaround")
         .next()
