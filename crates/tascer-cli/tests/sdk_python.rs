@@ -102,3 +102,12 @@ fn ask_user_question_is_answered_through_can_use_tool_and_refused_without_it() {
         drop_in::ask_user_question,
     );
 }
+
+#[test]
+fn an_always_allow_update_holds_for_the_next_call_and_the_next_session() {
+    cases::with(
+        Sdk::python,
+        "an_always_allow_update_holds_for_the_next_call_and_the_next_session",
+        drop_in::always_allow,
+    );
+}

@@ -757,11 +757,18 @@ impl Admission {
             .await;
         hooks.add(runs, &outcome.common);
         match outcome.decision {
-            Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
+            Some(PermissionRequestDecision::Allow {
+                updated_input,
+                updated_permissions,
+            }) => {
                 decision.behavior = Behavior::Allow;
                 decision.decided_by = DecisionSource::Hook;
                 decision.reason = "allowed by a PermissionRequest hook".into();
                 decision.updated_input = updated_input.filter(|u| *u != call.input);
+                let (updates, mut warnings) =
+                    crate::permissions::parse_updates(&updated_permissions.unwrap_or_default());
+                warnings.extend(self.permissions.apply_updates(&updates));
+                warnings.iter().for_each(|w| tracing::warn!("{w}"));
             }
             Some(PermissionRequestDecision::Deny { message, interrupt }) => {
                 decision.behavior = Behavior::Deny;

@@ -42,6 +42,7 @@
 //! the repository's lint and test commands ([`check_settings`]).
 
 mod check;
+mod edit;
 mod error;
 mod file;
 mod home;
@@ -54,6 +55,7 @@ mod sections;
 mod unhonoured;
 
 pub use check::{CheckSettings, check_settings};
+pub use edit::{ClaudeSettingsFiles, PermissionsEdit, SettingsDestination, edit_permissions};
 pub use error::{FileError, SettingsError};
 pub use file::{parse, read_json};
 pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};

@@ -170,6 +170,9 @@ fn permission_engine(
     if let Some(w) = &options.workaround {
         builder = builder.workaround(*w);
     }
+    // Permission updates ("always allow") are persisted to Claude Code's
+    // files of this project.
+    builder = builder.settings_files(SettingsLoader::for_user(cwd).claude_files());
     Ok(builder.build()?)
 }
 

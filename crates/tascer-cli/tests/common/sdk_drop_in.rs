@@ -210,3 +210,65 @@ pub fn ask_user_question(sdk: &Sdk) {
         "AskUserQuestion"
     );
 }
+
+/// "Always allow": `can_use_tool` allows the first `touch` with an
+/// `addRules` update to `localSettings`. The second `touch` of the session
+/// and the one of the next session (a second process) are not asked, and
+/// the rule is in `.claude/settings.local.json`.
+pub fn always_allow(sdk: &Sdk) {
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "touch a.txt"})))
+            .turn(Turn::tool("Bash", json!({"command": "touch b.txt"})))
+            .turn(Turn::text("Both touched."))
+            .conversation(
+                "the next session",
+                vec![
+                    Turn::tool("Bash", json!({"command": "touch c.txt"})),
+                    Turn::text("Touched again."),
+                ],
+            )
+    });
+    let mut config = ws.config("touch two files");
+    config["second_prompt"] = json!("the next session: touch one more");
+    let out = sdk.run(&ws, "always_allow", &config);
+
+    let asked = out["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "asked only the first time: {asked:#?}");
+    assert_eq!(asked[0]["input"]["command"], "touch a.txt");
+    for file in ["a.txt", "b.txt", "c.txt"] {
+        assert!(ws.dir().join(file).exists(), "{file} was touched");
+    }
+    let local: Value = serde_json::from_str(
+        &std::fs::read_to_string(ws.dir().join(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(local, json!({"permissions": {"allow": ["Bash(touch:*)"]}}));
+
+    let first = session_of(&out["first"]);
+    let decisions = ws.ledger(&first, "permission_decision");
+    assert_eq!(decisions.len(), 2, "{decisions:#?}");
+    assert_eq!(decisions[0]["decided_by"]["type"], "callback");
+    assert!(
+        decisions[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("added allow rule(s) Bash(touch:*) (localSettings)"),
+        "{decisions:#?}"
+    );
+    assert_eq!(decisions[1]["decided_by"]["type"], "rule", "{decisions:#?}");
+    assert_eq!(decisions[1]["behavior"], "allow");
+
+    let second = session_of(&out["second"]);
+    assert_ne!(first, second, "a new session");
+    assert_eq!(the_result(&out["second"])["result"], "Touched again.");
+    let decisions = ws.ledger(&second, "permission_decision");
+    assert_eq!(decisions.len(), 1, "{decisions:#?}");
+    assert_eq!(decisions[0]["decided_by"]["type"], "rule", "{decisions:#?}");
+    assert!(
+        decisions[0].to_string().contains("settings.local.json"),
+        "the rule comes from the file: {decisions:#?}"
+    );
+    ws.verify(&first);
+    ws.verify(&second);
+}

@@ -23,6 +23,7 @@ use super::policy::Policy;
 use super::rule::{PermissionRule, PermissionRules, RuleOrigin};
 use super::shell_policy::ShellCommandPolicy;
 use super::workaround::{DenialHistory, Escalation, WorkaroundConfig, alike_keys};
+use tascer_settings::ClaudeSettingsFiles;
 
 /// Builds a [`PermissionEngine`].
 pub struct PermissionEngineBuilder {
@@ -31,6 +32,7 @@ pub struct PermissionEngineBuilder {
     bypass_disabled: bool,
     policies: Vec<Arc<dyn Policy>>,
     can_use_tool: Option<CanUseTool>,
+    settings_files: Option<ClaudeSettingsFiles>,
     additional_dirs: Vec<PathBuf>,
     home: Option<PathBuf>,
     cache: bool,
@@ -77,6 +79,13 @@ impl PermissionEngineBuilder {
     /// Sets the `can_use_tool` callback.
     pub fn can_use_tool(mut self, callback: CanUseTool) -> Self {
         self.can_use_tool = Some(callback);
+        self
+    }
+
+    /// Where permission updates naming a settings file (`localSettings`,
+    /// …) are persisted ([`PermissionEngine::apply_updates`]).
+    pub fn settings_files(mut self, files: ClaudeSettingsFiles) -> Self {
+        self.settings_files = Some(files);
         self
     }
 
@@ -189,6 +198,7 @@ impl PermissionEngineBuilder {
             bypass_disabled: self.bypass_disabled,
             policies,
             can_use_tool: self.can_use_tool,
+            settings_files: self.settings_files,
             additional_dirs: self.additional_dirs,
             home,
             cache: self.cache.then(DecisionCache::default),
@@ -209,8 +219,9 @@ pub struct PermissionEngine {
     bypass_disabled: bool,
     policies: Vec<Arc<dyn Policy>>,
     can_use_tool: Option<CanUseTool>,
+    pub(super) settings_files: Option<ClaudeSettingsFiles>,
     additional_dirs: Vec<PathBuf>,
-    home: Option<PathBuf>,
+    pub(super) home: Option<PathBuf>,
     cache: Option<DecisionCache>,
     cache_callback: bool,
     workaround: WorkaroundConfig,
@@ -242,6 +253,7 @@ impl PermissionEngine {
             bypass_disabled: false,
             policies: Vec::new(),
             can_use_tool: None,
+            settings_files: None,
             additional_dirs: Vec::new(),
             home: None,
             cache: true,
@@ -299,6 +311,20 @@ impl PermissionEngine {
         for list in [&mut rules.allow, &mut rules.ask, &mut rules.deny] {
             list.retain(|r| r.origin.source_file.as_deref() != Some(source_file));
         }
+        drop(guard);
+        self.clear_cache();
+    }
+
+    /// Removes the session rules of `behavior` whose text `matches`.
+    pub(super) fn remove_session_rules(&self, behavior: Behavior, matches: impl Fn(&str) -> bool) {
+        let mut guard = self.session_rules.write();
+        let rules = &mut *guard;
+        let list = match behavior {
+            Behavior::Allow => &mut rules.allow,
+            Behavior::Ask => &mut rules.ask,
+            Behavior::Deny => &mut rules.deny,
+        };
+        list.retain(|r| !matches(&r.raw));
         drop(guard);
         self.clear_cache();
     }
@@ -601,10 +627,21 @@ impl PermissionEngine {
     ) -> PermissionDecision {
         d.decided_by = DecisionSource::Callback;
         match answer {
-            CanUseToolResult::Allow { updated_input } => {
+            CanUseToolResult::Allow {
+                updated_input,
+                updated_permissions,
+            } => {
                 d.behavior = Behavior::Allow;
                 d.reason = "allowed by the can_use_tool callback".into();
                 d.updated_input = updated_input.filter(|u| *u != call.input);
+                if !updated_permissions.is_empty() {
+                    for warning in self.apply_updates(&updated_permissions) {
+                        tracing::warn!("{warning}");
+                    }
+                    let described: Vec<String> =
+                        updated_permissions.iter().map(|u| u.describe()).collect();
+                    d.reason = format!("{}; it {}", d.reason, described.join("; "));
+                }
             }
             CanUseToolResult::Deny { message, interrupt } => {
                 d.behavior = Behavior::Deny;

@@ -33,6 +33,7 @@ mod sensitive;
 pub mod shell;
 mod shell_policy;
 mod suggest;
+mod update;
 mod wildcard;
 mod workaround;
 mod write_scope;
@@ -58,6 +59,7 @@ pub use sensitive::{DEFAULT_SENSITIVE, SensitivePatterns};
 pub use shell_policy::{CommandRule, ShellCommandPolicy};
 /// Allow, ask or deny: the one type for it, from `tascer-core`.
 pub use tascer_core::Behavior;
+pub use update::{PermissionUpdate, UpdateDestination, parse_updates};
 pub use wildcard::wildcard_match;
 pub use workaround::{DenialHistory, Escalation, WorkaroundConfig};
 pub use write_scope::WriteScopePolicy;
