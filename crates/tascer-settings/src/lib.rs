@@ -1,5 +1,7 @@
 //! Tascer's settings reader: the one place that finds, reads and layers
-//! the settings files, for every part that reads a section of them.
+//! the settings files, for every part that reads a section of them, and
+//! that writes permission changes into Claude Code's files
+//! ([`edit_permissions`], for the SDKs' permission updates).
 //!
 //! Sources, highest precedence first (Claude Code §6.4, with Tascer's own
 //! files ahead of Claude Code's at the same level; `<cwd>` is the project
