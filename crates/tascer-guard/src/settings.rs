@@ -67,10 +67,12 @@ pub struct LoadedSettings {
     settings: LayeredSettings,
     /// Rules merged across every layer.
     pub rules: PermissionRules,
-    /// What Tascer read but cannot honour: a key no part of Tascer reads
-    /// (any file, [`LayeredSettings::unhonoured`]) and, in Claude Code's
-    /// own files, a rule it cannot parse or a `permissions` key it does not
-    /// know. Each a warning naming the file, for the host to show.
+    /// What Tascer read but cannot honour in Claude Code's own settings
+    /// files: a rule it cannot parse, a `permissions` key it does not
+    /// know. Each a warning naming the file, for the host to show. (The
+    /// other keys no part of Tascer reads are
+    /// [`LayeredSettings::unhonoured`]: a session warns about them, a host
+    /// under Claude Code does not, since Claude Code applies them.)
     pub warnings: Vec<String>,
 }
 
@@ -99,7 +101,7 @@ impl LoadSettings for SettingsLoader {
 impl LoadedSettings {
     /// The layers read, with their rules parsed.
     pub fn from_layers(settings: LayeredSettings) -> Result<Self, SettingsError> {
-        let mut warnings = settings.unhonoured();
+        let mut warnings = Vec::new();
         let rules = merged_rules(&settings.layers, &mut warnings)?;
         Ok(LoadedSettings {
             settings,

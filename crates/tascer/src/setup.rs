@@ -51,7 +51,9 @@ pub(crate) fn load_settings(
     home: &Path,
 ) -> Result<LoadedSettings, Error> {
     let settings = load_settings_in(options, cwd, None, home)?;
-    for warning in &settings.warnings {
+    // Nothing else applies what Tascer does not: every such setting is
+    // named (a host under Claude Code leaves the other keys to it).
+    for warning in settings.warnings.iter().chain(&settings.unhonoured()) {
         tracing::warn!("{warning}");
     }
     Ok(settings)
