@@ -236,6 +236,13 @@ pub fn always_allow(sdk: &Sdk) {
     let asked = out["asked"].as_array().unwrap();
     assert_eq!(asked.len(), 1, "asked only the first time: {asked:#?}");
     assert_eq!(asked[0]["input"]["command"], "touch a.txt");
+    // The suggestions reach the callback as the SDK's own PermissionUpdate
+    // values, Claude Code's shape: allow rules for the local settings.
+    let suggestion = &asked[0]["suggestions"][0];
+    assert_eq!(suggestion["type"], "addRules", "{asked:#?}");
+    assert_eq!(suggestion["behavior"], "allow");
+    assert_eq!(suggestion["destination"], "localSettings");
+    assert_eq!(suggestion["rules"][0]["toolName"], "Bash");
     for file in ["a.txt", "b.txt", "c.txt"] {
         assert!(ws.dir().join(file).exists(), "{file} was touched");
     }

@@ -214,7 +214,7 @@ impl PermissionEngineBuilder {
 /// from many tasks; the mode and session rules can change at run time.
 pub struct PermissionEngine {
     rules: PermissionRules,
-    session_rules: RwLock<PermissionRules>,
+    pub(super) session_rules: RwLock<PermissionRules>,
     mode: RwLock<PermissionMode>,
     bypass_disabled: bool,
     policies: Vec<Arc<dyn Policy>>,
@@ -315,26 +315,12 @@ impl PermissionEngine {
         self.clear_cache();
     }
 
-    /// Removes the session rules of `behavior` whose text `matches`.
-    pub(super) fn remove_session_rules(&self, behavior: Behavior, matches: impl Fn(&str) -> bool) {
-        let mut guard = self.session_rules.write();
-        let rules = &mut *guard;
-        let list = match behavior {
-            Behavior::Allow => &mut rules.allow,
-            Behavior::Ask => &mut rules.ask,
-            Behavior::Deny => &mut rules.deny,
-        };
-        list.retain(|r| !matches(&r.raw));
-        drop(guard);
-        self.clear_cache();
-    }
-
     /// The session rules added so far.
     pub fn session_rules(&self) -> PermissionRules {
         self.session_rules.read().clone()
     }
 
-    fn clear_cache(&self) {
+    pub(super) fn clear_cache(&self) {
         if let Some(c) = &self.cache {
             c.clear();
         }

@@ -248,6 +248,20 @@ impl PermissionEngine {
         warnings
     }
 
+    /// Removes the session rules of `behavior` whose text `matches`.
+    pub(super) fn remove_session_rules(&self, behavior: Behavior, matches: impl Fn(&str) -> bool) {
+        let mut guard = self.session_rules.write();
+        let rules = &mut *guard;
+        let list = match behavior {
+            Behavior::Allow => &mut rules.allow,
+            Behavior::Ask => &mut rules.ask,
+            Behavior::Deny => &mut rules.deny,
+        };
+        list.retain(|r| !matches(&r.raw));
+        drop(guard);
+        self.clear_cache();
+    }
+
     /// The session part of one update; false when it was refused (the
     /// warning says why).
     fn apply_in_session(&self, update: &PermissionUpdate, warnings: &mut Vec<String>) -> bool {
