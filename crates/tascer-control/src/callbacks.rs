@@ -12,7 +12,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tascer::guard::hooks::{Hook, HookError, HookInput, HookOutput};
 use tascer::guard::permissions::{
-    CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionUpdate, parse_updates,
+    CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionUpdate, allow_suggestions,
+    parse_updates,
 };
 use tascer::mcp::McpTunnel;
 
@@ -71,13 +72,12 @@ pub fn can_use_tool(control: Control) -> CanUseTool {
     Arc::new(move |request: CanUseToolRequest| {
         let control = control.clone();
         async move {
-            let suggestions: Vec<Value> = request
+            let rules: Vec<String> = request
                 .suggestions
                 .iter()
-                .map(|rule| {
-                    json!({"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "localSettings"})
-                })
+                .map(|rule| rule.to_rule_string())
                 .collect();
+            let suggestions = allow_suggestions(rules.iter().map(String::as_str));
             let wire = json!({
                 "subtype": "can_use_tool",
                 "tool_name": request.tool_name,

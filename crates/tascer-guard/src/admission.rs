@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tascer_core::{ToolCall, ToolOutput};
 
 use crate::gates::{
@@ -44,7 +44,7 @@ use crate::hooks::{
 };
 use crate::permissions::{
     Asker, Behavior, DecisionSource, HookPermission, PermissionDecision, PermissionEngine,
-    PermissionMode, PermissionRuleValue,
+    PermissionMode, allow_suggestions, parse_updates,
 };
 use crate::reviewers::{CallReview, FailedCall, ReviewRecord, Reviewers, StopReview};
 
@@ -739,14 +739,7 @@ impl Admission {
         let Some(runner) = &self.hooks else {
             return decision;
         };
-        let suggestions = decision
-            .suggestions
-            .iter()
-            .map(|rule| {
-                let r = PermissionRuleValue::from_rule(rule);
-                json!({"type": "addRules", "rules": [r], "behavior": Behavior::Allow, "destination": "session"})
-            })
-            .collect();
+        let suggestions = allow_suggestions(decision.suggestions.iter().map(String::as_str));
         let (outcome, runs) = runner
             .permission_request(PermissionRequestInput {
                 common: common.clone(),
@@ -766,7 +759,7 @@ impl Admission {
                 decision.reason = "allowed by a PermissionRequest hook".into();
                 decision.updated_input = updated_input.filter(|u| *u != call.input);
                 let (updates, mut warnings) =
-                    crate::permissions::parse_updates(&updated_permissions.unwrap_or_default());
+                    parse_updates(&updated_permissions.unwrap_or_default());
                 warnings.extend(self.permissions.apply_updates(&updates));
                 warnings.iter().for_each(|w| tracing::warn!("{w}"));
             }

@@ -59,7 +59,7 @@ pub use sensitive::{DEFAULT_SENSITIVE, SensitivePatterns};
 pub use shell_policy::{CommandRule, ShellCommandPolicy};
 /// Allow, ask or deny: the one type for it, from `tascer-core`.
 pub use tascer_core::Behavior;
-pub use update::{PermissionUpdate, UpdateDestination, parse_updates};
+pub use update::{PermissionUpdate, UpdateDestination, allow_suggestions, parse_updates};
 pub use wildcard::wildcard_match;
 pub use workaround::{DenialHistory, Escalation, WorkaroundConfig};
 pub use write_scope::WriteScopePolicy;

@@ -197,6 +197,24 @@ impl PermissionUpdate {
     }
 }
 
+/// The "always allow" suggestions of a call, in the SDKs' wire shape, as
+/// Claude Code makes them: one `addRules` allow update per suggested rule,
+/// for the project's local settings (`permission_suggestions` of a
+/// `can_use_tool` request and of a `PermissionRequest` hook's input).
+pub fn allow_suggestions<'a>(rules: impl IntoIterator<Item = &'a str>) -> Vec<serde_json::Value> {
+    rules
+        .into_iter()
+        .map(|rule| {
+            serde_json::json!({
+                "type": "addRules",
+                "rules": [PermissionRuleValue::from_rule(rule)],
+                "behavior": Behavior::Allow,
+                "destination": SettingsDestination::LocalSettings.sdk_name(),
+            })
+        })
+        .collect()
+}
+
 /// Reads permission updates in the SDKs' wire shape (a `can_use_tool`
 /// answer's or a `PermissionRequest` hook's `updatedPermissions`): the
 /// updates read, and one warning per entry that could not be (left out,
