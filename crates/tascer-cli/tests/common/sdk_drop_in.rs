@@ -17,10 +17,12 @@ fn first_system_prompt(ws: &Workspace) -> String {
     super::content_text(&requests[0].body["system"])
 }
 
-/// With the SDK's default system prompt (none: the SDKs ask for an empty
-/// one), the model is still told where it works; the scripted model
+/// With the SDK's default options (no system prompt: the SDKs ask for an
+/// empty one), the model is still told where it works; the scripted model
 /// writes relative to the directory it was told, and the file lands in
-/// the workspace. The workspace is a git repository on branch `drop-in`.
+/// the workspace. The workspace is a git repository on branch `drop-in`
+/// whose `.claude/settings.local.json` allows `Write` (the default mode
+/// would ask, and no one could answer).
 pub fn environment_block(sdk: &Sdk) {
     let ws = Workspace::new(|_| {
         Scenario::new()
@@ -40,8 +42,14 @@ pub fn environment_block(sdk: &Sdk) {
         .unwrap();
     assert!(git.success());
     std::fs::write(ws.dir().join("tracked.txt"), "x").unwrap();
+    std::fs::create_dir_all(ws.dir().join(".claude")).unwrap();
+    std::fs::write(
+        ws.dir().join(".claude/settings.local.json"),
+        json!({"permissions": {"allow": ["Write"]}}).to_string(),
+    )
+    .unwrap();
 
-    let out = sdk.run(&ws, "query_tools", &ws.config("write told.txt"));
+    let out = sdk.run(&ws, "default_options", &ws.config("write told.txt"));
     let messages = &out["messages"];
 
     assert_eq!(
