@@ -650,3 +650,49 @@ fn the_callback_and_hook_callbacks_decisions_are_audit_rows_naming_them() {
         "{report}"
     );
 }
+
+#[test]
+fn betas_reach_anthropic_and_sandbox_settings_tascer_cannot_honour_are_warnings() {
+    let ws = Workspace::new(text_scenario("with betas"));
+    // What the Python SDK sends for `betas` and `sandbox` (merged into
+    // --settings in Claude Code's shape).
+    let settings = json!({"sandbox": {
+        "enabled": true,
+        "autoAllowBashIfSandboxed": true,
+        "network": {"allowLocalBinding": true},
+    }});
+    let mut cli = Session::start(
+        &ws,
+        &[
+            "--betas",
+            "context-1m-2025-08-07,interleaved-thinking-2025-05-14",
+            "--settings",
+            &settings.to_string(),
+            "--plugin-dir",
+            "/tmp/a-plugin",
+        ],
+    );
+    cli.initialize(json!({}));
+    cli.prompt("hello");
+    let result = cli.until(|f| f["type"] == "result");
+    assert_eq!(result["result"], "with betas");
+    let (status, _, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+
+    let requests = ws.mock.requests();
+    assert_eq!(
+        requests[0]
+            .headers
+            .get("anthropic-beta")
+            .map(String::as_str),
+        Some("context-1m-2025-08-07,interleaved-thinking-2025-05-14")
+    );
+    for warning in [
+        "--settings: sandbox.autoAllowBashIfSandboxed is not honoured by Tascer",
+        "--settings: sandbox.network's settings are not honoured by Tascer",
+        "warning: ignoring --plugin-dir",
+    ] {
+        assert!(stderr.contains(warning), "{warning:?} missing:\n{stderr}");
+    }
+    assert!(!stderr.contains("ignoring --betas"), "{stderr}");
+}

@@ -11,6 +11,7 @@ mod common;
 
 use common::sdk::Sdk;
 use common::sdk_cases as cases;
+use common::sdk_drop_in as drop_in;
 
 #[test]
 fn query_runs_tools_that_change_real_files() {
@@ -72,5 +73,41 @@ fn resume_continues_the_session_in_a_second_process() {
         Sdk::typescript,
         "resume_continues_the_session_in_a_second_process",
         cases::resume,
+    );
+}
+
+#[test]
+fn the_model_is_told_where_it_works_with_the_default_system_prompt() {
+    cases::with(
+        Sdk::typescript,
+        "the_model_is_told_where_it_works_with_the_default_system_prompt",
+        drop_in::environment_block,
+    );
+}
+
+#[test]
+fn a_deny_rule_in_claude_code_s_project_settings_holds_with_default_options() {
+    cases::with(
+        Sdk::typescript,
+        "a_deny_rule_in_claude_code_s_project_settings_holds_with_default_options",
+        drop_in::claude_settings_deny,
+    );
+}
+
+#[test]
+fn ask_user_question_is_answered_through_can_use_tool_and_refused_without_it() {
+    cases::with(
+        Sdk::typescript,
+        "ask_user_question_is_answered_through_can_use_tool_and_refused_without_it",
+        drop_in::ask_user_question,
+    );
+}
+
+#[test]
+fn an_always_allow_update_holds_for_the_next_call_and_the_next_session() {
+    cases::with(
+        Sdk::typescript,
+        "an_always_allow_update_holds_for_the_next_call_and_the_next_session",
+        drop_in::always_allow,
     );
 }

@@ -11,7 +11,10 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tascer::guard::hooks::{Hook, HookError, HookInput, HookOutput};
-use tascer::guard::permissions::{CanUseTool, CanUseToolRequest, CanUseToolResult};
+use tascer::guard::permissions::{
+    CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionUpdate, allow_suggestions,
+    parse_updates,
+};
 use tascer::mcp::McpTunnel;
 
 use crate::channel::Control;
@@ -69,13 +72,12 @@ pub fn can_use_tool(control: Control) -> CanUseTool {
     Arc::new(move |request: CanUseToolRequest| {
         let control = control.clone();
         async move {
-            let suggestions: Vec<Value> = request
+            let rules: Vec<String> = request
                 .suggestions
                 .iter()
-                .map(|rule| {
-                    json!({"type": "addRules", "rules": [rule], "behavior": "allow", "destination": "session"})
-                })
+                .map(|rule| rule.to_rule_string())
                 .collect();
+            let suggestions = allow_suggestions(rules.iter().map(String::as_str));
             let wire = json!({
                 "subtype": "can_use_tool",
                 "tool_name": request.tool_name,
@@ -102,21 +104,13 @@ pub fn can_use_tool(control: Control) -> CanUseTool {
 fn permission_answer(answer: &Value, original: &Value) -> CanUseToolResult {
     match answer.get("behavior").and_then(Value::as_str) {
         Some("allow") => {
-            if answer
-                .get("updatedPermissions")
-                .is_some_and(|p| !p.is_null())
-            {
-                tracing::warn!(
-                    "ignoring the updatedPermissions of a can_use_tool answer: Tascer does not \
-                     apply permission updates from the SDK (add the rules to --allowedTools or the settings)"
-                );
-            }
             let updated = answer
                 .get("updatedInput")
                 .filter(|u| u.is_object())
                 .unwrap_or(original);
             CanUseToolResult::Allow {
                 updated_input: Some(updated.clone()),
+                updated_permissions: permission_updates(answer.get("updatedPermissions")),
             }
         }
         Some("deny") => CanUseToolResult::Deny {
@@ -138,6 +132,26 @@ fn permission_answer(answer: &Value, original: &Value) -> CanUseToolResult {
             interrupt: false,
         },
     }
+}
+
+/// The `updatedPermissions` of an allow answer; an entry Tascer cannot
+/// read is a warning, and the others still apply.
+fn permission_updates(value: Option<&Value>) -> Vec<PermissionUpdate> {
+    let items = match value {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            tracing::warn!(
+                "ignoring the updatedPermissions of a can_use_tool answer: {other} is not a list"
+            );
+            return Vec::new();
+        }
+    };
+    let (updates, warnings) = parse_updates(items);
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    updates
 }
 
 /// Carries the MCP messages of the SDK's in-process servers
@@ -178,7 +192,8 @@ mod tests {
         assert_eq!(
             permission_answer(&json!({"behavior": "allow"}), &original),
             CanUseToolResult::Allow {
-                updated_input: Some(original.clone())
+                updated_input: Some(original.clone()),
+                updated_permissions: Vec::new(),
             }
         );
         let rewritten = json!({"command": "ls -la"});
@@ -188,7 +203,8 @@ mod tests {
                 &original
             ),
             CanUseToolResult::Allow {
-                updated_input: Some(rewritten)
+                updated_input: Some(rewritten),
+                updated_permissions: Vec::new(),
             }
         );
         assert_eq!(
@@ -200,6 +216,35 @@ mod tests {
                 message: "no".into(),
                 interrupt: true
             }
+        );
+        let always = permission_answer(
+            &json!({"behavior": "allow", "updatedPermissions": [
+                {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "ls:*"}],
+                 "behavior": "allow", "destination": "localSettings"},
+                {"type": "setMode", "mode": "acceptEdits"},
+                {"type": "bogus"},
+            ]}),
+            &original,
+        );
+        let CanUseToolResult::Allow {
+            updated_permissions,
+            ..
+        } = always
+        else {
+            panic!("{always:?}");
+        };
+        assert_eq!(
+            updated_permissions.len(),
+            2,
+            "the unreadable one is left out"
+        );
+        assert_eq!(
+            updated_permissions[0].describe(),
+            "added allow rule(s) Bash(ls:*) (localSettings)"
+        );
+        assert_eq!(
+            updated_permissions[1].describe(),
+            "set the mode to acceptEdits (session)"
         );
         assert!(matches!(
             permission_answer(&json!({"behavior": "maybe"}), &original),

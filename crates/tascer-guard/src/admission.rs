@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tascer_core::{ToolCall, ToolOutput};
 
 use crate::gates::{
@@ -43,7 +43,7 @@ use crate::hooks::{
 };
 use crate::permissions::{
     Asker, Behavior, DecisionSource, HookPermission, PermissionDecision, PermissionEngine,
-    PermissionMode, PermissionRuleValue,
+    PermissionMode, allow_suggestions, parse_updates,
 };
 use crate::reviewers::{CallReview, FailedCall, ReviewRecord, Reviewers, StopReview};
 
@@ -625,14 +625,7 @@ impl Admission {
         let Some(runner) = &self.hooks else {
             return decision;
         };
-        let suggestions = decision
-            .suggestions
-            .iter()
-            .map(|rule| {
-                let r = PermissionRuleValue::from_rule(rule);
-                json!({"type": "addRules", "rules": [r], "behavior": Behavior::Allow, "destination": "session"})
-            })
-            .collect();
+        let suggestions = allow_suggestions(decision.suggestions.iter().map(String::as_str));
         let (outcome, runs) = runner
             .permission_request(PermissionRequestInput {
                 common: common.clone(),
@@ -644,11 +637,18 @@ impl Admission {
         let (denier, only) = (deciding_hook(&runs, true), deciding_hook(&runs, false));
         hooks.add(runs, &outcome.common);
         match outcome.decision {
-            Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
+            Some(PermissionRequestDecision::Allow {
+                updated_input,
+                updated_permissions,
+            }) => {
                 decision.behavior = Behavior::Allow;
                 decision.decided_by = DecisionSource::Hook { name: only };
                 decision.reason = "allowed by a PermissionRequest hook".into();
                 decision.updated_input = updated_input.filter(|u| *u != call.input);
+                let (updates, mut warnings) =
+                    parse_updates(&updated_permissions.unwrap_or_default());
+                warnings.extend(self.permissions.apply_updates(&updates));
+                warnings.iter().for_each(|w| tracing::warn!("{w}"));
             }
             Some(PermissionRequestDecision::Deny { message, interrupt }) => {
                 decision.behavior = Behavior::Deny;

@@ -69,9 +69,11 @@ pub struct LoadedSettings {
     /// Rules merged across every layer.
     pub rules: PermissionRules,
     /// What Tascer read but cannot honour in Claude Code's own settings
-    /// files (a rule it cannot parse, a `permissions` key it does not
-    /// know): each a warning naming the file, for the host to show. Claude
-    /// Code still applies them itself.
+    /// files: a rule it cannot parse, a `permissions` key it does not
+    /// know. Each a warning naming the file, for the host to show. (The
+    /// other keys no part of Tascer reads are
+    /// [`LayeredSettings::unhonoured`]: a session warns about them, a host
+    /// under Claude Code does not, since Claude Code applies them.)
     pub warnings: Vec<String>,
 }
 
@@ -398,7 +400,7 @@ fn merged_rules(
         if claude {
             for key in l.settings.permissions.other.keys() {
                 warnings.push(format!(
-                    "{name}: permissions.{key} is not honoured by Tascer (Claude Code still applies it)"
+                    "{name}: permissions.{key} is not honoured by Tascer"
                 ));
             }
         }
@@ -416,7 +418,7 @@ fn merged_rules(
                 match rules.add(behavior, raw, &origin) {
                     Ok(_) => {}
                     Err(e) if claude => warnings.push(format!(
-                        "{name}: the rule {raw:?} is not honoured by Tascer ({e}); Claude Code still applies it"
+                        "{name}: the rule {raw:?} is not honoured by Tascer ({e})"
                     )),
                     Err(source) => {
                         return Err(SettingsError::Rule {

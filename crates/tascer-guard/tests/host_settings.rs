@@ -89,10 +89,17 @@ fn what_tascer_cannot_honour_in_claude_code_s_files_is_a_warning() {
     let p = project();
     write(
         &p.root.join(".claude/settings.local.json"),
-        r#"{"permissions":{"allow":["Bash(npm test:*)","Bash(:*)"],"disableAutoMode":"disable"}}"#,
+        r#"{"model":"opus","permissions":{"allow":["Bash(npm test:*)","Bash(:*)"],"disableAutoMode":"disable"}}"#,
     );
     let settings = load(&p);
+    // `model` is Claude Code's to apply: a host does not warn about it.
     assert_eq!(settings.warnings.len(), 2, "{:?}", settings.warnings);
+    assert_eq!(
+        settings.unhonoured().len(),
+        1,
+        "{:?}",
+        settings.unhonoured()
+    );
     assert!(
         settings
             .warnings

@@ -41,6 +41,7 @@ async fn callback_allow_with_updated_input() {
     let updated = json!({"command": "npm test -- --ci"});
     let (cb, count, seen) = counting(CanUseToolResult::Allow {
         updated_input: Some(updated.clone()),
+        updated_permissions: Vec::new(),
     });
     let engine = PermissionEngine::builder()
         .can_use_tool(cb)
@@ -76,6 +77,7 @@ async fn callback_deny_with_interrupt() {
 async fn callback_only_for_undecided_calls_and_ask_rules() {
     let (cb, count, seen) = counting(CanUseToolResult::Allow {
         updated_input: None,
+        updated_permissions: Vec::new(),
     });
     let rules =
         PermissionRules::parse(&["Bash(ls:*)"], &["Bash(git push:*)"], &["Bash(rm:*)"]).unwrap();
@@ -226,6 +228,7 @@ async fn cache_serves_identical_inputs_only() {
 async fn cache_never_stores_rewritten_inputs_and_skips_file_tools() {
     let (cb, count, _) = counting(CanUseToolResult::Allow {
         updated_input: Some(json!({"command": "echo safe"})),
+        updated_permissions: Vec::new(),
     });
     let engine = PermissionEngine::builder()
         .can_use_tool(cb)
@@ -242,6 +245,7 @@ async fn cache_never_stores_rewritten_inputs_and_skips_file_tools() {
 
     let (cb, count, _) = counting(CanUseToolResult::Allow {
         updated_input: None,
+        updated_permissions: Vec::new(),
     });
     let engine = PermissionEngine::builder()
         .can_use_tool(cb.clone())

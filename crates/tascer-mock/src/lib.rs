@@ -10,7 +10,10 @@
 //! requests (a reviewer's, a classifier's) by what they contain. Every
 //! request is recorded ([`MockServer::requests`], or
 //! `GET /_mock/requests`), and [`check_tool_pairing`] checks the tool
-//! call/result invariant of a recorded body.
+//! call/result invariant of a recorded body. A turn's text and tool inputs
+//! may hold `{{system:MARKER}}`, filled with the rest of the request's
+//! system prompt line holding `MARKER` (e.g. the working directory the
+//! model was told).
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -36,6 +39,7 @@ mod request;
 mod route;
 mod scenario;
 mod server;
+mod template;
 mod turn;
 
 pub use pairing::check_tool_pairing;

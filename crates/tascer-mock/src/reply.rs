@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 use tascer_core::Usage;
 
+use crate::template::{fill_text, fill_value};
 use crate::turn::Turn;
 
 /// Text of the answer when the history is past the last turn.
@@ -56,13 +57,15 @@ pub(crate) fn unique_suffix() -> String {
 
 impl Reply {
     /// Builds the answer for `turn` (or the "no more turns" answer when
-    /// `turn` is `None`).
+    /// `turn` is `None`) to a request of `request_size` bytes whose system
+    /// prompt is `system` (it fills the turn's placeholders).
     pub(crate) fn build(
         wire: Wire,
         turn: Option<&Turn>,
         turn_index: usize,
         model: String,
         request_size: usize,
+        system: &str,
     ) -> Reply {
         let fallback;
         let turn = match turn {
@@ -85,7 +88,7 @@ impl Reply {
                     format!("{call_prefix}_{turn_index}_{i}_{}", unique_suffix())
                 }),
                 name: c.name.clone(),
-                input: c.input.clone(),
+                input: fill_value(&c.input, system),
             })
             .collect();
         let thinking = match wire {
@@ -108,7 +111,7 @@ impl Reply {
             id: format!("{id_prefix}{}", unique_suffix()),
             model,
             thinking,
-            text: turn.text.clone(),
+            text: turn.text.as_deref().map(|t| fill_text(t, system)),
             tool_calls,
             stop_reason: turn.effective_stop_reason(),
             usage,

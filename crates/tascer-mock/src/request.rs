@@ -43,6 +43,8 @@ pub(crate) struct RequestInfo {
     pub turn_index: usize,
     /// All text of the first user message (selects a conversation).
     pub first_user_text: String,
+    /// All text of the system prompt (fills `{{system:…}}` placeholders).
+    pub system_text: String,
     /// Hash of the system prompt and first user message (plus the path).
     pub conversation_key: u64,
     /// Size of the request body in bytes, for usage estimates.
@@ -91,6 +93,7 @@ impl RequestInfo {
                 .unwrap_or(false),
             turn_index,
             first_user_text: first_user.map(text_of).unwrap_or_default(),
+            system_text: system.map(text_of).unwrap_or_default(),
             conversation_key: hasher.finish(),
             size,
         })

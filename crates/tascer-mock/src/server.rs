@@ -131,7 +131,14 @@ async fn handle(
         .scenario
         .routed_turn(&json)
         .or_else(|| shared.turn(&info.first_user_text, info.turn_index));
-    let reply = Reply::build(wire, turn, info.turn_index, model.clone(), info.size);
+    let reply = Reply::build(
+        wire,
+        turn,
+        info.turn_index,
+        model.clone(),
+        info.size,
+        &info.system_text,
+    );
     if let Some(turn) = turn
         && let Some(fault) = shared.take_fault(info.conversation_key, info.turn_index, turn, &model)
     {

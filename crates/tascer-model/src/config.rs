@@ -171,6 +171,53 @@ impl ProviderConfig {
         config
     }
 
+    /// Asks Anthropic for these beta features (the SDKs' `betas`): they
+    /// join the `anthropic-beta` header (after any flag already there,
+    /// each once). Only the Anthropic provider has the header: for
+    /// another, nothing changes and the error says so.
+    pub fn add_betas(&mut self, betas: &[String]) -> Result<(), ModelError> {
+        let betas: Vec<&str> = betas
+            .iter()
+            .flat_map(|b| b.split(','))
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .collect();
+        if betas.is_empty() {
+            return Ok(());
+        }
+        if self.kind != ProviderKind::Anthropic {
+            return Err(ModelError::InvalidConfig(format!(
+                "betas ({}) are Anthropic's: the {:?} provider has no anthropic-beta header",
+                betas.join(","),
+                self.kind
+            )));
+        }
+        let at = self
+            .extra_headers
+            .iter()
+            .position(|(k, _)| k.eq_ignore_ascii_case("anthropic-beta"));
+        let mut flags: Vec<String> = at
+            .map(|i| {
+                self.extra_headers[i]
+                    .1
+                    .split(',')
+                    .map(|f| f.trim().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for beta in betas {
+            if !flags.iter().any(|f| f == beta) {
+                flags.push(beta.to_string());
+            }
+        }
+        let value = flags.join(",");
+        match at {
+            Some(i) => self.extra_headers[i].1 = value,
+            None => self.extra_headers.push(("anthropic-beta".into(), value)),
+        }
+        Ok(())
+    }
+
     /// The secrets this configuration sends (the API key, bearer tokens),
     /// which must never show in output.
     pub fn secrets(&self) -> Vec<String> {
@@ -264,6 +311,26 @@ mod tests {
             c.extra_headers,
             vec![("authorization".to_string(), "Bearer tok".to_string())]
         );
+    }
+
+    #[test]
+    fn betas_join_the_anthropic_beta_header_once_each() {
+        let mut c = ProviderConfig::anthropic();
+        c.extra_headers
+            .push(("anthropic-beta".into(), ANTHROPIC_OAUTH_BETA.into()));
+        c.add_betas(&["context-1m-2025-08-07,  b2".into(), "b2".into()])
+            .unwrap();
+        assert_eq!(
+            c.extra_headers,
+            vec![(
+                "anthropic-beta".to_string(),
+                format!("{ANTHROPIC_OAUTH_BETA},context-1m-2025-08-07,b2")
+            )]
+        );
+        let mut o = ProviderConfig::openai();
+        let err = o.add_betas(&["b".into()]).unwrap_err().to_string();
+        assert!(err.contains("no anthropic-beta header"), "{err}");
+        assert!(o.extra_headers.is_empty());
     }
 
     #[test]

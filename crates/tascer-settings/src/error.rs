@@ -64,6 +64,14 @@ pub enum FileError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The file cannot be written (a settings edit).
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// The file is not JSON.
     #[error("{} is not valid JSON: {source}", path.display())]
     NotJson {

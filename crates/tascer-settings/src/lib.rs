@@ -1,5 +1,7 @@
 //! Tascer's settings reader: the one place that finds, reads and layers
-//! the settings files, for every part that reads a section of them.
+//! the settings files, for every part that reads a section of them, and
+//! that writes permission changes into Claude Code's files
+//! ([`edit_permissions`], for the SDKs' permission updates).
 //!
 //! Sources, highest precedence first (Claude Code §6.4, with Tascer's own
 //! files ahead of Claude Code's at the same level; `<cwd>` is the project
@@ -31,9 +33,9 @@
 //! - `validation` comes whole from the highest layer that has one;
 //!   `archive` merges key by key.
 //!
-//! Unknown keys at the top level are kept in [`Settings::other`] and
-//! otherwise ignored; inside `safety`, `policies` and `webhooks` they are
-//! errors.
+//! Unknown keys at the top level are kept in [`Settings::other`] and named
+//! in a warning ([`LayeredSettings::unhonoured`]), never silently
+//! dropped; inside `safety`, `policies` and `webhooks` they are errors.
 //!
 //! Two sections are read from one file on their own, not layered, and
 //! without checking the rest of the file (so a bad value elsewhere does
@@ -42,6 +44,7 @@
 //! the repository's lint and test commands ([`check_settings`]).
 
 mod check;
+mod edit;
 mod error;
 mod file;
 mod home;
@@ -52,8 +55,10 @@ mod project;
 pub mod safety;
 mod sandbox;
 mod sections;
+mod unhonoured;
 
 pub use check::{CheckSettings, check_settings};
+pub use edit::{ClaudeSettingsFiles, PermissionsEdit, SettingsDestination, edit_permissions};
 pub use error::{FileError, SettingsError};
 pub use file::{parse, read_json};
 pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};
@@ -63,3 +68,4 @@ pub use policies::{FileAccessSettings, McpPolicySettings, PoliciesSettings};
 pub use project::{CLAUDE_PROJECT_DIR, project_root};
 pub use sandbox::{SANDBOX, SandboxSettings};
 pub use sections::{ARCHIVE, CONTRACTS, PermissionsSettings, Settings, VALIDATION};
+pub use unhonoured::HONOURED_KEYS;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::edit::ClaudeSettingsFiles;
 use crate::error::SettingsError;
 use crate::file::{parse, read_text};
 use crate::home::home_settings_file;
@@ -58,7 +59,16 @@ impl SettingsLoader {
     /// the process's, and Claude Code's user file is in
     /// `$CLAUDE_CONFIG_DIR` when it is set.
     pub fn for_home(cwd: impl Into<PathBuf>, tascer_home: &Path) -> Self {
-        let mut loader = Self::new(cwd).user_settings_file(home_settings_file(tascer_home));
+        Self::for_user(cwd).user_settings_file(home_settings_file(tascer_home))
+    }
+
+    /// A loader for a session in `cwd` of this process's user: the user's
+    /// home directory is the process's, and Claude Code's user file is in
+    /// `$CLAUDE_CONFIG_DIR` when it is set (Tascer's user file is
+    /// `<home>/.tascer/settings.json` unless
+    /// [`user_settings_file`](Self::user_settings_file) says otherwise).
+    pub fn for_user(cwd: impl Into<PathBuf>) -> Self {
+        let mut loader = Self::new(cwd);
         if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
             loader = loader.claude_config_dir(dir);
         }
@@ -156,6 +166,23 @@ impl SettingsLoader {
             path: Some(path),
             settings,
         }))
+    }
+
+    /// Claude Code's settings files of this session by destination, where
+    /// permission updates are persisted (whether or not they are read:
+    /// [`claude_compat`](Self::claude_compat)).
+    pub fn claude_files(&self) -> ClaudeSettingsFiles {
+        let cwd = self.project_root.as_ref().unwrap_or(&self.cwd);
+        let user = match (&self.claude_config, &self.home) {
+            (Some(dir), _) => Some(dir.join("settings.json")),
+            (None, Some(home)) => Some(home.join(".claude/settings.json")),
+            (None, None) => None,
+        };
+        ClaudeSettingsFiles {
+            local: cwd.join(".claude/settings.local.json"),
+            project: cwd.join(".claude/settings.json"),
+            user,
+        }
     }
 
     /// The settings files to read (the `--settings` flag aside), highest

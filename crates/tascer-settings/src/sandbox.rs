@@ -13,7 +13,8 @@
 //! `denyRead` and `excludedCommands` are the union of every layer's, a
 //! relative path anchored at its layer's project root and `~/` at the
 //! user's home. Claude Code's `network` object (per-host allow-lists) is
-//! not honoured: the network stays off, with a warning.
+//! not honoured: the network stays off, with a warning
+//! ([`LayeredSettings::unhonoured`]).
 
 use std::path::{Path, PathBuf};
 
@@ -51,8 +52,6 @@ pub struct SandboxSettings {
     /// the command rewritten to run through `tascer sandbox` (default
     /// false; on in the profile `tascer install claude-code` writes).
     pub claude_code_bash: bool,
-    /// What was set but cannot be honoured, for the session to warn about.
-    pub warnings: Vec<String>,
 }
 
 impl Default for SandboxSettings {
@@ -66,7 +65,6 @@ impl Default for SandboxSettings {
             excluded_commands: Vec::new(),
             allow_unsandboxed_commands: true,
             claude_code_bash: false,
-            warnings: Vec::new(),
         }
     }
 }
@@ -98,13 +96,10 @@ impl LayeredSettings {
                 ))),
             };
             enabled = enabled.or(flag("enabled")?);
-            if let Some(Value::Object(_)) = obj.get("network") {
-                out.warnings.push(format!(
-                    "sandbox.network in {} is Claude Code's per-host object: Tascer has no \
-                     per-host allow-list yet, so sandboxed commands get no network (set \
-                     sandbox.network to true to allow all of it)",
-                    layer.name()
-                ));
+            // Claude Code's `network` object (domains, ports, sockets) has
+            // no counterpart: it is a warning (`unhonoured`) and, failing
+            // closed, this layer's network is off.
+            if obj.get("network").is_some_and(Value::is_object) {
                 network = network.or(Some(false));
             } else {
                 network = network.or(flag("network")?);
@@ -285,10 +280,20 @@ mod tests {
         let s = layered.sandbox().unwrap();
         assert_eq!(s.excluded_commands, vec!["docker:*", "npm publish"]);
         assert!(!s.allow_unsandboxed_commands);
-        // The per-host object cannot be honoured: no network, and a warning.
+        // The per-host object cannot be honoured: no network, and a
+        // warning (`unhonoured`).
         assert!(!s.network);
-        assert_eq!(s.warnings.len(), 1);
-        assert!(s.warnings[0].contains("allow-list"), "{:?}", s.warnings);
+        let warnings = layered.unhonoured();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("sandbox.network's settings")),
+            "{warnings:?}"
+        );
+        assert!(
+            !warnings.iter().any(|w| w.contains("excludedCommands")),
+            "{warnings:?}"
+        );
         assert!(
             LayeredSettings::default()
                 .sandbox()

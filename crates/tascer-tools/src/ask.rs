@@ -24,6 +24,22 @@ pub(crate) struct AskInput {
     /// Questions to ask the user (1-4).
     #[schemars(length(min = 1, max = 4))]
     questions: Vec<Question>,
+    /// The answers, keyed by question text, when a host answered before
+    /// the tool ran: an SDK's `can_use_tool` returns them in its updated
+    /// input (Claude Code's shape). Not offered to the model.
+    #[serde(default)]
+    #[schemars(skip)]
+    answers: Option<BTreeMap<String, String>>,
+    /// The host's notes per question (Claude Code's shape), kept in the
+    /// raw output.
+    #[serde(default)]
+    #[schemars(skip)]
+    annotations: Option<Value>,
+    /// Where the questions came from (Claude Code's shape); unused.
+    #[serde(default)]
+    #[schemars(skip)]
+    #[allow(dead_code)]
+    metadata: Option<Value>,
 }
 
 /// Asks the user multiple-choice questions.
@@ -112,13 +128,22 @@ impl AskUserQuestionTool {
             tool: ASK_NAME,
             message,
         })?;
-        let answerer = self.state.user_answerer().ok_or_else(|| {
-            ToolError::msg("no user is available to answer questions in this session")
-        })?;
-        let answers = answerer
-            .answer(&input.questions)
-            .await
-            .map_err(|e| ToolError::msg(format!("The user did not answer the questions: {e}")))?;
+        // A configured answerer (a person) is always asked: answers in the
+        // input count only where no one else can answer, i.e. when the
+        // host (an SDK's can_use_tool) gave them while admitting the call.
+        let answers = match (self.state.user_answerer(), input.answers.clone()) {
+            (Some(answerer), _) => answerer.answer(&input.questions).await.map_err(|e| {
+                ToolError::msg(format!("The user did not answer the questions: {e}"))
+            })?,
+            (None, Some(answers)) => answers,
+            (None, None) => {
+                return Err(ToolError::msg(
+                    "no user is available to answer questions in this session, and the host \
+                     gave no answers (an SDK host answers through can_use_tool, returning them \
+                     in updatedInput.answers): continue without asking",
+                ));
+            }
+        };
         // In the order asked; answers to questions not asked are dropped.
         let pairs: Vec<(&str, &str)> = input
             .questions
@@ -143,7 +168,10 @@ impl AskUserQuestionTool {
             )
         };
         let answers: BTreeMap<&str, &str> = pairs.into_iter().collect();
-        let raw = json!({"questions": input.questions, "answers": answers});
+        let mut raw = json!({"questions": input.questions, "answers": answers});
+        if let Some(annotations) = &input.annotations {
+            raw["annotations"] = annotations.clone();
+        }
         Ok(ToolOutput::text(text).with_raw(raw))
     }
 }

@@ -219,9 +219,13 @@ async fn ask_user_question_errors() {
     let tool = AskUserQuestionTool::new(ToolState::new());
     let out = call(&tool, &c, questions()).await;
     assert!(out.is_error);
-    assert_eq!(
-        text(&out),
-        "no user is available to answer questions in this session"
+    assert!(
+        text(&out).starts_with(
+            "no user is available to answer questions in this session, and the host gave no \
+             answers (an SDK host answers through can_use_tool"
+        ),
+        "{}",
+        text(&out)
     );
 
     let tool = AskUserQuestionTool::new(ToolState::new().with_user_answerer(Arc::new(Dismiss)));
@@ -274,4 +278,36 @@ async fn exit_plan_mode_sets_flag() {
     let out = call(&tool, &ctx(&dir), json!({"plan": "  "})).await;
     assert!(out.is_error);
     assert!(!state.plan_exit_requested());
+}
+
+#[tokio::test]
+async fn answers_a_host_put_in_the_input_are_used_when_no_user_can_answer() {
+    let (_d, dir) = tempdir();
+    let mut input = questions();
+    input["answers"] = json!({"Which database?": "Postgres", "Not asked?": "x"});
+    input["annotations"] = json!({"Which database?": {"notes": "server wins"}});
+    input["metadata"] = json!({"source": "sdk"});
+    let tool = AskUserQuestionTool::new(ToolState::new());
+    let out = call(&tool, &ctx(&dir), input.clone()).await;
+    assert!(!out.is_error, "{out:?}");
+    assert_eq!(
+        text(&out),
+        "User has answered your questions: \"Which database?\"=\"Postgres\". You can now \
+         continue with the user's answers in mind."
+    );
+    let raw = out.raw.unwrap();
+    assert_eq!(raw["answers"], json!({"Which database?": "Postgres"}));
+    assert_eq!(
+        raw["annotations"]["Which database?"]["notes"],
+        "server wins"
+    );
+
+    // A person configured to answer is asked whatever the input holds.
+    let answerer = Arc::new(FirstOption {
+        seen: Mutex::new(Vec::new()),
+    });
+    let tool = AskUserQuestionTool::new(ToolState::new().with_user_answerer(answerer.clone()));
+    let out = call(&tool, &ctx(&dir), input).await;
+    assert_eq!(out.raw.unwrap()["answers"]["Which database?"], "SQLite");
+    assert_eq!(answerer.seen.lock().unwrap().len(), 2);
 }

@@ -84,7 +84,7 @@ pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::query;
 pub use session::{default_model, default_model_for};
 pub use stream::MessageStream;
-pub use system_prompt::default_system_prompt;
+pub use system_prompt::{default_system_prompt, environment_block};
 
 pub use tascer_core::*;
 pub use tascer_guard as guard;

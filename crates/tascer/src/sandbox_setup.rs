@@ -22,9 +22,6 @@ pub(crate) fn command_sandbox(
     let wanted = settings
         .sandbox()
         .map_err(|e| Error::InvalidOptions(e.to_string()))?;
-    for warning in &wanted.warnings {
-        tracing::warn!("{warning}");
-    }
     if !wanted.enabled {
         return Ok(None);
     }

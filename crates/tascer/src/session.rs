@@ -19,12 +19,12 @@ use crate::error::Error;
 use crate::governance::Governance;
 use crate::loop_env::{Costs, LoopEnv};
 use crate::memory::{MemoryFile, MemoryLocations};
-use crate::options::{Options, SystemPrompt};
+use crate::options::Options;
 use crate::proof::Proof;
 use crate::setup::GovernanceParts;
 use crate::skills::Skill;
 use crate::structured::StructuredOutput;
-use crate::system_prompt::default_system_prompt;
+use crate::system_prompt::session_system_prompt;
 use crate::toolset::{Extras, connect_mcp, select_tools};
 use crate::write_failure::WriteFailure;
 
@@ -118,7 +118,7 @@ impl Session {
         check_session_choice(&options)?;
         let opened = open_or_create(&store, &options, &cwd, &provider.model)?;
         let files = SessionFiles::load(&mut options, &cwd)?;
-        let system_prompt = system_prompt(&options, &cwd, &files);
+        let system_prompt = system_prompt(&options, &cwd, &provider.model, &files);
         let settings = crate::setup::load_settings(&options, &cwd, &home)?;
         let sandbox = crate::sandbox_setup::command_sandbox(&options, &settings, &cwd)?;
         let mut parts = crate::setup::build(
@@ -397,17 +397,11 @@ impl SessionFiles {
     }
 }
 
-/// The session's system prompt: the options' (or the default one), then
-/// the memory files, then the output schema.
-fn system_prompt(options: &Options, cwd: &Path, files: &SessionFiles) -> String {
+/// The session's system prompt: the options' (or the default one) with
+/// the environment block, then the memory files, then the output schema.
+fn system_prompt(options: &Options, cwd: &Path, model: &str, files: &SessionFiles) -> String {
     let today = chrono::Local::now().format("%Y-%m-%d").to_string();
-    let mut system_prompt = match &options.system_prompt {
-        SystemPrompt::Default => default_system_prompt(cwd, &today),
-        SystemPrompt::Replace(text) => text.clone(),
-        SystemPrompt::Append(text) => {
-            format!("{}\n\n{}", default_system_prompt(cwd, &today), text)
-        }
-    };
+    let mut system_prompt = session_system_prompt(&options.system_prompt, cwd, &today, model);
     if let Some(section) = &files.memory_section {
         system_prompt.push_str("\n\n");
         system_prompt.push_str(section);

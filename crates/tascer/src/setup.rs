@@ -46,13 +46,20 @@ pub(crate) fn local_db(
     store.backend().local_db(home)
 }
 
-/// Reads the settings files the options ask for.
+/// Reads the settings files the options ask for, for a session: what it
+/// cannot honour is a warning on the log (standard error), one line each.
 pub(crate) fn load_settings(
     options: &Options,
     cwd: &Path,
     home: &Path,
 ) -> Result<LoadedSettings, Error> {
-    load_settings_in(options, cwd, None, home)
+    let settings = load_settings_in(options, cwd, None, home)?;
+    // Nothing else applies what Tascer does not: every such setting is
+    // named (a host under Claude Code leaves the other keys to it).
+    for warning in settings.warnings.iter().chain(&settings.unhonoured()) {
+        tracing::warn!("{warning}");
+    }
+    Ok(settings)
 }
 
 /// [`load_settings`] with the project and local files read from
@@ -180,6 +187,9 @@ fn permission_engine(
     if let Some(w) = &options.workaround {
         builder = builder.workaround(*w);
     }
+    // Permission updates ("always allow") are persisted to Claude Code's
+    // files of this project.
+    builder = builder.settings_files(SettingsLoader::for_user(cwd).claude_files());
     Ok(builder.build()?)
 }
 

@@ -124,6 +124,7 @@ async fn exit_plan_mode_leaves_plan_mode() {
         Box::pin(async {
             CanUseToolResult::Allow {
                 updated_input: None,
+                updated_permissions: Vec::new(),
             }
         })
     });
@@ -137,4 +138,51 @@ async fn exit_plan_mode_leaves_plan_mode() {
     assert!(results[0].2, "plan mode refuses edits: {results:?}");
     assert!(!results[1].2, "{results:?}");
     assert_eq!(client.permission_mode(), PermissionMode::Default);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_permission_request_hook_s_always_allow_holds_and_is_persisted() {
+    let env = Env::new();
+    let server = MockServer::start(
+        Scenario::new()
+            .turn(Turn::tool("Bash", json!({"command": "touch one.txt"})))
+            .turn(Turn::tool("Bash", json!({"command": "touch two.txt"})))
+            .turn(Turn::text("done")),
+    )
+    .await
+    .unwrap();
+    let calls = Arc::new(Mutex::new(0));
+    let counted = Arc::clone(&calls);
+    let hooks = HookRegistry::builder()
+        .on(HookEvent::PermissionRequest, "Bash", move |_input: HookInput| {
+            *counted.lock().unwrap() += 1;
+            async {
+                Ok(HookOutput::from_value(&json!({"hookSpecificOutput": {
+                    "hookEventName": "PermissionRequest",
+                    "decision": {"behavior": "allow", "updatedPermissions": [
+                        {"type": "addRules", "behavior": "allow", "destination": "localSettings",
+                         "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}]},
+                    ]}
+                }})))
+            }
+        })
+        .build()
+        .unwrap();
+    let options = anthropic_options(&server, &env)
+        .permission_mode(PermissionMode::Default)
+        .hooks(hooks);
+    let mut client = Client::connect(options).await.unwrap();
+    client.query("go").await.unwrap();
+    let messages: Vec<_> = client.receive_response().collect().await;
+    client.disconnect().await;
+
+    assert!(result_of(&messages).permission_denials.is_empty());
+    assert!(env.ws().join("one.txt").exists() && env.ws().join("two.txt").exists());
+    assert_eq!(
+        *calls.lock().unwrap(),
+        1,
+        "the rule answered the second call"
+    );
+    let local = std::fs::read_to_string(env.ws().join(".claude/settings.local.json")).unwrap();
+    assert!(local.contains("Bash(touch:*)"), "{local}");
 }

@@ -145,6 +145,7 @@ async fn can_use_tool_may_rewrite_the_input_or_deny_and_interrupt() {
             if command.contains("original") {
                 CanUseToolResult::Allow {
                     updated_input: Some(json!({"command": "echo rewritten"})),
+                    updated_permissions: Vec::new(),
                 }
             } else {
                 CanUseToolResult::Deny {

@@ -50,7 +50,7 @@ pub struct SdkFlags {
     /// Refused with --resume-session-at.
     #[arg(long, value_name = "UUID")]
     pub resume_drops_turn: Option<String>,
-    /// Ignored.
+    /// Anthropic beta features, comma-separated: the `anthropic-beta` header.
     #[arg(long, value_name = "BETAS")]
     pub betas: Option<String>,
     /// Ignored.
@@ -118,7 +118,6 @@ impl SdkFlags {
     /// names.
     pub fn ignored(&self) -> Vec<&'static str> {
         let set = [
-            ("--betas", self.betas.is_some()),
             ("--effort", self.effort.is_some()),
             ("--thinking", self.thinking.is_some()),
             ("--thinking-display", self.thinking_display.is_some()),
@@ -385,10 +384,10 @@ mod tests {
         assert_eq!(cli.run.permission_mode.as_deref(), Some("plan"));
         assert_eq!(cli.run.allowed_tools, ["Read,Bash(ls:*)"]);
         assert!(cli.run.fork_session && cli.run.continue_ && cli.sdk.include_hook_events);
+        assert_eq!(cli.sdk.betas.as_deref(), Some("context-1m-2025-08-07"));
         assert_eq!(
             cli.sdk.ignored(),
             [
-                "--betas",
                 "--effort",
                 "--thinking",
                 "--thinking-display",

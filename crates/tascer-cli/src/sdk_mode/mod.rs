@@ -99,7 +99,13 @@ async fn run(cli: SdkCli) -> ExitCode {
 /// ended.
 fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
     let mut options = crate::run::options_from_args(&cli.run)?;
+    // The SDKs run Claude Code, which reads its own settings files: so
+    // does this mode, for the setting sources the SDK names.
+    options.claude_settings = true;
     crate::run::set_provider(&cli.run, &mut options)?;
+    if let Some(betas) = &cli.sdk.betas {
+        with_betas(&mut options, betas);
+    }
     if let Some(file) = &cli.sdk.system_prompt_file {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("--system-prompt-file: cannot read {}", file.display()))?;
@@ -120,6 +126,25 @@ fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
     } else {
         session
     })
+}
+
+/// `--betas a,b`: Anthropic's `anthropic-beta` header on every model
+/// request. With another provider (or none configured yet: the session
+/// reports that) it is a warning.
+fn with_betas(options: &mut tascer::Options, betas: &str) {
+    let provider = options
+        .provider
+        .take()
+        .map_or_else(tascer::ProviderConfig::from_env, Ok);
+    match provider {
+        Ok(mut provider) => {
+            if let Err(err) = provider.add_betas(&[betas.to_string()]) {
+                eprintln!("warning: ignoring --betas: {err}");
+            }
+            options.provider = Some(provider);
+        }
+        Err(err) => eprintln!("warning: ignoring --betas: {err}"),
+    }
 }
 
 /// A contracts manager's turns, judged as `tascer run` judges them: a

@@ -10,6 +10,7 @@ Prints one JSON object on its last line: the messages the SDK yielded
 
 import dataclasses
 import json
+import os
 import sys
 
 import anyio
@@ -19,10 +20,13 @@ from claude_agent_sdk import (
     ClaudeSDKClient,
     HookMatcher,
     PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionUpdate,
     create_sdk_mcp_server,
     query,
     tool,
 )
+from claude_agent_sdk.types import PermissionRuleValue
 
 
 BLOCK_TYPES = {"TextBlock": "text", "ThinkingBlock": "thinking", "ToolUseBlock": "tool_use", "ToolResultBlock": "tool_result"}
@@ -60,6 +64,8 @@ def options(config, **extra):
             "ANTHROPIC_BASE_URL": config["base_url"],
             "ANTHROPIC_API_KEY": "test",
             "TASCER_HOME": config["home"],
+            # Claude Code's user settings: the test's, not the machine's.
+            "CLAUDE_CONFIG_DIR": os.path.join(config["home"], "claude-config"),
         },
         stderr=(stderr_lines.append if stderr_lines is not None else None),
         **extra,
@@ -158,6 +164,42 @@ async def case_multi_turn(config):
     return {"turns": turns, "server_info": info}
 
 
+async def case_default_options(config):
+    stderr = []
+    messages = await collect(config["prompt"], options(config, stderr_lines=stderr))
+    return {"messages": messages, "stderr": stderr}
+
+
+async def case_ask_user_question(config):
+    asked = []
+
+    async def answer(tool_name, tool_input, context):
+        asked.append({"tool_name": tool_name, "input": tool_input})
+        if tool_name != "AskUserQuestion":
+            return PermissionResultDeny(message="only questions here")
+        answers = {q["question"]: q["options"][1]["label"] for q in tool_input["questions"]}
+        return PermissionResultAllow(updated_input={**tool_input, "answers": answers})
+
+    messages = await collect(config["prompt"], options(config, can_use_tool=answer))
+    return {"messages": messages, "asked": asked}
+
+
+async def case_always_allow(config):
+    asked = []
+
+    async def always(tool_name, tool_input, context):
+        asked.append({"tool_name": tool_name, "input": tool_input,
+                      "suggestions": [s.to_dict() for s in context.suggestions]})
+        rule = PermissionRuleValue(tool_name="Bash", rule_content="touch:*")
+        update = PermissionUpdate(type="addRules", rules=[rule], behavior="allow",
+                                  destination=config.get("destination", "localSettings"))
+        return PermissionResultAllow(updated_permissions=[update])
+
+    first = await collect(config["prompt"], options(config, can_use_tool=always))
+    second = await collect(config["second_prompt"], options(config, can_use_tool=always))
+    return {"first": first, "second": second, "asked": asked}
+
+
 CASES = {
     "query_tools": case_query_tools,
     "hook_deny": case_hook_deny,
@@ -165,6 +207,9 @@ CASES = {
     "sdk_mcp": case_sdk_mcp,
     "interrupt": case_interrupt,
     "multi_turn": case_multi_turn,
+    "default_options": case_default_options,
+    "ask_user_question": case_ask_user_question,
+    "always_allow": case_always_allow,
 }
 
 

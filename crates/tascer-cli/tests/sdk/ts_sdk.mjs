@@ -18,6 +18,8 @@ const require = createRequire(`${prefix}/`);
 const sdk = await import(pathToFileURL(require.resolve("@anthropic-ai/claude-agent-sdk")));
 const { z } = await import(pathToFileURL(require.resolve("zod")));
 
+const stderrLines = [];
+
 function options(extra = {}) {
   return {
     pathToClaudeCodeExecutable: config.cli,
@@ -27,8 +29,13 @@ function options(extra = {}) {
       ANTHROPIC_BASE_URL: config.base_url,
       ANTHROPIC_API_KEY: "test",
       TASCER_HOME: config.home,
+      // Claude Code's user settings: the test's, not the machine's.
+      CLAUDE_CONFIG_DIR: `${config.home}/claude-config`,
     },
-    stderr: (text) => process.stderr.write(text),
+    stderr: (text) => {
+      stderrLines.push(...text.split("\n").filter((l) => l.length > 0));
+      process.stderr.write(text);
+    },
     ...extra,
   };
 }
@@ -170,6 +177,49 @@ const cases = {
     return { turns, server_info: init };
   },
 };
+
+Object.assign(cases, {
+  async default_options() {
+    const q = sdk.query({ prompt: config.prompt, options: options() });
+    return { messages: await collect(q), stderr: stderrLines };
+  },
+
+  async ask_user_question() {
+    const asked = [];
+    const answer = async (toolName, input) => {
+      asked.push({ tool_name: toolName, input });
+      if (toolName !== "AskUserQuestion") return { behavior: "deny", message: "only questions here" };
+      const answers = Object.fromEntries(input.questions.map((q) => [q.question, q.options[1].label]));
+      return { behavior: "allow", updatedInput: { ...input, answers } };
+    };
+    const q = sdk.query({ prompt: config.prompt, options: options({ canUseTool: answer }) });
+    return { messages: await collect(q), asked };
+  },
+
+  async always_allow() {
+    const asked = [];
+    const always = async (toolName, input, context) => {
+      asked.push({ tool_name: toolName, input, suggestions: context.suggestions ?? [] });
+      return {
+        behavior: "allow",
+        updatedInput: input,
+        updatedPermissions: [
+          {
+            type: "addRules",
+            rules: [{ toolName: "Bash", ruleContent: "touch:*" }],
+            behavior: "allow",
+            destination: config.destination ?? "localSettings",
+          },
+        ],
+      };
+    };
+    const first = await collect(sdk.query({ prompt: config.prompt, options: options({ canUseTool: always }) }));
+    const second = await collect(
+      sdk.query({ prompt: config.second_prompt, options: options({ canUseTool: always }) }),
+    );
+    return { first, second, asked };
+  },
+});
 
 const result = await cases[caseName]();
 console.log(JSON.stringify(result));

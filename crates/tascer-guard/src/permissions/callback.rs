@@ -76,6 +76,10 @@ pub enum CanUseToolResult {
     Allow {
         /// Replacement input.
         updated_input: Option<Value>,
+        /// Permission updates ("always allow"): applied for the rest of
+        /// the session and persisted where they say
+        /// ([`PermissionEngine::apply_updates`](super::PermissionEngine::apply_updates)).
+        updated_permissions: Vec<super::PermissionUpdate>,
     },
     /// Do not run it.
     Deny {

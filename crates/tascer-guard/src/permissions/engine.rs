@@ -22,6 +22,7 @@ use super::paths::canonicalize;
 use super::policy::Policy;
 use super::rule::{PermissionRule, PermissionRules, RuleOrigin};
 use super::workaround::{DenialHistory, Escalation, WorkaroundConfig, alike_keys};
+use tascer_settings::ClaudeSettingsFiles;
 
 mod builder;
 
@@ -31,17 +32,18 @@ pub use builder::PermissionEngineBuilder;
 /// from many tasks; the mode and session rules can change at run time.
 pub struct PermissionEngine {
     rules: PermissionRules,
-    session_rules: RwLock<PermissionRules>,
+    pub(super) session_rules: RwLock<PermissionRules>,
     mode: RwLock<PermissionMode>,
     bypass_disabled: bool,
     policies: Vec<Arc<dyn Policy>>,
     can_use_tool: Option<CanUseTool>,
+    pub(super) settings_files: Option<ClaudeSettingsFiles>,
     additional_dirs: Vec<PathBuf>,
-    home: Option<PathBuf>,
+    pub(super) home: Option<PathBuf>,
     cache: Option<DecisionCache>,
     cache_callback: bool,
     workaround: WorkaroundConfig,
-    tracker: Mutex<DenialHistory>,
+    pub(super) tracker: Mutex<DenialHistory>,
     custom_policies: bool,
     sensitive: super::sensitive::SensitivePatterns,
 }
@@ -69,6 +71,7 @@ impl PermissionEngine {
             bypass_disabled: false,
             policies: Vec::new(),
             can_use_tool: None,
+            settings_files: None,
             additional_dirs: Vec::new(),
             home: None,
             cache: true,
@@ -136,7 +139,7 @@ impl PermissionEngine {
         self.session_rules.read().clone()
     }
 
-    fn clear_cache(&self) {
+    pub(super) fn clear_cache(&self) {
         if let Some(c) = &self.cache {
             c.clear();
         }
@@ -429,10 +432,21 @@ impl PermissionEngine {
     ) -> PermissionDecision {
         d.decided_by = DecisionSource::Callback;
         match answer {
-            CanUseToolResult::Allow { updated_input } => {
+            CanUseToolResult::Allow {
+                updated_input,
+                updated_permissions,
+            } => {
                 d.behavior = Behavior::Allow;
                 d.reason = "allowed by the can_use_tool callback".into();
                 d.updated_input = updated_input.filter(|u| *u != call.input);
+                if !updated_permissions.is_empty() {
+                    for warning in self.apply_updates(&updated_permissions) {
+                        tracing::warn!("{warning}");
+                    }
+                    let described: Vec<String> =
+                        updated_permissions.iter().map(|u| u.describe()).collect();
+                    d.reason = format!("{}; it {}", d.reason, described.join("; "));
+                }
             }
             CanUseToolResult::Deny { message, interrupt } => {
                 d.behavior = Behavior::Deny;
@@ -444,51 +458,6 @@ impl PermissionEngine {
                 d.interrupt = interrupt;
             }
         }
-        d
-    }
-
-    /// Turns an ask into a deny whose message says what would allow the
-    /// call (`add "Bash(npm test:*)" to permissions.allow, or run with
-    /// --permission-mode acceptEdits`). Other decisions pass unchanged.
-    pub fn resolve_non_interactive(&self, decision: PermissionDecision) -> PermissionDecision {
-        if decision.behavior != Behavior::Ask {
-            return decision;
-        }
-        let mut d = decision;
-        let mut hints = Vec::new();
-        if !d.suggestions.is_empty() {
-            let rules = d
-                .suggestions
-                .iter()
-                .map(|s| format!("\"{s}\""))
-                .collect::<Vec<_>>()
-                .join(", ");
-            hints.push(format!("add {rules} to permissions.allow"));
-        }
-        let ask_rule = matches!(
-            d.decided_by,
-            DecisionSource::Rule { .. } | DecisionSource::Policy { .. }
-        );
-        if d.edit_like && !ask_rule && self.mode() == PermissionMode::Default {
-            hints.push("run with --permission-mode acceptEdits".into());
-        }
-        let how = if hints.is_empty() {
-            match &d.decided_by {
-                DecisionSource::Rule { rule, .. } => format!("remove the ask rule \"{rule}\""),
-                _ => "approve it interactively or with a can_use_tool callback".into(),
-            }
-        } else {
-            hints.join(", or ")
-        };
-        let short = short_reason(&d.reason);
-        d.reason = format!(
-            "Permission to use {} was not granted (needs approval and no one can be asked: {}). To allow it: {how}.",
-            d.tool, d.reason
-        );
-        d.behavior = Behavior::Deny;
-        d.updated_input = None;
-        let what = format!("{} ({short})", d.tool);
-        self.tracker.lock().record(&d.alike, &what);
         d
     }
 
@@ -596,7 +565,7 @@ fn cut(text: &str, max: usize) -> String {
 /// The first part of a reason, without what an escalation appended,
 /// cut short: what a denial records for workaround detection (so
 /// recorded reasons never quote each other).
-fn short_reason(reason: &str) -> String {
+pub(super) fn short_reason(reason: &str) -> String {
     let own = reason
         .split("; this looks like a workaround")
         .next()

@@ -17,6 +17,7 @@ use crate::permissions::policy::Policy;
 use crate::permissions::rule::PermissionRules;
 use crate::permissions::shell_policy::ShellCommandPolicy;
 use crate::permissions::workaround::{DenialHistory, WorkaroundConfig};
+use tascer_settings::ClaudeSettingsFiles;
 
 /// Builds a [`PermissionEngine`].
 pub struct PermissionEngineBuilder {
@@ -25,6 +26,7 @@ pub struct PermissionEngineBuilder {
     pub(super) bypass_disabled: bool,
     pub(super) policies: Vec<Arc<dyn Policy>>,
     pub(super) can_use_tool: Option<CanUseTool>,
+    pub(super) settings_files: Option<ClaudeSettingsFiles>,
     pub(super) additional_dirs: Vec<PathBuf>,
     pub(super) home: Option<PathBuf>,
     pub(super) cache: bool,
@@ -73,6 +75,13 @@ impl PermissionEngineBuilder {
     /// `policies.fileAccess`; with [`default_policies`](Self::default_policies)).
     pub fn file_access(mut self, config: FileAccessConfig) -> Self {
         self.file_access = config;
+        self
+    }
+
+    /// Where permission updates naming a settings file (`localSettings`,
+    /// …) are persisted ([`PermissionEngine::apply_updates`]).
+    pub fn settings_files(mut self, files: ClaudeSettingsFiles) -> Self {
+        self.settings_files = Some(files);
         self
     }
 
@@ -192,6 +201,7 @@ impl PermissionEngineBuilder {
             bypass_disabled: self.bypass_disabled,
             policies,
             can_use_tool: self.can_use_tool,
+            settings_files: self.settings_files,
             additional_dirs: self.additional_dirs,
             home,
             cache: self.cache.then(DecisionCache::default),
