@@ -35,6 +35,14 @@ pub enum GatekeeperError {
         /// What git said (trimmed).
         stderr: String,
     },
+    /// The directory a call names (`working_dir`, `path`) is unusable.
+    #[error("working_dir {}: {problem}", dir.display())]
+    BadWorkingDir {
+        /// The directory, resolved against the server's working directory.
+        dir: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A settings file holding a `check` section could not be read.
     #[error("cannot read {}", path.display())]
     ReadSettings {
@@ -62,8 +70,8 @@ pub enum GatekeeperError {
     /// No check commands are configured and none can be detected.
     #[error(
         "no check commands for {}: add {{\"check\": {{\"lint\": [\"…\"], \"test\": [\"…\"]}}}} \
-         to .tascer/settings.json (no Cargo.toml, package.json, go.mod or pyproject.toml to \
-         detect them from)",
+         to .tascer/settings.json (no Makefile with a `check` target, Cargo.toml, package.json, \
+         go.mod or pyproject.toml to detect them from)",
         repo.display()
     )]
     NoCheckCommands {
