@@ -649,6 +649,90 @@ async fn commit_with_working_dir_runs_check_and_confirm_then_commits() {
     client.cancel().await.unwrap();
 }
 
+/// `validate_intent` reads a Claude Code session: by `session_id` (its
+/// transcript under `$CLAUDE_CONFIG_DIR/projects/<project>/`), by
+/// `transcript_path`, or the working directory's latest session.
+#[tokio::test(flavor = "multi_thread")]
+async fn validate_intent_reads_a_claude_code_transcript() {
+    let home = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let encoded: String = project
+        .path()
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let sessions = config.path().join("projects").join(encoded);
+    std::fs::create_dir_all(&sessions).unwrap();
+    let transcript = sessions.join("0b6c1f2e-session.jsonl");
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "Fix the typo in README"}}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "rm -r tests"}}]}}),
+    ];
+    let text_lines: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&transcript, text_lines).unwrap();
+    let scenario = Scenario::new().conversation(
+        "USER: Fix the typo in README",
+        vec![Turn::text(
+            r#"{"aligned": false, "drift": [{"what": "deleted the tests", "evidence": "rm -r tests", "severity": "high"}], "summary": "Asked for a typo fix, removed tests."}"#,
+        )],
+    );
+    let model = MockServer::start(scenario).await.unwrap();
+    let url = model.url();
+    let config_dir = config.path().display().to_string();
+    let client = serve_with(
+        project.path(),
+        home.path(),
+        &[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", &url),
+            ("CLAUDE_CONFIG_DIR", &config_dir),
+        ],
+    )
+    .await;
+    let path = transcript.display().to_string();
+    for args in [
+        json!({"session_id": "0b6c1f2e-session"}),
+        json!({"transcript_path": path}),
+        json!({"working_dir": project.path().display().to_string()}),
+    ] {
+        let r = call(&client, "validate_intent", args.clone()).await;
+        assert!(!is_error(&r), "{args}: {r}");
+        assert_eq!(r["structuredContent"]["aligned"], false, "{r}");
+        assert_eq!(
+            r["structuredContent"]["transcript_source"],
+            path.as_str(),
+            "{r}"
+        );
+        assert!(text(&r).contains("[high] deleted the tests"), "{r}");
+    }
+    let body = model.requests()[0].body.to_string();
+    assert!(
+        body.contains("TOOL CALL Bash") && body.contains("rm -r tests"),
+        "{body}"
+    );
+    // Not a transcript, and an unknown session: errors that say so.
+    let r = call(
+        &client,
+        "validate_intent",
+        json!({"transcript_path": "/etc/passwd"}),
+    )
+    .await;
+    assert!(
+        is_error(&r) && text(&r).contains("not a Claude Code transcript"),
+        "{r}"
+    );
+    let r = call(&client, "validate_intent", json!({"session_id": "../x"})).await;
+    assert!(
+        is_error(&r) && text(&r).contains("No conversation found"),
+        "{r}"
+    );
+    client.cancel().await.unwrap();
+}
+
 /// Serving over HTTP on an address other than loopback needs a bearer
 /// token: without one the server refuses to start and says how to set it.
 #[test]

@@ -95,11 +95,34 @@ pub enum GatekeeperError {
         /// The Tascer home.
         home: PathBuf,
     },
-    /// No stored session has this id.
-    #[error("No conversation found with session ID: {id}")]
+    /// Neither Tascer's store nor Claude Code's projects have a session
+    /// with this id.
+    #[error(
+        "No conversation found with session ID: {id} (neither a Tascer session nor a Claude \
+         Code transcript <id>.jsonl under $CLAUDE_CONFIG_DIR or ~/.claude, in projects/)"
+    )]
     NoSession {
         /// The id asked for.
         id: String,
+    },
+    /// `validate_intent` was given no transcript and the working
+    /// directory's Claude Code project has none.
+    #[error(
+        "validate_intent needs `transcript` (text), `transcript_path` (a Claude Code .jsonl) or \
+         `session_id`; there is no Claude Code session of {} to take instead",
+        dir.display()
+    )]
+    NoTranscript {
+        /// The working directory.
+        dir: PathBuf,
+    },
+    /// A file given as a Claude Code transcript is not one.
+    #[error("{} is not a Claude Code transcript: {problem}", path.display())]
+    NotATranscript {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        problem: String,
     },
     /// The session store failed.
     #[error(transparent)]

@@ -25,6 +25,7 @@
 
 mod admit;
 mod check_plan;
+mod claude_sessions;
 mod decision;
 mod error;
 mod git;

@@ -22,7 +22,7 @@ Tascer's session store and signed ledger.";
 /// The gatekeeper's MCP server (what `tascer mcp serve` serves): the
 /// tools `check`, `confirm`, `commit`, `push`, `validate_intent`,
 /// `sessions_list`, `session_report` and `session_verify`, working on the
-/// repository at `cwd` (or the `path` a call names, relative to it) and on
+/// repository at `cwd` (or the `working_dir` a call names, relative to it) and on
 /// the session store and ledger of the Tascer home `home`. Serve it with
 /// [`tascer_mcp::serve_stdio`] or [`tascer_mcp::HttpServer`].
 ///
@@ -141,11 +141,15 @@ fn audit_tools(server: &Arc<Server>) -> Vec<ServedTool> {
             server,
             "validate_intent",
             "Report where an agent's session drifted from the user's request. Give `transcript` \
-             (text) or `session_id` (a stored Tascer session), and optionally `request`. Needs a \
-             model (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL).",
+             (text), `transcript_path` (a Claude Code session's .jsonl) or `session_id` (a Tascer \
+             session or a Claude Code session); with none of them, the latest Claude Code \
+             session of `working_dir` is judged. Optionally `request`. Needs a model \
+             (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL).",
             json!({"type": "object", "properties": {
                 "transcript": {"type": "string"},
-                "session_id": {"type": "string"},
+                "transcript_path": {"type": "string", "description": "A Claude Code transcript (~/.claude/projects/<project>/<session>.jsonl), relative to working_dir"},
+                "session_id": {"type": "string", "description": "A Tascer session id, else a Claude Code session id"},
+                "working_dir": {"type": "string", "description": "The project whose Claude Code sessions are meant (default: the server's working directory)"},
                 "request": {"type": "string", "description": "The user's request (default: the transcript's first user message)"},
             }}),
             true,
