@@ -571,11 +571,24 @@ fn the_commit_slash_command_commits_through_the_gatekeeper() {
             "mcp__tascer__commit",
             json!({"working_dir": working_dir, "message": "Say two"}),
         ))
+        // Then the session judges itself: validate_intent with no
+        // transcript reads this session's own JSONL.
+        .turn(Turn::new().with_tool_id(
+            "toolu_intent",
+            "mcp__tascer__validate_intent",
+            json!({"working_dir": work.display().to_string()}),
+        ))
         .turn(Turn::text("Committed."))
         .conversation(
             "meant to do: Say two",
             vec![Turn::text(
                 r#"{"verdict": "CONFIRMED", "reasons": ["says two"]}"#,
+            )],
+        )
+        .conversation(
+            "User's request:",
+            vec![Turn::text(
+                r#"{"aligned": true, "drift": [], "summary": "Committed as asked."}"#,
             )],
         )
         .route(Route::reviewer(
@@ -589,7 +602,11 @@ fn the_commit_slash_command_commits_through_the_gatekeeper() {
         &work,
         (&user_home, home.path()),
         &server.url(),
-        ("acceptEdits", "/commit Say two", "mcp__tascer__commit"),
+        (
+            "acceptEdits",
+            "/commit Say two",
+            "mcp__tascer__commit,mcp__tascer__validate_intent",
+        ),
     );
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "claude failed:\n{stdout}\n{stderr}");
@@ -628,6 +645,29 @@ fn the_commit_slash_command_commits_through_the_gatekeeper() {
     assert_eq!(
         common::git_in(&work, &["status", "--porcelain"]).unwrap(),
         ""
+    );
+    // validate_intent read this very session from Claude Code's transcript.
+    let (_, text, is_error) = sent
+        .iter()
+        .find(|(id, _, _)| id == "toolu_intent")
+        .unwrap_or_else(|| panic!("no result for toolu_intent: {sent:?}"));
+    assert!(!is_error, "{text}");
+    let intent: Value = serde_json::from_str(text).unwrap_or_else(|_| panic!("{text}"));
+    assert_eq!(intent["aligned"], true, "{intent}");
+    let source = intent["transcript_source"].as_str().unwrap();
+    assert!(
+        source.starts_with(&user_home.join(".claude/projects").display().to_string())
+            && source.ends_with(".jsonl"),
+        "{source}"
+    );
+    let judged = requests
+        .iter()
+        .map(|r| r.body.to_string())
+        .find(|b| b.contains("User's request:"))
+        .unwrap();
+    assert!(
+        judged.contains("TOOL CALL mcp__tascer__commit") && judged.contains("Say two"),
+        "{judged}"
     );
     // The review was asked, with the diff.
     assert!(

@@ -48,7 +48,8 @@ impl Server {
     /// text itself), else `transcript_path` (a Claude Code JSONL file,
     /// relative to the working directory), else `session_id` (a Tascer
     /// session, else a Claude Code session of any project), else the
-    /// latest Claude Code session of the working directory's project.
+    /// latest Claude Code session of the working directory's project (or
+    /// of its git root's).
     fn intent_transcript(&self, args: &Map<String, Value>) -> Result<(String, String)> {
         if let Some(text) = str_arg(args, "transcript") {
             return Ok((text.to_owned(), "transcript".into()));
@@ -68,7 +69,10 @@ impl Server {
             let text = claude_sessions::text(&path)?;
             return Ok((text, path.display().to_string()));
         }
+        // Claude Code keys a project by the directory it started in: the
+        // working directory, else its git root.
         let path = claude_sessions::latest(&dir)
+            .or_else(|| claude_sessions::latest(&tascer_settings::project_root(&dir, None)))
             .ok_or_else(|| GatekeeperError::NoTranscript { dir: dir.clone() })?;
         let text = claude_sessions::text(&path)?;
         Ok((text, path.display().to_string()))
