@@ -89,12 +89,6 @@ pub enum GatekeeperError {
         /// Why.
         source: Box<tascer::ModelError>,
     },
-    /// The home has no session store.
-    #[error("no session store in {}", home.display())]
-    NoStore {
-        /// The Tascer home.
-        home: PathBuf,
-    },
     /// Neither Tascer's store nor Claude Code's projects have a session
     /// with this id.
     #[error(
