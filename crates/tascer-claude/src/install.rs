@@ -141,6 +141,9 @@ pub struct Target {
     /// Tascer's settings file that gets the safe profile
     /// ([`SAFE_PROFILE`]).
     pub profile: PathBuf,
+    /// Claude Code's commands directory that gets `/commit` and `/push`
+    /// ([`crate::commands`]).
+    pub commands: PathBuf,
 }
 
 /// The safe profile install writes into Tascer's settings: the `auto`
@@ -160,8 +163,9 @@ pub const SAFE_PROFILE: &[(&[&str], &str)] = &[
 impl Target {
     /// The user scope (`user`: `$CLAUDE_CONFIG_DIR/settings.json`, else
     /// `~/.claude/settings.json`, and `~/.claude.json`; the profile in
-    /// `<tascer_home>/settings.json`) or the project in `cwd`
-    /// (`.claude/settings.json`, `.mcp.json` and `.tascer/settings.json`).
+    /// `<tascer_home>/settings.json`; the commands in `commands/` next to
+    /// that settings file) or the project in `cwd` (`.claude/settings.json`,
+    /// `.mcp.json`, `.tascer/settings.json` and `.claude/commands/`).
     pub fn new(user: bool, cwd: &Path, tascer_home: &Path) -> Result<Self, InstallError> {
         if user {
             let home = std::env::home_dir().ok_or(InstallError::NoHome)?;
@@ -173,6 +177,7 @@ impl Target {
                 settings: config.join("settings.json"),
                 mcp: home.join(".claude.json"),
                 profile: tascer_home.join("settings.json"),
+                commands: config.join("commands"),
             })
         } else {
             Ok(Target {
@@ -180,6 +185,7 @@ impl Target {
                 settings: cwd.join(".claude/settings.json"),
                 mcp: cwd.join(".mcp.json"),
                 profile: cwd.join(".tascer/settings.json"),
+                commands: cwd.join(".claude/commands"),
             })
         }
     }

@@ -28,7 +28,8 @@
 //! - [`process`]: what a `tascer hook` process does (through the server,
 //!   or in its own process) and the server's process;
 //! - [`install`]: the Claude Code settings `tascer install` writes and
-//!   `tascer uninstall` removes;
+//!   `tascer uninstall` removes, and [`commands`]: the `/commit` and
+//!   `/push` slash commands it writes;
 //! - [`ClaudeTranscript`]: Claude Code's transcript as the reviewers read
 //!   it.
 //!
@@ -37,6 +38,7 @@
 //! executable stays small.
 
 mod answer;
+pub mod commands;
 pub mod install;
 #[cfg(unix)]
 pub mod process;

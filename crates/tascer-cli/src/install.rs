@@ -14,6 +14,7 @@ pub fn install(user: bool) -> anyhow::Result<ExitCode> {
     let target = Target::new(user, &cwd, &home)?;
     let exe = std::env::current_exe().context("cannot find the tascer executable")?;
     let installed = tascer_claude::install::install(&target, &home, &exe)?;
+    let commands = tascer_claude::commands::install_commands(&target.commands)?;
     let what = |changed: bool| if changed { "updated" } else { "already set up" };
     println!(
         "Claude Code ({} scope): hooks in {} {}; MCP server \"{SERVER}\" in {} {}.",
@@ -28,6 +29,9 @@ pub fn install(user: bool) -> anyhow::Result<ExitCode> {
         target.profile.display(),
         what(installed.profile_changed)
     );
+    for (file, outcome) in commands {
+        println!("Slash command {}: {outcome}.", file.display());
+    }
     println!(
         "Undo with: tascer uninstall claude-code{}",
         if user { " --user" } else { "" }
@@ -42,6 +46,9 @@ pub fn uninstall(user: bool) -> anyhow::Result<ExitCode> {
     let target = Target::new(user, &cwd, &home)?;
     for file in [&target.settings, &target.mcp, &target.profile] {
         let outcome = tascer_claude::install::uninstall(&home, file)?;
+        println!("{}: {outcome}", file.display());
+    }
+    for (file, outcome) in tascer_claude::commands::uninstall_commands(&target.commands)? {
         println!("{}: {outcome}", file.display());
     }
     Ok(ExitCode::SUCCESS)

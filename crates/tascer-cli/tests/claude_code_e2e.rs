@@ -126,9 +126,21 @@ fn run_claude(claude: &Path, work: &Path, user_home: &Path, home: &Path, url: &s
 fn run_claude_in(
     claude: &Path,
     work: &Path,
-    (user_home, home): (&Path, &Path),
+    homes: (&Path, &Path),
     url: &str,
     mode: &str,
+) -> Output {
+    run_claude_with(claude, work, homes, url, (mode, PROMPT, "Bash,Read,Write"))
+}
+
+/// [`run_claude`] in `mode`, with `prompt` and Claude Code's
+/// `--allowedTools` `allowed`.
+fn run_claude_with(
+    claude: &Path,
+    work: &Path,
+    (user_home, home): (&Path, &Path),
+    url: &str,
+    (mode, prompt, allowed): (&str, &str, &str),
 ) -> Output {
     let mut cmd = Command::new(claude);
     cmd.env_clear()
@@ -151,14 +163,14 @@ fn run_claude_in(
     }
     cmd.args([
         "-p",
-        PROMPT,
+        prompt,
         "--output-format",
         "stream-json",
         "--verbose",
         "--permission-mode",
         mode,
         "--allowedTools",
-        "Bash,Read,Write",
+        allowed,
     ])
     .stdin(Stdio::null())
     .stdout(Stdio::piped())
@@ -508,5 +520,161 @@ fn claude_codes_bash_runs_sandboxed_in_bypass_permissions() {
         record.payload["context"]["sandbox"]["claude_code_bash"], true,
         "{}",
         record.payload
+    );
+}
+
+/// The `/commit` command install writes, run by the real Claude Code: the
+/// model calls the gatekeeper's `commit` tool (served by `tascer mcp
+/// serve`, the MCP server install wrote) with the session's directory as
+/// `working_dir`; the tool runs the Makefile's `make check` and the review
+/// (the mock model) and commits.
+#[test]
+fn the_commit_slash_command_commits_through_the_gatekeeper() {
+    let Some(claude) = claude_code() else {
+        tascer_testkit::skip(
+            "the_commit_slash_command_commits_through_the_gatekeeper",
+            "Claude Code is not installed (run scripts/install-test-deps)",
+        );
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let work_dir = tempfile::tempdir().unwrap();
+    let work = work_dir.path().canonicalize().unwrap();
+    let user_home = user.path().canonicalize().unwrap();
+    git(&work, &["init", "-q"]);
+    git(&work, &["config", "user.name", "Test"]);
+    git(&work, &["config", "user.email", "test@example.invalid"]);
+    std::fs::write(work.join("a.txt"), "one\n").unwrap();
+    std::fs::write(work.join("Makefile"), "check:\n\t! grep -q BROKEN a.txt\n").unwrap();
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "init"]);
+    let out = tascer(home.path(), &work)
+        .env("HOME", &user_home)
+        .args(["install", "claude-code", "--project"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "install: {:?}", texts(&out));
+    // Install's own files would go into the commit too: ignored here, so
+    // the commit is the one change.
+    std::fs::write(
+        work.join(".git/info/exclude"),
+        ".claude/\n.mcp.json\n.tascer/\n",
+    )
+    .unwrap();
+    std::fs::write(work.join("a.txt"), "two\n").unwrap();
+
+    let working_dir = work.display().to_string();
+    let scenario = Scenario::new()
+        .turn(Turn::new().with_tool_id(
+            "toolu_commit",
+            "mcp__tascer__commit",
+            json!({"working_dir": working_dir, "message": "Say two"}),
+        ))
+        // Then the session judges itself: validate_intent with no
+        // transcript reads this session's own JSONL.
+        .turn(Turn::new().with_tool_id(
+            "toolu_intent",
+            "mcp__tascer__validate_intent",
+            json!({"working_dir": work.display().to_string()}),
+        ))
+        .turn(Turn::text("Committed."))
+        .conversation(
+            "meant to do: Say two",
+            vec![Turn::text(
+                r#"{"verdict": "CONFIRMED", "reasons": ["says two"]}"#,
+            )],
+        )
+        .conversation(
+            "User's request:",
+            vec![Turn::text(
+                r#"{"aligned": true, "drift": [], "summary": "Committed as asked."}"#,
+            )],
+        )
+        .route(Route::reviewer(
+            "tool-approve",
+            "",
+            reviewer_verdict("allow", "the user asked to commit"),
+        ));
+    let server = MockServer::start_blocking(scenario).unwrap();
+    let out = run_claude_with(
+        &claude,
+        &work,
+        (&user_home, home.path()),
+        &server.url(),
+        (
+            "acceptEdits",
+            "/commit Say two",
+            "mcp__tascer__commit,mcp__tascer__validate_intent",
+        ),
+    );
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "claude failed:\n{stdout}\n{stderr}");
+    // The model got the command's instructions.
+    let requests = server.requests();
+    assert!(
+        requests.iter().any(|r| {
+            let body = r.body.to_string();
+            body.contains("Call the `mcp__tascer__commit` tool once") && body.contains("Say two")
+        }),
+        "the /commit command did not reach the model:\n{stdout}"
+    );
+    let sent = results_sent(&requests);
+    let (_, text, is_error) = sent
+        .iter()
+        .find(|(id, _, _)| id == "toolu_commit")
+        .unwrap_or_else(|| panic!("no result for toolu_commit: {sent:?}\n{stdout}\n{stderr}"));
+    assert!(!is_error, "{text}");
+    // Claude Code hands the model the tool's structured result.
+    let result: Value = serde_json::from_str(text).unwrap_or_else(|_| panic!("{text}"));
+    assert_eq!(result["message"], "Say two", "{result}");
+    let check = &result["steps"]["check"];
+    assert_eq!(check["ran"], true, "{result}");
+    assert_eq!(
+        check["result"]["commands"][0]["command"], "make check",
+        "{result}"
+    );
+    assert_eq!(
+        result["steps"]["confirm"]["verdict"], "CONFIRMED",
+        "{result}"
+    );
+    assert_eq!(
+        common::git_in(&work, &["log", "-1", "--format=%s"]).unwrap(),
+        "Say two"
+    );
+    assert_eq!(
+        common::git_in(&work, &["status", "--porcelain"]).unwrap(),
+        ""
+    );
+    // validate_intent read this very session from Claude Code's transcript.
+    let (_, text, is_error) = sent
+        .iter()
+        .find(|(id, _, _)| id == "toolu_intent")
+        .unwrap_or_else(|| panic!("no result for toolu_intent: {sent:?}"));
+    assert!(!is_error, "{text}");
+    let intent: Value = serde_json::from_str(text).unwrap_or_else(|_| panic!("{text}"));
+    assert_eq!(intent["aligned"], true, "{intent}");
+    let source = intent["transcript_source"].as_str().unwrap();
+    assert!(
+        source.starts_with(&user_home.join(".claude/projects").display().to_string())
+            && source.ends_with(".jsonl"),
+        "{source}"
+    );
+    let judged = requests
+        .iter()
+        .map(|r| r.body.to_string())
+        .find(|b| b.contains("User's request:"))
+        .unwrap();
+    assert!(
+        judged.contains("TOOL CALL mcp__tascer__commit") && judged.contains("Say two"),
+        "{judged}"
+    );
+    // The review was asked, with the diff.
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.body.to_string().contains("meant to do: Say two")
+                && r.body.to_string().contains("+two")),
+        "no review request"
     );
 }

@@ -223,6 +223,19 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_restores_the_bytes() {
         serde_json::from_str(&std::fs::read_to_string(work.path().join(".mcp.json")).unwrap())
             .unwrap();
     assert_eq!(mcp["mcpServers"]["tascer"]["args"], json!(["mcp", "serve"]));
+    // The /commit and /push slash commands call the gatekeeper's tools.
+    let commands = work.path().join(".claude/commands");
+    for (file, tool) in [
+        ("commit.md", "mcp__tascer__commit"),
+        ("push.md", "mcp__tascer__push"),
+    ] {
+        let text = std::fs::read_to_string(commands.join(file)).unwrap();
+        assert!(
+            text.starts_with("---\ndescription:")
+                && text.contains(&format!("allowed-tools: {tool}\n")),
+            "{text}"
+        );
+    }
 
     // Idempotent.
     let again = install(&["install", "claude-code"]);
@@ -236,6 +249,7 @@ fn install_keeps_other_hooks_is_idempotent_and_uninstall_restores_the_bytes() {
         !work.path().join(".mcp.json").exists(),
         "install created it"
     );
+    assert!(!commands.exists(), "install created the commands");
 }
 
 #[test]

@@ -146,11 +146,17 @@ async fn gate_chain_over_stdio() {
     assert!(text(&r).starts_with("DECLINED"), "{r}");
     assert!(text(&r).contains("call `check` first"), "{r}");
 
-    // commit before confirm: refused.
+    // commit runs the chain: the check passes, but confirm without a
+    // model fails closed, so nothing is committed.
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
     let r = call(&client, "commit", json!({})).await;
-    assert!(is_error(&r) && text(&r).contains("commit refused"), "{r}");
+    assert!(is_error(&r), "{r}");
+    assert!(text(&r).starts_with("commit refused at confirm"), "{r}");
+    assert!(text(&r).contains("no reviewer model is configured"), "{r}");
+    assert_eq!(r["structuredContent"]["step"], "confirm", "{r}");
+    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), head);
 
-    // A passing check, then confirm (no model: on the check alone).
+    // A passing check; confirm without a model declines (fail closed)...
     let r = call(&client, "check", json!({})).await;
     assert!(!is_error(&r), "{r}");
     let data = &r["structuredContent"];
@@ -159,27 +165,46 @@ async fn gate_chain_over_stdio() {
     assert_eq!(data["commands"][0]["exit_code"], 0, "{r}");
     assert!(text(&r).starts_with("check PASSED"), "{r}");
     let r = call(&client, "confirm", json!({"intent": "say two"})).await;
+    assert_eq!(r["structuredContent"]["verdict"], "DECLINED", "{r}");
+    assert!(text(&r).contains("fails closed"), "{r}");
+    assert!(text(&r).contains("confirmWithoutModel"), "{r}");
+    // ...unless Tascer's settings let a passing check alone confirm.
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({"mcpServe": {"confirmWithoutModel": true}}).to_string(),
+    )
+    .unwrap();
+    let r = call(&client, "confirm", json!({"intent": "say two"})).await;
     assert_eq!(r["structuredContent"]["verdict"], "CONFIRMED", "{r}");
-    assert!(text(&r).contains("no reviewer model is configured"), "{r}");
+    assert!(text(&r).contains("rests on the check alone"), "{r}");
 
-    // The tree changes after confirm: commit refuses.
-    std::fs::write(repo.path().join("b.txt"), "new\n").unwrap();
-    let r = call(&client, "commit", json!({})).await;
-    assert!(
-        is_error(&r) && text(&r).contains("changed since `confirm`"),
-        "{r}"
-    );
-    std::fs::remove_file(repo.path().join("b.txt")).unwrap();
-
-    // Same state as confirmed again: commit with the fallback message.
+    // commit reuses what passed for this very state, with the fallback
+    // message.
     let r = call(&client, "commit", json!({})).await;
     assert!(!is_error(&r), "{r}");
-    assert_eq!(r["structuredContent"]["message_from"], "fallback", "{r}");
+    let data = &r["structuredContent"];
+    assert_eq!(data["message_from"], "fallback", "{r}");
+    assert_eq!(data["steps"]["check"]["ran"], false, "{r}");
+    assert_eq!(data["steps"]["confirm"]["ran"], false, "{r}");
     let log = git(repo.path(), &["log", "-1", "--format=%s"]);
     assert_eq!(log.trim(), "Update 1 file: modify a.txt");
-    // A commit consumes the confirmation.
+    // Nothing left to commit: the chain's confirm declines.
     let r = call(&client, "commit", json!({})).await;
     assert!(is_error(&r), "{r}");
+    assert!(text(&r).contains("nothing to confirm"), "{r}");
+
+    // A new change: commit runs check and confirm itself.
+    std::fs::write(repo.path().join("b.txt"), "new\n").unwrap();
+    let r = call(&client, "commit", json!({"message": "Add b"})).await;
+    assert!(!is_error(&r), "{r}");
+    let steps = &r["structuredContent"]["steps"];
+    assert_eq!(steps["check"]["ran"], true, "{r}");
+    assert_eq!(steps["confirm"]["ran"], true, "{r}");
+    assert_eq!(steps["confirm"]["verdict"], "CONFIRMED", "{r}");
+    assert_eq!(
+        git(repo.path(), &["log", "-1", "--format=%s"]).trim(),
+        "Add b"
+    );
 
     // A failing check: confirm declines and names the failing command.
     std::fs::write(repo.path().join("a.txt"), "three\n").unwrap();
@@ -192,6 +217,16 @@ async fn gate_chain_over_stdio() {
     let r = call(&client, "confirm", json!({})).await;
     assert_eq!(r["structuredContent"]["verdict"], "DECLINED", "{r}");
     assert!(text(&r).contains("the last check failed (false)"), "{r}");
+    // commit runs the check again; it fails, nothing is committed.
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+    let r = call(&client, "commit", json!({})).await;
+    assert!(is_error(&r), "{r}");
+    assert!(
+        text(&r).starts_with("commit refused at check: the check failed (false)"),
+        "{r}"
+    );
+    assert!(text(&r).contains("check FAILED"), "{r}");
+    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), head);
 
     // validate_intent without a model: a clear tool error.
     let r = call(
@@ -444,6 +479,7 @@ async fn reviewer_model_decides_and_writes() {
     assert!(body.contains("+two") && body.contains("say two"), "{body}");
     let r = call(&client, "commit", json!({})).await;
     assert!(is_error(&r) && text(&r).contains("DECLINED"), "{r}");
+    assert!(text(&r).contains("leftover debug print"), "{r}");
 
     // Then confirms; the commit message comes from the model.
     let r = call(&client, "confirm", json!({})).await;
@@ -469,6 +505,229 @@ async fn reviewer_model_decides_and_writes() {
     let r = call(&client, "validate_intent", json!({"session_id": "missing"})).await;
     assert!(
         is_error(&r) && text(&r).contains("No conversation found with session ID: missing"),
+        "{r}"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// A repository with one commit whose only check is its Makefile's
+/// `check` target, which fails while `a.txt` says BROKEN.
+fn repo_with_makefile(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "check:\n\t@echo checking a.txt\n\t! grep -q BROKEN a.txt\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+}
+
+/// The done-when case of the MCP chain: `commit` with `working_dir`
+/// (another repository than the server's own) on a dirty tree runs the
+/// Makefile's `make check` and the reviewer (the mock model) and commits;
+/// with the check failing it refuses at the check, asks no reviewer and
+/// commits nothing. A `working_dir` outside git is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn commit_with_working_dir_runs_check_and_confirm_then_commits() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    // The server's own repository: dirty, and never touched.
+    let own = root.path().join("own");
+    repo_with_makefile(&own);
+    std::fs::write(own.join("a.txt"), "own change\n").unwrap();
+    let project = root.path().join("project");
+    repo_with_makefile(&project);
+    let scenario = Scenario::new().conversation(
+        "meant to do: Say two",
+        vec![Turn::text(
+            r#"{"verdict": "CONFIRMED", "reasons": ["says two"]}"#,
+        )],
+    );
+    let model = MockServer::start(scenario).await.unwrap();
+    let url = model.url();
+    let client = serve_with(
+        &own,
+        home.path(),
+        &[("ANTHROPIC_API_KEY", "k"), ("ANTHROPIC_BASE_URL", &url)],
+    )
+    .await;
+
+    std::fs::write(project.join("a.txt"), "two\n").unwrap();
+    std::fs::write(project.join("new.txt"), "added\n").unwrap();
+    let working_dir = project.display().to_string();
+    let r = call(
+        &client,
+        "commit",
+        json!({"working_dir": working_dir, "message": "Say two"}),
+    )
+    .await;
+    assert!(!is_error(&r), "{r}");
+    let data = &r["structuredContent"];
+    let check = &data["steps"]["check"];
+    assert_eq!(check["ran"], true, "{r}");
+    assert_eq!(
+        check["result"]["source"], "detected: Makefile check target",
+        "{r}"
+    );
+    assert_eq!(
+        check["result"]["commands"][0]["command"], "make check",
+        "{r}"
+    );
+    assert!(
+        check["result"]["commands"][0]["tail"]
+            .as_str()
+            .unwrap()
+            .contains("checking a.txt"),
+        "{r}"
+    );
+    let confirm = &data["steps"]["confirm"];
+    assert_eq!(confirm["verdict"], "CONFIRMED", "{r}");
+    assert!(
+        confirm["reviewed_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("anthropic/"),
+        "{r}"
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1, "one review");
+    let body = requests[0].body.to_string();
+    assert!(body.contains("+two") && body.contains("+added"), "{body}");
+    assert_eq!(
+        git(&project, &["log", "-1", "--format=%s"]).trim(),
+        "Say two"
+    );
+    assert_eq!(git(&project, &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(&project, &["show", "--name-only", "--format=", "HEAD"]).trim(),
+        "a.txt\nnew.txt"
+    );
+    // The server's own repository was neither checked nor committed.
+    assert_eq!(git(&own, &["rev-list", "--count", "HEAD"]).trim(), "1");
+    assert_eq!(git(&own, &["status", "--porcelain"]).trim(), "M a.txt");
+
+    // A failing `make check` (a relative working_dir this time): refused at
+    // the check, no review asked, nothing committed.
+    std::fs::write(project.join("a.txt"), "BROKEN\n").unwrap();
+    let head = git(&project, &["rev-parse", "HEAD"]);
+    let r = call(
+        &client,
+        "commit",
+        json!({"working_dir": "../project", "message": "Break it"}),
+    )
+    .await;
+    assert!(is_error(&r), "{r}");
+    assert!(
+        text(&r).starts_with("commit refused at check: the check failed (make check)"),
+        "{r}"
+    );
+    assert!(
+        text(&r).contains("checking a.txt"),
+        "the check's output: {r}"
+    );
+    assert_eq!(r["structuredContent"]["step"], "check", "{r}");
+    assert_eq!(model.requests().len(), 1, "no review of a failing check");
+    assert_eq!(git(&project, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&project, &["status", "--porcelain"]).trim(), "M a.txt");
+
+    // working_dir must be a git work tree.
+    let plain = root.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    for (dir, says) in [
+        (plain.display().to_string(), "not inside a git work tree"),
+        ("../missing".to_owned(), "missing: No such file"),
+    ] {
+        let r = call(&client, "check", json!({"working_dir": dir})).await;
+        assert!(is_error(&r) && text(&r).contains(says), "{dir}: {r}");
+    }
+    // The refusals are on record in a ledger that verifies.
+    let r = call(&client, "session_verify", json!({"all": true})).await;
+    assert_eq!(r["structuredContent"]["ok"], true, "{r}");
+    client.cancel().await.unwrap();
+}
+
+/// `validate_intent` reads a Claude Code session: by `session_id` (its
+/// transcript under `$CLAUDE_CONFIG_DIR/projects/<project>/`), by
+/// `transcript_path`, or the working directory's latest session.
+#[tokio::test(flavor = "multi_thread")]
+async fn validate_intent_reads_a_claude_code_transcript() {
+    let home = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let encoded: String = project
+        .path()
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let sessions = config.path().join("projects").join(encoded);
+    std::fs::create_dir_all(&sessions).unwrap();
+    let transcript = sessions.join("0b6c1f2e-session.jsonl");
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "Fix the typo in README"}}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "rm -r tests"}}]}}),
+    ];
+    let text_lines: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&transcript, text_lines).unwrap();
+    let scenario = Scenario::new().conversation(
+        "USER: Fix the typo in README",
+        vec![Turn::text(
+            r#"{"aligned": false, "drift": [{"what": "deleted the tests", "evidence": "rm -r tests", "severity": "high"}], "summary": "Asked for a typo fix, removed tests."}"#,
+        )],
+    );
+    let model = MockServer::start(scenario).await.unwrap();
+    let url = model.url();
+    let config_dir = config.path().display().to_string();
+    let client = serve_with(
+        project.path(),
+        home.path(),
+        &[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", &url),
+            ("CLAUDE_CONFIG_DIR", &config_dir),
+        ],
+    )
+    .await;
+    let path = transcript.display().to_string();
+    for args in [
+        json!({"session_id": "0b6c1f2e-session"}),
+        json!({"transcript_path": path}),
+        json!({"working_dir": project.path().display().to_string()}),
+    ] {
+        let r = call(&client, "validate_intent", args.clone()).await;
+        assert!(!is_error(&r), "{args}: {r}");
+        assert_eq!(r["structuredContent"]["aligned"], false, "{r}");
+        assert_eq!(
+            r["structuredContent"]["transcript_source"],
+            path.as_str(),
+            "{r}"
+        );
+        assert!(text(&r).contains("[high] deleted the tests"), "{r}");
+    }
+    let body = model.requests()[0].body.to_string();
+    assert!(
+        body.contains("TOOL CALL Bash") && body.contains("rm -r tests"),
+        "{body}"
+    );
+    // Not a transcript, and an unknown session: errors that say so.
+    let r = call(
+        &client,
+        "validate_intent",
+        json!({"transcript_path": "/etc/passwd"}),
+    )
+    .await;
+    assert!(
+        is_error(&r) && text(&r).contains("not a Claude Code transcript"),
+        "{r}"
+    );
+    let r = call(&client, "validate_intent", json!({"session_id": "../x"})).await;
+    assert!(
+        is_error(&r) && text(&r).contains("No conversation found"),
         "{r}"
     );
     client.cancel().await.unwrap();

@@ -40,7 +40,33 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_secs())
 }
 
-/// Commands for a project with no configuration, from its build files.
+/// The files GNU make reads without `-f`, in its order.
+const MAKEFILES: [&str; 3] = ["GNUmakefile", "makefile", "Makefile"];
+
+/// True when `makefile` (read as text, never run) has a rule for the
+/// target `check`: a line starting at column 0 whose targets before the
+/// `:` (or `::`) name `check`, not a variable assignment (`check := …`).
+fn has_check_target(makefile: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(makefile) else {
+        return false;
+    };
+    text.lines().any(|line| {
+        if line.starts_with(['\t', ' ', '#']) {
+            return false;
+        }
+        let Some((targets, rest)) = line.split_once(':') else {
+            return false;
+        };
+        if rest.starts_with('=') || targets.ends_with(['?', '+', '!']) || targets.contains('=') {
+            return false;
+        }
+        targets.split_whitespace().any(|t| t == "check")
+    })
+}
+
+/// Commands for a project with no configuration, from its build files (a
+/// Makefile's `check` target first: it is the project's own name for its
+/// checks).
 fn detect(repo: &Path) -> Option<CheckPlan> {
     let has = |f: &str| repo.join(f).is_file();
     let plan = |lint: &[&str], test: &[&str], what: &str| CheckPlan {
@@ -49,6 +75,13 @@ fn detect(repo: &Path) -> Option<CheckPlan> {
         timeout: DEFAULT_TIMEOUT,
         source: format!("detected: {what}"),
     };
+    if let Some(makefile) = MAKEFILES.iter().find(|f| has_check_target(&repo.join(f))) {
+        return Some(plan(
+            &[],
+            &["make check"],
+            &format!("{makefile} check target"),
+        ));
+    }
     if has("Cargo.toml") {
         return Some(plan(
             &["cargo clippy --all-targets --quiet"],
@@ -294,6 +327,35 @@ mod tests {
                 .to_string()
                 .contains("check.test")
         );
+    }
+
+    #[test]
+    fn a_makefile_check_target_comes_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]").unwrap();
+        let makefile = dir.path().join("Makefile");
+        for text in [
+            "check = x\nall:\n\techo check:\n",
+            "check := 1\n# check: no\n.PHONY: check\n",
+            "checks: all\n",
+        ] {
+            std::fs::write(&makefile, text).unwrap();
+            assert_eq!(
+                plan(dir.path()).unwrap().source,
+                "detected: Cargo.toml",
+                "{text}"
+            );
+        }
+        for text in [
+            "check:\n\ttrue\n",
+            "all: x\ntest check: all\n",
+            "check:: x\n",
+        ] {
+            std::fs::write(&makefile, text).unwrap();
+            let p = plan(dir.path()).unwrap();
+            assert_eq!(p.test, ["make check"], "{text}");
+            assert_eq!(p.source, "detected: Makefile check target");
+        }
     }
 
     #[test]

@@ -77,19 +77,7 @@ impl Server {
             return Decision::declined(reason, Some(digest));
         }
         let Some(reviewer) = GateModel::from_env() else {
-            return Decision {
-                verdict: Verdict::Confirmed,
-                reasons: vec![
-                    CHECK_PASSED.into(),
-                    format!(
-                        "no reviewer model is configured ({}), so the diff was not reviewed: \
-                         this confirmation rests on the check alone",
-                        model::MODEL_ENV_HINT
-                    ),
-                ],
-                reviewed_by: None,
-                digest: Some(digest),
-            };
+            return self.unreviewed(repo, digest);
         };
         let diff = match git::review_diff(repo, MODEL_DIFF_BYTES).await {
             Ok(d) => d,
@@ -111,6 +99,43 @@ impl Server {
                 reviewed_by,
                 digest: Some(digest),
             },
+        }
+    }
+
+    /// The decision when no reviewer model is configured: DECLINED (fail
+    /// closed), unless `mcpServe.confirmWithoutModel` is `true`, which lets
+    /// the passing check alone confirm (and the reasons say so).
+    fn unreviewed(&self, repo: &Path, digest: String) -> Decision {
+        let no_model = format!(
+            "no reviewer model is configured ({})",
+            model::MODEL_ENV_HINT
+        );
+        match tascer_settings::confirm_without_model(repo, &self.home) {
+            Ok(Some((file, true))) => Decision {
+                verdict: Verdict::Confirmed,
+                reasons: vec![
+                    CHECK_PASSED.into(),
+                    format!(
+                        "{no_model}, so the diff was not reviewed: this confirmation rests on \
+                         the check alone (mcpServe.confirmWithoutModel in {})",
+                        file.display()
+                    ),
+                ],
+                reviewed_by: None,
+                digest: Some(digest),
+            },
+            Ok(_) => Decision::declined(
+                format!(
+                    "{no_model}: confirm fails closed without a review (set \
+                     {{\"mcpServe\": {{\"confirmWithoutModel\": true}}}} in Tascer's settings \
+                     to confirm on a passing check alone)"
+                ),
+                Some(digest),
+            ),
+            Err(e) => Decision::declined(
+                format!("{no_model}, and {}", tascer_core::error_chain(&e)),
+                Some(digest),
+            ),
         }
     }
 

@@ -35,6 +35,14 @@ pub enum GatekeeperError {
         /// What git said (trimmed).
         stderr: String,
     },
+    /// The directory a call names (`working_dir`, `path`) is unusable.
+    #[error("working_dir {}: {problem}", dir.display())]
+    BadWorkingDir {
+        /// The directory, resolved against the server's working directory.
+        dir: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A settings file holding a `check` section could not be read.
     #[error("cannot read {}", path.display())]
     ReadSettings {
@@ -62,8 +70,8 @@ pub enum GatekeeperError {
     /// No check commands are configured and none can be detected.
     #[error(
         "no check commands for {}: add {{\"check\": {{\"lint\": [\"…\"], \"test\": [\"…\"]}}}} \
-         to .tascer/settings.json (no Cargo.toml, package.json, go.mod or pyproject.toml to \
-         detect them from)",
+         to .tascer/settings.json (no Makefile with a `check` target, Cargo.toml, package.json, \
+         go.mod or pyproject.toml to detect them from)",
         repo.display()
     )]
     NoCheckCommands {
@@ -81,17 +89,34 @@ pub enum GatekeeperError {
         /// Why.
         source: Box<tascer::ModelError>,
     },
-    /// The home has no session store.
-    #[error("no session store in {}", home.display())]
-    NoStore {
-        /// The Tascer home.
-        home: PathBuf,
-    },
-    /// No stored session has this id.
-    #[error("No conversation found with session ID: {id}")]
+    /// Neither Tascer's store nor Claude Code's projects have a session
+    /// with this id.
+    #[error(
+        "No conversation found with session ID: {id} (neither a Tascer session nor a Claude \
+         Code transcript <id>.jsonl under $CLAUDE_CONFIG_DIR or ~/.claude, in projects/)"
+    )]
     NoSession {
         /// The id asked for.
         id: String,
+    },
+    /// `validate_intent` was given no transcript and the working
+    /// directory's Claude Code project has none.
+    #[error(
+        "validate_intent needs `transcript` (text), `transcript_path` (a Claude Code .jsonl) or \
+         `session_id`; there is no Claude Code session of {} to take instead",
+        dir.display()
+    )]
+    NoTranscript {
+        /// The working directory.
+        dir: PathBuf,
+    },
+    /// A file given as a Claude Code transcript is not one.
+    #[error("{} is not a Claude Code transcript: {problem}", path.display())]
+    NotATranscript {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        problem: String,
     },
     /// The session store failed.
     #[error(transparent)]

@@ -1,12 +1,15 @@
 //! Tascer's gatekeeper: the MCP server of `tascer mcp serve`.
 //!
 //! It offers MCP clients (an agent, an editor, a CI job) a gate chain for a
-//! git repository, bound to one working-tree state: `check` runs the
-//! project's lint and test commands, `confirm` is a binary gate that needs a
-//! passing check of the same state (and, with a model configured, a
-//! reviewer model's verdict on the diff), `commit` commits a confirmed
-//! state, `push` pushes. `validate_intent` asks a model where a session
-//! drifted from the user's request; `sessions_list`, `session_report` and
+//! git repository (the call's `working_dir`, else the server's), bound to
+//! one working-tree state: `check` runs the project's lint and test
+//! commands, `confirm` is a binary gate that needs a passing check of the
+//! same state and a reviewer model's verdict on the diff (no model:
+//! DECLINED, unless `mcpServe.confirmWithoutModel` says otherwise),
+//! `commit` runs check and confirm for the state as it is and commits it
+//! when both pass, `push` pushes. `validate_intent` asks a model where a
+//! session (a Claude Code transcript, or a Tascer session) drifted from
+//! the user's request; `sessions_list`, `session_report` and
 //! `session_verify` read Tascer's session store and signed ledger.
 //!
 //! Every command the tools run and every file `confirm` approves is first
@@ -25,6 +28,7 @@
 
 mod admit;
 mod check_plan;
+mod claude_sessions;
 mod decision;
 mod error;
 mod git;

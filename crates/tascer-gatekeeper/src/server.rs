@@ -40,6 +40,11 @@ pub(crate) struct ConfirmRecord {
     pub digest: String,
     /// True for CONFIRMED.
     pub confirmed: bool,
+    /// Why, as `confirm` gave them.
+    pub reasons: Vec<String>,
+    /// True when a reviewer model gave the verdict (a decline for want of
+    /// a passing check is not a review).
+    pub reviewed: bool,
 }
 
 /// What the server remembers of one repository.
@@ -96,14 +101,36 @@ impl Server {
         }
     }
 
-    /// The repository a call works on: `path` (relative to the server's
-    /// cwd) or the cwd, resolved to its work-tree root.
-    pub async fn repo(&self, args: &Map<String, Value>) -> Result<PathBuf> {
-        let path = match str_arg(args, "path") {
-            Some(p) => self.cwd.join(p),
+    /// The directory a call names: `working_dir` (the framework's
+    /// argument; absolute, or relative to the server's cwd), else the
+    /// server's cwd; then `path` (the older argument), relative to that.
+    /// It must be an existing directory.
+    pub fn working_dir(&self, args: &Map<String, Value>) -> Result<PathBuf> {
+        let base = match str_arg(args, "working_dir") {
+            Some(dir) => self.cwd.join(dir),
             None => self.cwd.clone(),
         };
-        git::repo_root(&path).await
+        let dir = match str_arg(args, "path") {
+            Some(p) => base.join(p),
+            None => base,
+        };
+        match std::fs::metadata(&dir) {
+            Ok(meta) if meta.is_dir() => Ok(dir),
+            Ok(_) => Err(GatekeeperError::BadWorkingDir {
+                dir,
+                problem: "not a directory".into(),
+            }),
+            Err(e) => Err(GatekeeperError::BadWorkingDir {
+                dir,
+                problem: e.to_string(),
+            }),
+        }
+    }
+
+    /// The repository a call works on: the top level of the git work tree
+    /// holding [`Self::working_dir`].
+    pub async fn repo(&self, args: &Map<String, Value>) -> Result<PathBuf> {
+        git::repo_root(&self.working_dir(args)?).await
     }
 
     /// Appends a `gate_result` entry for `gate` to this server's ledger

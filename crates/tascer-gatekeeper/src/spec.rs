@@ -11,16 +11,18 @@ use tascer_mcp::{McpServerSpec, ServeToolResult, ServedTool, ToolCallContext};
 use crate::server::Server;
 
 /// What the server tells clients about itself.
-const INSTRUCTIONS: &str = "Tascer's gate chain for a git repository: `check` runs the configured \
-lint and test commands; `confirm` is a binary gate (CONFIRMED/DECLINED) that needs a passing check \
-of the same working-tree state; `commit` needs a CONFIRMED confirm of that state; `push` pushes. \
-`validate_intent` reports drift from the user's request; `sessions_list`, `session_report` and \
-`session_verify` read Tascer's session store and signed ledger.";
+const INSTRUCTIONS: &str = "Tascer's gate chain for a git repository (each tool takes \
+`working_dir`, the work tree to act on): `commit` runs `check` (the project's lint and test \
+commands) and `confirm` (a reviewer model's verdict on the diff) for the working tree as it is, \
+and commits only when both pass; `check` and `confirm` can also be called on their own. `push` \
+pushes. `validate_intent` reports drift from the user's request (a Claude Code session's \
+transcript or a Tascer session); `sessions_list`, `session_report` and `session_verify` read \
+Tascer's session store and signed ledger.";
 
 /// The gatekeeper's MCP server (what `tascer mcp serve` serves): the
 /// tools `check`, `confirm`, `commit`, `push`, `validate_intent`,
 /// `sessions_list`, `session_report` and `session_verify`, working on the
-/// repository at `cwd` (or the `path` a call names, relative to it) and on
+/// repository at `cwd` (or the `working_dir` a call names, relative to it) and on
 /// the session store and ledger of the Tascer home `home`. Serve it with
 /// [`tascer_mcp::serve_stdio`] or [`tascer_mcp::HttpServer`].
 ///
@@ -36,8 +38,14 @@ pub fn server_spec(cwd: PathBuf, home: PathBuf) -> McpServerSpec {
         .fold(spec, McpServerSpec::tool)
 }
 
+/// `working_dir`: the framework's name for the directory a tool works in.
+fn working_dir_prop() -> Value {
+    json!({"type": "string", "description": "The git work tree to work in: an absolute path, or one relative to the server's working directory (default: the server's working directory)"})
+}
+
+/// `path`: the older name, relative to `working_dir`.
 fn path_prop() -> Value {
-    json!({"type": "string", "description": "Repository path (default: the server's working directory)"})
+    json!({"type": "string", "description": "A directory of the repository, relative to working_dir (kept for older callers)"})
 }
 
 /// Registers one tool whose handler calls `f` on the shared server.
@@ -67,10 +75,11 @@ fn gate_tools(server: &Arc<Server>) -> Vec<ServedTool> {
             server,
             "check",
             "Run the repository's lint and test commands (from .tascer/settings.json `check`, or \
-             detected from Cargo.toml / package.json / go.mod / pyproject.toml) and record the \
-             result for the current working-tree state. Returns each command's exit code, \
-             duration and output tail.",
+             detected: a Makefile's `check` target, Cargo.toml, package.json, go.mod, \
+             pyproject.toml) and record the result for the current working-tree state. Returns \
+             each command's exit code, duration and output tail.",
             json!({"type": "object", "properties": {
+                "working_dir": working_dir_prop(),
                 "path": path_prop(),
                 "timeout_secs": {"type": "integer", "minimum": 1, "description": "Per-command timeout (default: settings' check.timeoutSecs, else 600)"},
             }}),
@@ -81,9 +90,10 @@ fn gate_tools(server: &Arc<Server>) -> Vec<ServedTool> {
             server,
             "confirm",
             "Binary gate: CONFIRMED or DECLINED, with reasons. Requires a passing `check` of the \
-             current working-tree state; with a model configured a reviewer model judges the \
-             diff, otherwise the confirmation rests on the check alone (and says so).",
+             current working-tree state; a reviewer model then judges the diff. Without a model \
+             it DECLINES, unless Tascer's settings set mcpServe.confirmWithoutModel.",
             json!({"type": "object", "properties": {
+                "working_dir": working_dir_prop(),
                 "path": path_prop(),
                 "intent": {"type": "string", "description": "What the change is meant to do (given to the reviewer)"},
             }}),
@@ -93,21 +103,26 @@ fn gate_tools(server: &Arc<Server>) -> Vec<ServedTool> {
         tool(
             server,
             "commit",
-            "Commit every change (git add -A; git commit) after `confirm` passed for this exact \
-             working-tree state. The message is `message`, else written by the model, else a \
-             summary of the changed files.",
+            "Check, review and commit in one call: runs `check` and then `confirm` for the \
+             working tree as it is (unless they already passed for this exact state) and commits \
+             every change (git add -A; git commit) only when both pass; otherwise refuses, naming \
+             the failing step and its reason. The message is `message`, else written by the \
+             model, else a summary of the changed files.",
             json!({"type": "object", "properties": {
+                "working_dir": working_dir_prop(),
                 "path": path_prop(),
-                "message": {"type": "string", "description": "Commit message (optional)"},
+                "message": {"type": "string", "description": "Commit message (optional; also tells the reviewer what the change is for)"},
+                "intent": {"type": "string", "description": "What the change is meant to do (given to the reviewer; default: message)"},
             }}),
             false,
-            |s, args, _ctx| async move { s.commit(args).await },
+            |s, args, ctx| async move { s.commit(args, ctx).await },
         ),
         tool(
             server,
             "push",
             "git push (optionally to `remote` and `branch`); returns and records git's output.",
             json!({"type": "object", "properties": {
+                "working_dir": working_dir_prop(),
                 "path": path_prop(),
                 "remote": {"type": "string"},
                 "branch": {"type": "string", "description": "Refspec to push (needs `remote`)"},
@@ -126,11 +141,15 @@ fn audit_tools(server: &Arc<Server>) -> Vec<ServedTool> {
             server,
             "validate_intent",
             "Report where an agent's session drifted from the user's request. Give `transcript` \
-             (text) or `session_id` (a stored Tascer session), and optionally `request`. Needs a \
-             model (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL).",
+             (text), `transcript_path` (a Claude Code session's .jsonl) or `session_id` (a Tascer \
+             session or a Claude Code session); with none of them, the latest Claude Code \
+             session of `working_dir` is judged. Optionally `request`. Needs a model \
+             (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL).",
             json!({"type": "object", "properties": {
                 "transcript": {"type": "string"},
-                "session_id": {"type": "string"},
+                "transcript_path": {"type": "string", "description": "A Claude Code transcript (~/.claude/projects/<project>/<session>.jsonl), relative to working_dir"},
+                "session_id": {"type": "string", "description": "A Tascer session id, else a Claude Code session id"},
+                "working_dir": {"type": "string", "description": "The project whose Claude Code sessions are meant (default: the server's working directory)"},
                 "request": {"type": "string", "description": "The user's request (default: the transcript's first user message)"},
             }}),
             true,

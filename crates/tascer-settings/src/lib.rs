@@ -42,6 +42,8 @@
 //! not stop them; errors are [`FileError`]s): `store`, a per-host setting
 //! that only the home's own file sets ([`HostSettings`]), and `check`,
 //! the repository's lint and test commands ([`check_settings`]).
+//! `mcpServe.confirmWithoutModel` is read the same way, from the project's
+//! files and then the home's ([`confirm_without_model`]).
 
 mod check;
 mod edit;
@@ -50,6 +52,7 @@ mod file;
 mod home;
 mod layers;
 mod loader;
+mod mcp_serve;
 pub mod policies;
 mod project;
 pub mod safety;
@@ -64,6 +67,7 @@ pub use file::{parse, read_json};
 pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};
 pub use layers::{LayeredSettings, SettingsLayer, SettingsSource};
 pub use loader::{SettingsFile, SettingsLoader};
+pub use mcp_serve::{CONFIRM_WITHOUT_MODEL, confirm_without_model};
 pub use policies::{FileAccessSettings, McpPolicySettings, PoliciesSettings};
 pub use project::{CLAUDE_PROJECT_DIR, project_root};
 pub use sandbox::{SANDBOX, SandboxSettings};

@@ -10,8 +10,36 @@ use tascer_mcp::{ServeToolResult, ToolCallContext};
 
 use crate::admit::Refused;
 use crate::check_plan::{self, CheckPlan, CommandRun};
+use crate::error::Result;
 use crate::git;
 use crate::server::{CheckRecord, Server, elapsed_ms, tool_error};
+
+/// One check's outcome, as the `check` tool returns it and as `commit`'s
+/// chain reads it.
+pub(crate) struct CheckOutcome {
+    /// True when every command ran and passed.
+    pub passed: bool,
+    /// The commands that failed, or the one admission refused.
+    pub failed: Vec<String>,
+    /// The summary text.
+    pub text: String,
+    /// The structured result.
+    pub data: Value,
+    /// True when admission refused a command (nothing ran).
+    pub refused: bool,
+    /// The ledger record's outcome (see [`Server::recorded`]).
+    pub on_record: std::result::Result<(), String>,
+}
+
+impl CheckOutcome {
+    /// The tool result: a refusal is a tool error, a failing check is not.
+    pub fn into_result(self) -> ServeToolResult {
+        Server::recorded(
+            ServeToolResult::structured(self.text, self.data, self.refused),
+            self.on_record,
+        )
+    }
+}
 
 impl Server {
     /// The `check` tool.
@@ -24,11 +52,24 @@ impl Server {
             Ok(r) => r,
             Err(e) => return tool_error(&e),
         };
-        let mut plan: CheckPlan = match check_plan::plan(&repo) {
-            Ok(p) => p,
-            Err(e) => return tool_error(&e),
-        };
-        if let Some(secs) = args.get("timeout_secs").and_then(Value::as_u64) {
+        let timeout = args.get("timeout_secs").and_then(Value::as_u64);
+        match self.run_check(&repo, timeout, &ctx).await {
+            Ok(outcome) => outcome.into_result(),
+            Err(e) => tool_error(&e),
+        }
+    }
+
+    /// Runs the check of `repo` (`timeout_secs` overriding the
+    /// configured per-command timeout) and records it for the state it
+    /// ran on.
+    pub(crate) async fn run_check(
+        &self,
+        repo: &Path,
+        timeout_secs: Option<u64>,
+        ctx: &ToolCallContext,
+    ) -> Result<CheckOutcome> {
+        let mut plan: CheckPlan = check_plan::plan(repo)?;
+        if let Some(secs) = timeout_secs {
             plan.timeout = std::time::Duration::from_secs(secs.max(1));
         }
         let commands: Vec<&str> = plan
@@ -37,12 +78,12 @@ impl Server {
             .chain(&plan.test)
             .map(String::as_str)
             .collect();
-        let refused = match self.admitter(&repo, "check") {
+        let refused = match self.admitter(repo, "check") {
             Ok(admitter) => admitter.commands(&commands).await,
             Err(refused) => Some(refused),
         };
         if let Some(refused) = refused {
-            return self.check_refused(&repo, refused).await;
+            return self.check_refused(repo, refused).await;
         }
         let started = Instant::now();
         let _ = ctx
@@ -55,11 +96,8 @@ impl Server {
                 )),
             )
             .await;
-        let runs = check_plan::run_plan(&repo, &plan, ctx.cancellation()).await;
-        let digest = match git::tree_digest(&repo).await {
-            Ok(d) => d,
-            Err(e) => return tool_error(&e),
-        };
+        let runs = check_plan::run_plan(repo, &plan, ctx.cancellation()).await;
+        let digest = git::tree_digest(repo).await?;
         let total = plan.lint.len() + plan.test.len();
         let failed: Vec<String> = runs
             .iter()
@@ -68,12 +106,16 @@ impl Server {
             .collect();
         let passed = runs.len() == total && failed.is_empty();
         let duration_ms = elapsed_ms(started);
-        self.repos.lock().entry(repo.clone()).or_default().check = Some(CheckRecord {
+        self.repos
+            .lock()
+            .entry(repo.to_path_buf())
+            .or_default()
+            .check = Some(CheckRecord {
             digest: digest.clone(),
             passed,
             failed: failed.clone(),
         });
-        let text = check_text(&repo, &plan, &runs, passed, &digest);
+        let text = check_text(repo, &plan, &runs, passed, &digest);
         let data = json!({
             "passed": passed,
             "repo": repo.display().to_string(),
@@ -96,17 +138,21 @@ impl Server {
             format!("failed: {}", failed.join(", "))
         };
         let on_record = self.record("mcp.check", passed, &message, duration_ms, recorded);
-        Self::recorded(ServeToolResult::structured(text, data, false), on_record)
+        Ok(CheckOutcome {
+            passed,
+            failed,
+            text,
+            data,
+            refused: false,
+            on_record,
+        })
     }
 
     /// A check whose commands admission refused: recorded as a failed
-    /// check of this working-tree state (so `confirm` declines), and an
-    /// error result naming the command and Tascer's reason.
-    async fn check_refused(&self, repo: &Path, refused: Refused) -> ServeToolResult {
-        let digest = match git::tree_digest(repo).await {
-            Ok(d) => d,
-            Err(e) => return tool_error(&e),
-        };
+    /// check of this working-tree state (so `confirm` declines), with a
+    /// text naming the command and Tascer's reason.
+    async fn check_refused(&self, repo: &Path, refused: Refused) -> Result<CheckOutcome> {
+        let digest = git::tree_digest(repo).await?;
         self.repos
             .lock()
             .entry(repo.to_path_buf())
@@ -124,14 +170,14 @@ impl Server {
             "refused": {"command": refused.call, "reason": refused.reason},
         });
         let on_record = self.record("mcp.check", false, &message, 0, data.clone());
-        Self::recorded(
-            ServeToolResult::structured(
-                format!("check REFUSED in {}: {message}", repo.display()),
-                data,
-                true,
-            ),
+        Ok(CheckOutcome {
+            passed: false,
+            failed: vec![refused.call],
+            text: format!("check REFUSED in {}: {message}", repo.display()),
+            data,
+            refused: true,
             on_record,
-        )
+        })
     }
 }
 

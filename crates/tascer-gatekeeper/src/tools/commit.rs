@@ -1,11 +1,12 @@
-//! `commit`: commits every change of a state `confirm` CONFIRMED, with the
-//! caller's message, else the reviewer model's, else a summary of the
-//! changed files; admission judges the git commands first.
+//! `commit`: runs the chain `check` → `confirm` for the working-tree state
+//! as it is (see `chain.rs`) and commits every change once it is
+//! CONFIRMED, with the caller's message, else the reviewer model's, else a
+//! summary of the changed files; admission judges the git commands first.
 
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
-use tascer_mcp::ServeToolResult;
+use tascer_mcp::{ServeToolResult, ToolCallContext};
 
 use crate::decision::commit_refusal;
 use crate::error::text;
@@ -15,10 +16,18 @@ use crate::server::{Server, str_arg, tool_error};
 
 impl Server {
     /// The `commit` tool.
-    pub(crate) async fn commit(&self, args: Map<String, Value>) -> ServeToolResult {
+    pub(crate) async fn commit(
+        &self,
+        args: Map<String, Value>,
+        ctx: ToolCallContext,
+    ) -> ServeToolResult {
         let repo = match self.repo(&args).await {
             Ok(r) => r,
             Err(e) => return tool_error(&e),
+        };
+        let steps = match self.confirm_chain(&repo, &args, &ctx).await {
+            Ok(steps) => steps,
+            Err(refused) => return refused,
         };
         let digest = match git::tree_digest(&repo).await {
             Ok(d) => d,
@@ -83,6 +92,7 @@ impl Server {
             "files": changes.iter().map(|c| json!({"path": c.path, "change": c.kind})).collect::<Vec<_>>(),
             "repo": repo.display().to_string(),
             "tree_digest": digest,
+            "steps": steps,
         });
         let on_record = self.record("mcp.commit", true, &message, 0, data.clone());
         Self::recorded(

@@ -1,20 +1,18 @@
 //! `validate_intent`: asks the reviewer model where an agent's session
-//! drifted from the user's request, given a transcript or a stored
-//! session.
+//! drifted from the user's request, given a transcript, a Claude Code
+//! session (its JSONL transcript) or a stored Tascer session.
 
 use serde_json::{Map, Value, json};
 use tascer::{ContentBlock, Message, UserContent};
 use tascer_mcp::ServeToolResult;
 
+use crate::claude_sessions::{self, TOOL_RESULT_CHARS};
 use crate::error::{GatekeeperError, Result};
 use crate::model::{self, GateModel};
 use crate::server::{Server, str_arg, tool_error};
 
 /// How much transcript `validate_intent` sends.
 const TRANSCRIPT_BYTES: usize = 150_000;
-
-/// How much of a tool result a transcript keeps.
-const TOOL_RESULT_CHARS: usize = 1500;
 
 impl Server {
     /// The `validate_intent` tool.
@@ -25,17 +23,9 @@ impl Server {
                 model::MODEL_ENV_HINT
             ));
         };
-        let transcript = match (str_arg(&args, "transcript"), str_arg(&args, "session_id")) {
-            (Some(t), _) => t.to_owned(),
-            (None, Some(id)) => match self.session_transcript(id) {
-                Ok(t) => t,
-                Err(e) => return tool_error(&e),
-            },
-            (None, None) => {
-                return ServeToolResult::error(
-                    "validate_intent needs `transcript` (text) or `session_id`",
-                );
-            }
+        let (transcript, source) = match self.intent_transcript(&args) {
+            Ok(found) => found,
+            Err(e) => return tool_error(&e),
         };
         let transcript = cut_front(transcript);
         let request = str_arg(&args, "request")
@@ -45,6 +35,7 @@ impl Server {
             Ok(answer) => match model::extract_json(&answer) {
                 Some(mut data) => {
                     data["reviewed_by"] = json!(reviewer.name());
+                    data["transcript_source"] = json!(source);
                     ServeToolResult::structured(drift_text(&data), data, false)
                 }
                 None => ServeToolResult::text(answer),
@@ -53,19 +44,54 @@ impl Server {
         }
     }
 
-    /// A stored session as text for a reviewer.
-    fn session_transcript(&self, id: &str) -> Result<String> {
-        let store = self.store()?.ok_or_else(|| GatekeeperError::NoStore {
-            home: self.home.clone(),
-        })?;
+    /// The transcript to judge and where it came from: `transcript` (the
+    /// text itself), else `transcript_path` (a Claude Code JSONL file,
+    /// relative to the working directory), else `session_id` (a Tascer
+    /// session, else a Claude Code session of any project), else the
+    /// latest Claude Code session of the working directory's project (or
+    /// of its git root's).
+    fn intent_transcript(&self, args: &Map<String, Value>) -> Result<(String, String)> {
+        if let Some(text) = str_arg(args, "transcript") {
+            return Ok((text.to_owned(), "transcript".into()));
+        }
+        let dir = self.working_dir(args)?;
+        if let Some(path) = str_arg(args, "transcript_path") {
+            let path = dir.join(path);
+            let text = claude_sessions::text(&path)?;
+            return Ok((text, path.display().to_string()));
+        }
+        if let Some(id) = str_arg(args, "session_id") {
+            if let Some(text) = self.session_transcript(id)? {
+                return Ok((text, format!("tascer session {id}")));
+            }
+            let path = claude_sessions::find(id, &dir)
+                .ok_or_else(|| GatekeeperError::NoSession { id: id.to_owned() })?;
+            let text = claude_sessions::text(&path)?;
+            return Ok((text, path.display().to_string()));
+        }
+        // Claude Code keys a project by the directory it started in: the
+        // working directory, else its git root.
+        let path = claude_sessions::latest(&dir)
+            .or_else(|| claude_sessions::latest(&tascer_settings::project_root(&dir, None)))
+            .ok_or_else(|| GatekeeperError::NoTranscript { dir: dir.clone() })?;
+        let text = claude_sessions::text(&path)?;
+        Ok((text, path.display().to_string()))
+    }
+
+    /// A stored Tascer session as text for a reviewer; `None` when the
+    /// store has no such session (or there is no store).
+    fn session_transcript(&self, id: &str) -> Result<Option<String>> {
+        let Some(store) = self.store()? else {
+            return Ok(None);
+        };
         if store.session(id)?.is_none() {
-            return Err(GatekeeperError::NoSession { id: id.to_owned() });
+            return Ok(None);
         }
         let mut out = String::new();
         for m in store.messages(id)? {
             message_text(&m, &mut out);
         }
-        Ok(out)
+        Ok(Some(out))
     }
 }
 

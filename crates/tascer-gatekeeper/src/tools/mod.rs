@@ -3,8 +3,9 @@
 //! takes the call's arguments and returns its result.
 
 mod audit;
-mod check;
+mod chain;
+pub(crate) mod check;
 mod commit;
-mod confirm;
+pub(crate) mod confirm;
 mod intent;
 mod push;
