@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::config::McpServerConfig;
 use crate::error::McpError;
+use crate::oauth::{AuthedHttp, ServerAuth};
 use crate::sse::SseTransport;
 use crate::tunnel::{McpTunnel, TunnelTransport};
 
@@ -126,6 +127,22 @@ pub(crate) struct Connection {
     pub tools_changed: Arc<AtomicBool>,
 }
 
+/// An error and its sources, `: `-joined (the transport's reason, such as
+/// a needed login, is a source of the handshake error).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
 fn header_map(
     server: &str,
     headers: &BTreeMap<String, String>,
@@ -153,6 +170,7 @@ impl Connection {
         server: &str,
         config: &McpServerConfig,
         tunnel: Option<&Arc<dyn McpTunnel>>,
+        auth: Option<&Arc<ServerAuth>>,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
@@ -185,14 +203,23 @@ impl Connection {
                     }
                 }
             }
-            McpServerConfig::Http { url, headers } => {
+            McpServerConfig::Http { url, headers, .. } => {
                 let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 cfg.custom_headers = header_map(server, headers)?;
-                let transport = StreamableHttpClientTransport::from_config(cfg);
-                handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| connect_err(e.to_string()))?
+                let served = match auth {
+                    Some(auth) => {
+                        let http = AuthedHttp::new(reqwest::Client::new(), Arc::clone(auth));
+                        handler
+                            .serve(StreamableHttpClientTransport::with_client(http, cfg))
+                            .await
+                    }
+                    None => {
+                        handler
+                            .serve(StreamableHttpClientTransport::from_config(cfg))
+                            .await
+                    }
+                };
+                served.map_err(|e| connect_err(error_chain(&e)))?
             }
             McpServerConfig::Sse { url, headers } => {
                 let headers: HeaderMap = header_map(server, headers)?.into_iter().collect();

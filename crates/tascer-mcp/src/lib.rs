@@ -9,6 +9,9 @@
 //! * [`SdkServer`] declares in-process tools; [`McpTunnel`] reaches
 //!   servers that live in an SDK host (`mcp_message` of the stream-json
 //!   protocol), managed like any other server.
+//! * [`oauth`]: OAuth 2.1 for HTTP servers (discovery, registration,
+//!   PKCE through a loopback redirect, refresh, step-up), tokens stored per
+//!   server with mode 0600.
 //! * [`load_mcp_servers`] merges `.mcp.json`, the settings files'
 //!   `mcpServers` and `--mcp-config` values.
 //! * The server side: [`McpServerSpec`] describes tools, resources and
@@ -23,6 +26,7 @@ mod config;
 mod error;
 mod manager;
 mod names;
+pub mod oauth;
 mod output;
 mod resources;
 mod sdk;

@@ -9,6 +9,7 @@ use tascer_core::Tool;
 
 use crate::config::McpServerConfig;
 use crate::error::McpError;
+use crate::oauth::{OAuthOptions, ServerAuth};
 use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
 use crate::sdk::SdkServer;
 use crate::server::{Limits, ServerEntry, Servers};
@@ -49,6 +50,9 @@ pub struct McpOptions {
     /// `sdk_servers`: they live in an SDK host and their messages go
     /// through this tunnel.
     pub tunnel: Option<Arc<dyn McpTunnel>>,
+    /// How HTTP servers that answer 401 are logged in to (default:
+    /// unattended, tokens in memory).
+    pub oauth: OAuthOptions,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -59,6 +63,7 @@ impl std::fmt::Debug for McpOptions {
             .field("max_restarts", &self.max_restarts)
             .field("sdk_servers", &self.sdk_servers)
             .field("tunnel", &self.tunnel.is_some())
+            .field("oauth", &self.oauth)
             .finish()
     }
 }
@@ -73,6 +78,7 @@ impl Default for McpOptions {
             max_restarts: DEFAULT_MAX_RESTARTS,
             sdk_servers: Vec::new(),
             tunnel: None,
+            oauth: OAuthOptions::default(),
         }
     }
 }
@@ -138,11 +144,30 @@ impl McpManager {
                     continue;
                 }
             }
+            let auth = match &config {
+                McpServerConfig::Http {
+                    url,
+                    headers,
+                    oauth,
+                } if !headers
+                    .keys()
+                    .any(|h| h.eq_ignore_ascii_case("authorization")) =>
+                {
+                    Some(ServerAuth::new(
+                        &key,
+                        url,
+                        oauth.clone(),
+                        options.oauth.clone(),
+                    ))
+                }
+                _ => None,
+            };
             servers.push(Arc::new(ServerEntry::new(
                 key,
                 config,
                 limits,
                 options.tunnel.clone(),
+                auth,
             )));
         }
         futures::future::join_all(servers.iter().map(|s| s.start())).await;

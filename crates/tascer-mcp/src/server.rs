@@ -12,6 +12,7 @@ use tascer_core::ToolOutput;
 use crate::client::{Connection, RemoteTool, RequestError};
 use crate::config::McpServerConfig;
 use crate::error::McpError;
+use crate::oauth::ServerAuth;
 use crate::output::call_result_to_output;
 use crate::status::{McpServerStatus, McpStatus};
 use crate::tunnel::McpTunnel;
@@ -62,6 +63,9 @@ pub(crate) struct ServerEntry {
     limits: Limits,
     /// How `sdk` servers that live in an SDK host are reached.
     tunnel: Option<Arc<dyn McpTunnel>>,
+    /// OAuth of an HTTP server (none when its config sends its own
+    /// `Authorization` header).
+    auth: Option<Arc<ServerAuth>>,
     state: Mutex<State>,
     reconnect: tokio::sync::Mutex<()>,
 }
@@ -72,12 +76,14 @@ impl ServerEntry {
         config: McpServerConfig,
         limits: Limits,
         tunnel: Option<Arc<dyn McpTunnel>>,
+        auth: Option<Arc<ServerAuth>>,
     ) -> Self {
         ServerEntry {
             name,
             config,
             limits,
             tunnel,
+            auth,
             state: Mutex::new(State::default()),
             reconnect: tokio::sync::Mutex::new(()),
         }
@@ -90,7 +96,13 @@ impl ServerEntry {
     /// Connects, handshakes and lists tools within the startup timeout.
     async fn open(&self) -> Result<(Arc<Connection>, Vec<RemoteTool>), McpError> {
         let work = async {
-            let conn = Connection::connect(&self.name, &self.config, self.tunnel.as_ref()).await?;
+            let conn = Connection::connect(
+                &self.name,
+                &self.config,
+                self.tunnel.as_ref(),
+                self.auth.as_ref(),
+            )
+            .await?;
             let tools = conn.list_tools().await.map_err(|e| McpError::Connect {
                 server: self.name.clone(),
                 message: format!("tools/list failed: {}", request_message(&e)),
