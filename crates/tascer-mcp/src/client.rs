@@ -10,16 +10,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-    ReadResourceRequestParams,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    ProtocolVersion, ReadResourceRequestParams,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 
 use crate::config::McpServerConfig;
+use crate::elicit::{ElicitationRequest, ElicitationResponse, Elicitor, apply_defaults};
 use crate::error::McpError;
 use crate::oauth::{AuthedHttp, ServerAuth};
 use crate::sse::SseTransport;
@@ -57,9 +59,12 @@ fn classify(err: ServiceError) -> RequestError {
     }
 }
 
-/// Receives server notifications; flags `tools/list_changed`.
+/// Receives server notifications (flags `tools/list_changed`) and
+/// answers server requests (elicitation).
 struct Handler {
+    server: String,
     tools_changed: Arc<AtomicBool>,
+    elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl ClientHandler for Handler {
@@ -68,8 +73,13 @@ impl ClientHandler for Handler {
     /// 2026-07-28, which servers of the 2025 revisions do not know) and
     /// names the client `tascer`.
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitor.is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("tascer", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -77,6 +87,55 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(elicitor) = &self.elicitor else {
+            tracing::warn!(
+                server = %self.server,
+                "declined an elicitation request: no one can answer it in this run \
+                 (headless; an SDK host's elicitation callback or a terminal can)"
+            );
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let (message, requested_schema, url) = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (
+                message,
+                serde_json::to_value(&requested_schema).unwrap_or(Value::Null),
+                None,
+            ),
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                (message, Value::Null, Some(url))
+            }
+            // A mode this client does not know.
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        let question = ElicitationRequest {
+            server: self.server.clone(),
+            message,
+            requested_schema,
+            url,
+        };
+        let schema = question.requested_schema.clone();
+        Ok(match elicitor.elicit(question).await {
+            ElicitationResponse::Accept(mut content) => {
+                apply_defaults(&schema, &mut content);
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+            }
+            ElicitationResponse::Decline(reason) => {
+                tracing::info!(server = %self.server, %reason, "elicitation declined");
+                ElicitResult::new(ElicitationAction::Decline)
+            }
+            _ => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 }
 
@@ -171,10 +230,13 @@ impl Connection {
         config: &McpServerConfig,
         tunnel: Option<&Arc<dyn McpTunnel>>,
         auth: Option<&Arc<ServerAuth>>,
+        elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
+            server: server.to_owned(),
             tools_changed: tools_changed.clone(),
+            elicitor,
         };
         let connect_err = |message: String| McpError::Connect {
             server: server.into(),

@@ -23,6 +23,7 @@
 
 mod client;
 mod config;
+mod elicit;
 mod error;
 mod manager;
 mod names;
@@ -42,6 +43,7 @@ pub use config::{
     McpConfigFile, McpServerConfig, McpServerSource, load_mcp_servers,
     load_mcp_servers_with_sources, parse_mcp_config, parse_mcp_config_str,
 };
+pub use elicit::{ElicitationRequest, ElicitationResponse, Elicitor, apply_defaults};
 pub use error::McpError;
 pub use manager::{
     DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpManager, McpOptions,

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tascer_core::Tool;
 
 use crate::config::McpServerConfig;
+use crate::elicit::Elicitor;
 use crate::error::McpError;
 use crate::oauth::{OAuthOptions, ServerAuth};
 use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
@@ -53,6 +54,9 @@ pub struct McpOptions {
     /// How HTTP servers that answer 401 are logged in to (default:
     /// unattended, tokens in memory).
     pub oauth: OAuthOptions,
+    /// Answers servers' elicitation requests; `None`: elicitation is not
+    /// offered (a headless run) and requests are declined.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -64,6 +68,7 @@ impl std::fmt::Debug for McpOptions {
             .field("sdk_servers", &self.sdk_servers)
             .field("tunnel", &self.tunnel.is_some())
             .field("oauth", &self.oauth)
+            .field("elicitor", &self.elicitor.is_some())
             .finish()
     }
 }
@@ -79,6 +84,7 @@ impl Default for McpOptions {
             sdk_servers: Vec::new(),
             tunnel: None,
             oauth: OAuthOptions::default(),
+            elicitor: None,
         }
     }
 }
@@ -168,6 +174,7 @@ impl McpManager {
                 limits,
                 options.tunnel.clone(),
                 auth,
+                options.elicitor.clone(),
             )));
         }
         futures::future::join_all(servers.iter().map(|s| s.start())).await;

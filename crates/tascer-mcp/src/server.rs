@@ -11,6 +11,7 @@ use tascer_core::ToolOutput;
 
 use crate::client::{Connection, RemoteTool, RequestError};
 use crate::config::McpServerConfig;
+use crate::elicit::Elicitor;
 use crate::error::McpError;
 use crate::oauth::ServerAuth;
 use crate::output::call_result_to_output;
@@ -66,6 +67,8 @@ pub(crate) struct ServerEntry {
     /// OAuth of an HTTP server (none when its config sends its own
     /// `Authorization` header).
     auth: Option<Arc<ServerAuth>>,
+    /// Answers the server's elicitation requests.
+    elicitor: Option<Arc<dyn Elicitor>>,
     state: Mutex<State>,
     reconnect: tokio::sync::Mutex<()>,
 }
@@ -77,6 +80,7 @@ impl ServerEntry {
         limits: Limits,
         tunnel: Option<Arc<dyn McpTunnel>>,
         auth: Option<Arc<ServerAuth>>,
+        elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Self {
         ServerEntry {
             name,
@@ -84,6 +88,7 @@ impl ServerEntry {
             limits,
             tunnel,
             auth,
+            elicitor,
             state: Mutex::new(State::default()),
             reconnect: tokio::sync::Mutex::new(()),
         }
@@ -101,6 +106,7 @@ impl ServerEntry {
                 &self.config,
                 self.tunnel.as_ref(),
                 self.auth.as_ref(),
+                self.elicitor.clone(),
             )
             .await?;
             let tools = conn.list_tools().await.map_err(|e| McpError::Connect {

@@ -18,6 +18,11 @@ pub enum OAuthGrant {
     /// Client credentials (machine to machine): `clientId` with
     /// `clientSecret`, or with a private key (`private_key_jwt`).
     ClientCredentials,
+    /// Enterprise-managed authorization (cross-app access, SEP-990): the
+    /// enterprise IdP's ID token (`idToken`/`idTokenFile`) is exchanged at
+    /// the IdP (`idp*`) for an ID-JAG, which the server's authorization
+    /// server exchanges for an access token (`clientId`/`clientSecret`).
+    CrossAppAccess,
 }
 
 impl OAuthGrant {
@@ -64,6 +69,24 @@ pub struct OAuthConfig {
     /// RS384 or RS512.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_algorithm: Option<String>,
+    /// Cross-app access: the enterprise IdP's issuer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_issuer: Option<String>,
+    /// Cross-app access: the IdP's token endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_token_endpoint: Option<String>,
+    /// Cross-app access: Tascer's client ID at the IdP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_client_id: Option<String>,
+    /// Cross-app access: that client's secret (public client without).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_client_secret: Option<String>,
+    /// Cross-app access: the IdP's ID token for the user, inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
+    /// Cross-app access: a file holding that ID token (read at each use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token_file: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -79,6 +102,12 @@ impl std::fmt::Debug for OAuthConfig {
             .field("private_key_file", &self.private_key_file)
             .field("private_key_pem", &redacted(&self.private_key_pem))
             .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp_issuer", &self.idp_issuer)
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
+            .field("idp_client_id", &self.idp_client_id)
+            .field("idp_client_secret", &redacted(&self.idp_client_secret))
+            .field("id_token", &redacted(&self.id_token))
+            .field("id_token_file", &self.id_token_file)
             .finish()
     }
 }

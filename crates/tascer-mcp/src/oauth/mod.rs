@@ -17,6 +17,7 @@
 
 mod browser;
 mod config;
+mod cross_app;
 mod http;
 mod loopback;
 mod metadata;

@@ -8,13 +8,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use oauth2::TokenResponse;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthClientConfig,
-    WWWAuthenticateParams,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore, JwtSigningAlgorithm,
+    OAuthClientConfig, WWWAuthenticateParams,
 };
 use serde_json::Value;
 
 use super::OAuthOptions;
 use super::config::{OAuthConfig, OAuthGrant};
+use super::cross_app;
 use super::loopback::Loopback;
 use super::metadata::resolve;
 use super::store::{Registration, TokenStore};
@@ -180,6 +181,7 @@ impl ServerAuth {
         }
         match self.config.grant {
             OAuthGrant::ClientCredentials => self.client_credentials(Some(challenge)).await,
+            OAuthGrant::CrossAppAccess => self.cross_app_access(Some(challenge)).await,
             _ => self.authorize(Some(challenge)).await.map(|_| ()),
         }
     }
@@ -191,6 +193,10 @@ impl ServerAuth {
         let result = match self.config.grant {
             OAuthGrant::ClientCredentials => self
                 .client_credentials(challenge.as_deref())
+                .await
+                .map(|()| self.granted.lock().clone()),
+            OAuthGrant::CrossAppAccess => self
+                .cross_app_access(challenge.as_deref())
                 .await
                 .map(|()| self.granted.lock().clone()),
             _ => self.authorize(challenge.as_deref()).await,
@@ -413,6 +419,22 @@ impl ServerAuth {
             .map(|s| s.iter().map(|s| s.to_string()).collect())
             .unwrap_or_default();
         *self.granted.lock() = scopes;
+        *self.manager.lock().await = Some(manager);
+        self.loaded.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Enterprise-managed authorization (cross-app access).
+    async fn cross_app_access(&self, challenge: Option<&str>) -> Result<(), AuthError> {
+        let mut manager = AuthorizationManager::new(self.url.as_str()).await?;
+        manager.set_credential_store(self.store.clone());
+        let metadata = resolve(&manager, &self.url, challenge).await?;
+        manager.set_metadata(metadata.clone());
+        let credentials = cross_app::exchange(&self.config, &metadata, &self.url).await?;
+        *self.granted.lock() = credentials.granted_scopes.clone();
+        let client_id = credentials.client_id.clone();
+        self.store.save(credentials).await?;
+        manager.configure_client_id(&client_id)?;
         *self.manager.lock().await = Some(manager);
         self.loaded.store(true, Ordering::SeqCst);
         Ok(())
