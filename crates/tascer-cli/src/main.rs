@@ -24,6 +24,7 @@ mod install;
 mod ledger_cmds;
 mod logging;
 mod mcp_cmds;
+mod mcp_login;
 mod provider;
 mod render;
 mod run;

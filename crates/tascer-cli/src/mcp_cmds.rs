@@ -1,4 +1,4 @@
-//! `tascer mcp serve` and `tascer mcp list`.
+//! `tascer mcp serve` and `tascer mcp list` (login/logout: `mcp_login`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -20,6 +20,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         McpCommand::Serve(args) => serve(args).await,
         McpCommand::List(args) => list(args).await,
+        McpCommand::Login(args) => crate::mcp_login::run_login(args).await,
+        McpCommand::Logout(args) => crate::mcp_login::run_logout(args),
     }
 }
 

@@ -101,6 +101,8 @@ pub use tascer_webhook as webhook;
 /// The Tascer version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+pub use toolset::mcp_token_dir;
+
 /// The Tascer home directory: `$TASCER_HOME`, else `~/.tascer`.
 pub fn tascer_home() -> std::path::PathBuf {
     tascer_hook_client::tascer_home()

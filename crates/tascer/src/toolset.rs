@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tascer_core::Tool;
+use tascer_mcp::oauth::OAuthOptions;
 use tascer_mcp::{McpManager, McpOptions};
 
 use crate::governance::Governance;
@@ -28,9 +29,17 @@ pub(crate) async fn connect_mcp(options: &Options) -> Option<McpManager> {
                 name: sdk.name().to_string(),
             });
     }
+    // A session is unattended: a server that needs a (new) OAuth login
+    // fails, naming `tascer mcp login SERVER`; stored tokens are used and
+    // refreshed.
+    let home = options.home.clone().unwrap_or_else(crate::tascer_home);
     let mcp_options = McpOptions {
         sdk_servers: options.sdk_servers.clone(),
         tunnel: options.mcp_tunnel.clone(),
+        oauth: OAuthOptions {
+            token_dir: Some(mcp_token_dir(&home)),
+            ..OAuthOptions::default()
+        },
         ..McpOptions::default()
     };
     let manager = McpManager::connect_with(configs, mcp_options).await;
@@ -40,6 +49,11 @@ pub(crate) async fn connect_mcp(options: &Options) -> Option<McpManager> {
         }
     }
     Some(manager)
+}
+
+/// Where the MCP servers' OAuth tokens live: `<home>/mcp-auth`.
+pub fn mcp_token_dir(home: &Path) -> std::path::PathBuf {
+    home.join("mcp-auth")
 }
 
 /// True when a tool is removed from the model's context: a bare-name

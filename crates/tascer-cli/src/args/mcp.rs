@@ -1,4 +1,4 @@
-//! `tascer mcp serve` and `tascer mcp list`.
+//! `tascer mcp serve|list|login|logout`.
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -19,6 +19,39 @@ pub enum McpCommand {
     Serve(ServeArgs),
     /// Connect every configured MCP server and list its status and tools (exit 1 if any failed).
     List(ListArgs),
+    /// Log in to an OAuth-protected HTTP server: opens the authorization page ($BROWSER, else
+    /// xdg-open/open), waits for the redirect to a loopback listener, stores the tokens
+    /// (mode 0600 under <tascer home>/mcp-auth).
+    Login(LoginArgs),
+    /// Forget the stored OAuth tokens of a server.
+    Logout(LogoutArgs),
+}
+
+/// Arguments of `tascer mcp login`.
+#[derive(Debug, Clone, Args)]
+pub struct LoginArgs {
+    /// The server's name in the MCP configuration.
+    pub server: String,
+    /// More servers: JSON files or inline JSON strings in .mcp.json shape.
+    #[arg(long = "mcp-config", value_name = "FILE_OR_JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    /// Use only the servers of --mcp-config.
+    #[arg(long)]
+    pub strict_mcp_config: bool,
+    /// Command that opens the authorization URL (the URL is appended); default $BROWSER,
+    /// else xdg-open (open on macOS).
+    #[arg(long, value_name = "COMMAND")]
+    pub browser: Option<String>,
+    /// Seconds to wait for the redirect back.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+}
+
+/// Arguments of `tascer mcp logout`.
+#[derive(Debug, Clone, Args)]
+pub struct LogoutArgs {
+    /// The server's name.
+    pub server: String,
 }
 
 /// Transports of `tascer mcp serve`.
