@@ -64,7 +64,7 @@ pub async fn run_login(args: LoginArgs) -> anyhow::Result<ExitCode> {
         callback_timeout: Duration::from_secs(args.timeout),
         ..token_options(&home)
     };
-    let scopes = login(&args.server, url, oauth.as_ref(), &options).await?;
+    let scopes = login(&args.server, url, oauth.as_deref(), &options).await?;
     // The stored tokens must now open a session on their own.
     let manager = McpManager::connect_with(
         [(args.server.clone(), config.clone())].into(),

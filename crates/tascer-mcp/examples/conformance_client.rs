@@ -92,7 +92,7 @@ async fn main() -> ExitCode {
         McpServerConfig::Http {
             url,
             headers: BTreeMap::new(),
-            oauth: Some(oauth_config(&scenario)),
+            oauth: Some(Box::new(oauth_config(&scenario))),
         },
     )]);
     let options = McpOptions {

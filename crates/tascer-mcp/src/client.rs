@@ -281,7 +281,14 @@ impl Connection {
                             .await
                     }
                 };
-                served.map_err(|e| connect_err(error_chain(&e)))?
+                served.map_err(|e| {
+                    // The transport's error chain names rmcp's types; a
+                    // failed login says it better.
+                    match auth.and_then(|a| a.take_failure()) {
+                        Some(reason) => connect_err(reason),
+                        None => connect_err(error_chain(&e)),
+                    }
+                })?
             }
             McpServerConfig::Sse { url, headers } => {
                 let headers: HeaderMap = header_map(server, headers)?.into_iter().collect();

@@ -37,7 +37,7 @@ pub enum McpServerConfig {
         /// answers 401 is logged in to with discovery and dynamic client
         /// registration.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        oauth: Option<crate::oauth::OAuthConfig>,
+        oauth: Option<Box<crate::oauth::OAuthConfig>>,
     },
     /// Legacy HTTP+SSE transport (protocol 2024-11-05): a `GET` event
     /// stream plus `POST`s to the endpoint it announces (`sse.rs`).

@@ -162,7 +162,7 @@ impl McpManager {
                     Some(ServerAuth::new(
                         &key,
                         url,
-                        oauth.clone(),
+                        oauth.as_deref().cloned(),
                         options.oauth.clone(),
                     ))
                 }

@@ -45,6 +45,8 @@ pub(crate) struct ServerAuth {
     failures: AtomicU32,
     /// Scopes of the current authorization (step-up asks for more).
     granted: parking_lot::Mutex<Vec<String>>,
+    /// Why the last recovery failed (for a readable connect error).
+    last_failure: parking_lot::Mutex<Option<String>>,
 }
 
 impl ServerAuth {
@@ -67,12 +69,13 @@ impl ServerAuth {
             flow: tokio::sync::Mutex::new(()),
             failures: AtomicU32::new(0),
             granted: parking_lot::Mutex::new(Vec::new()),
+            last_failure: parking_lot::Mutex::new(None),
         })
     }
 
     fn login_hint(&self) -> String {
         format!(
-            "MCP server '{0}' needs an OAuth login: run `tascer mcp login {0}`",
+            "needs an OAuth login: run `tascer mcp login {}`",
             self.server
         )
     }
@@ -148,6 +151,25 @@ impl ServerAuth {
         sent: Option<&str>,
         insufficient: bool,
     ) -> Result<(), AuthError> {
+        let result = self.try_recover(challenge, sent, insufficient).await;
+        *self.last_failure.lock() = result.as_ref().err().map(|e| match e {
+            AuthError::AuthorizationFailed(m) => m.clone(),
+            other => other.to_string(),
+        });
+        result
+    }
+
+    /// Why the last recovery failed, once.
+    pub fn take_failure(&self) -> Option<String> {
+        self.last_failure.lock().take()
+    }
+
+    async fn try_recover(
+        &self,
+        challenge: &str,
+        sent: Option<&str>,
+        insufficient: bool,
+    ) -> Result<(), AuthError> {
         let _flow = self.flow.lock().await;
         // Another request may have logged in meanwhile.
         if let Some(current) = self.token().await?
@@ -157,8 +179,7 @@ impl ServerAuth {
         }
         if self.failures.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS {
             return Err(Self::failed(format!(
-                "MCP server '{}' still refuses access after {MAX_AUTHORIZATIONS} authorizations{}",
-                self.server,
+                "still refuses access after {MAX_AUTHORIZATIONS} authorizations{}",
                 if insufficient {
                     " (insufficient scope)"
                 } else {
