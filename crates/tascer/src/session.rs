@@ -148,7 +148,8 @@ impl Session {
         let governance = governance(&env, &provider.model, &home, &settings, &cwd, parts)?;
         governance.context.prewarm(&cwd);
 
-        let mcp = connect_mcp(&options).await;
+        let elicitor = crate::elicitation::HookElicitor::for_session(&governance, &env);
+        let mcp = connect_mcp(&options, elicitor).await;
         let mcp_tools = mcp
             .as_ref()
             .map(McpManager::tools_snapshot)

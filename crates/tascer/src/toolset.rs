@@ -17,7 +17,10 @@ use crate::task_tool::{TASK_TOOL_NAME, TaskTool};
 /// Connects the configured MCP servers (concurrently, each under the
 /// startup timeout). A server that fails is reported in `system/init`,
 /// never fatal.
-pub(crate) async fn connect_mcp(options: &Options) -> Option<McpManager> {
+pub(crate) async fn connect_mcp(
+    options: &Options,
+    elicitor: Option<Arc<dyn tascer_mcp::Elicitor>>,
+) -> Option<McpManager> {
     if options.mcp_servers.is_empty() && options.sdk_servers.is_empty() {
         return None;
     }
@@ -40,6 +43,7 @@ pub(crate) async fn connect_mcp(options: &Options) -> Option<McpManager> {
             token_dir: Some(mcp_token_dir(&home)),
             ..OAuthOptions::default()
         },
+        elicitor,
         ..McpOptions::default()
     };
     let manager = McpManager::connect_with(configs, mcp_options).await;
