@@ -142,7 +142,7 @@ impl std::fmt::Display for McpServerSource {
 
 /// Reads `path` as JSON through the settings reader; `Ok(None)` when
 /// the file does not exist. Errors keep this module's wording.
-fn read_json_file(path: &Path) -> Result<Option<serde_json::Value>, McpError> {
+pub(crate) fn read_json_file(path: &Path) -> Result<Option<serde_json::Value>, McpError> {
     tascer_settings::read_json(path).map_err(|e| {
         McpError::Config(match e {
             FileError::Read { path, source } => {

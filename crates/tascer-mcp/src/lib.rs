@@ -23,6 +23,7 @@
 
 mod client;
 mod config;
+mod config_write;
 mod elicit;
 mod error;
 mod manager;
@@ -43,6 +44,7 @@ pub use config::{
     McpConfigFile, McpServerConfig, McpServerSource, load_mcp_servers,
     load_mcp_servers_with_sources, parse_mcp_config, parse_mcp_config_str,
 };
+pub use config_write::{McpScope, add_mcp_server, remove_mcp_server};
 pub use elicit::{ElicitationRequest, ElicitationResponse, Elicitor, apply_defaults};
 pub use error::McpError;
 pub use manager::{
