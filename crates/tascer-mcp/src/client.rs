@@ -14,6 +14,10 @@ use rmcp::model::{
     ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
     ProtocolVersion, ReadResourceRequestParams,
 };
+// Roots are deprecated in rmcp (the 2026-07-28 protocol drops them) but are
+// part of the 2025 revisions this client speaks.
+#[allow(deprecated)]
+use rmcp::model::ListRootsResult;
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -65,6 +69,7 @@ struct Handler {
     server: String,
     tools_changed: Arc<AtomicBool>,
     elicitor: Option<Arc<dyn Elicitor>>,
+    roots: Arc<Vec<std::path::PathBuf>>,
 }
 
 impl ClientHandler for Handler {
@@ -74,6 +79,10 @@ impl ClientHandler for Handler {
     /// names the client `tascer`.
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
+        if !self.roots.is_empty() {
+            capabilities.roots =
+                serde_json::from_value(serde_json::json!({"listChanged": false})).ok();
+        }
         if self.elicitor.is_some() {
             capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
@@ -87,6 +96,26 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots: Vec<Value> = self
+            .roots
+            .iter()
+            .map(|dir| {
+                let name = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| dir.display().to_string());
+                serde_json::json!({"uri": file_uri(dir), "name": name})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({ "roots": roots }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn create_elicitation(
@@ -186,6 +215,15 @@ pub(crate) struct Connection {
     pub tools_changed: Arc<AtomicBool>,
 }
 
+/// `file://` URI of a directory (absolute paths; each segment
+/// percent-encoded where needed).
+fn file_uri(dir: &std::path::Path) -> String {
+    match reqwest::Url::from_directory_path(dir) {
+        Ok(url) => url.as_str().trim_end_matches('/').to_owned(),
+        Err(()) => format!("file://{}", dir.display()),
+    }
+}
+
 /// An error and its sources, `: `-joined (the transport's reason, such as
 /// a needed login, is a source of the handshake error).
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -231,12 +269,14 @@ impl Connection {
         tunnel: Option<&Arc<dyn McpTunnel>>,
         auth: Option<&Arc<ServerAuth>>,
         elicitor: Option<Arc<dyn Elicitor>>,
+        roots: Arc<Vec<std::path::PathBuf>>,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
             server: server.to_owned(),
             tools_changed: tools_changed.clone(),
             elicitor,
+            roots,
         };
         let connect_err = |message: String| McpError::Connect {
             server: server.into(),

@@ -57,6 +57,10 @@ pub struct McpOptions {
     /// Answers servers' elicitation requests; `None`: elicitation is not
     /// offered (a headless run) and requests are declined.
     pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Directories servers may work in, answered to `roots/list` (a
+    /// session: its workspace and `--add-dir` directories); empty: the
+    /// roots capability is not declared.
+    pub roots: Vec<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -69,6 +73,7 @@ impl std::fmt::Debug for McpOptions {
             .field("tunnel", &self.tunnel.is_some())
             .field("oauth", &self.oauth)
             .field("elicitor", &self.elicitor.is_some())
+            .field("roots", &self.roots)
             .finish()
     }
 }
@@ -85,6 +90,7 @@ impl Default for McpOptions {
             tunnel: None,
             oauth: OAuthOptions::default(),
             elicitor: None,
+            roots: Vec::new(),
         }
     }
 }
@@ -175,6 +181,7 @@ impl McpManager {
                 options.tunnel.clone(),
                 auth,
                 options.elicitor.clone(),
+                Arc::new(options.roots.clone()),
             )));
         }
         futures::future::join_all(servers.iter().map(|s| s.start())).await;

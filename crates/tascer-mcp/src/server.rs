@@ -69,6 +69,8 @@ pub(crate) struct ServerEntry {
     auth: Option<Arc<ServerAuth>>,
     /// Answers the server's elicitation requests.
     elicitor: Option<Arc<dyn Elicitor>>,
+    /// Answered to `roots/list`.
+    roots: Arc<Vec<std::path::PathBuf>>,
     state: Mutex<State>,
     reconnect: tokio::sync::Mutex<()>,
 }
@@ -81,6 +83,7 @@ impl ServerEntry {
         tunnel: Option<Arc<dyn McpTunnel>>,
         auth: Option<Arc<ServerAuth>>,
         elicitor: Option<Arc<dyn Elicitor>>,
+        roots: Arc<Vec<std::path::PathBuf>>,
     ) -> Self {
         ServerEntry {
             name,
@@ -89,6 +92,7 @@ impl ServerEntry {
             tunnel,
             auth,
             elicitor,
+            roots,
             state: Mutex::new(State::default()),
             reconnect: tokio::sync::Mutex::new(()),
         }
@@ -107,6 +111,7 @@ impl ServerEntry {
                 self.tunnel.as_ref(),
                 self.auth.as_ref(),
                 self.elicitor.clone(),
+                Arc::clone(&self.roots),
             )
             .await?;
             let tools = conn.list_tools().await.map_err(|e| McpError::Connect {

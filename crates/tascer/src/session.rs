@@ -149,7 +149,7 @@ impl Session {
         governance.context.prewarm(&cwd);
 
         let elicitor = crate::elicitation::HookElicitor::for_session(&governance, &env);
-        let mcp = connect_mcp(&options, elicitor).await;
+        let mcp = connect_mcp(&options, &cwd, elicitor).await;
         let mcp_tools = mcp
             .as_ref()
             .map(McpManager::tools_snapshot)

@@ -19,6 +19,7 @@ use crate::task_tool::{TASK_TOOL_NAME, TaskTool};
 /// never fatal.
 pub(crate) async fn connect_mcp(
     options: &Options,
+    cwd: &Path,
     elicitor: Option<Arc<dyn tascer_mcp::Elicitor>>,
 ) -> Option<McpManager> {
     if options.mcp_servers.is_empty() && options.sdk_servers.is_empty() {
@@ -44,6 +45,10 @@ pub(crate) async fn connect_mcp(
             ..OAuthOptions::default()
         },
         elicitor,
+        // `roots/list`: the workspace and the --add-dir directories.
+        roots: std::iter::once(cwd.to_path_buf())
+            .chain(options.additional_directories.iter().map(|d| cwd.join(d)))
+            .collect(),
         ..McpOptions::default()
     };
     let manager = McpManager::connect_with(configs, mcp_options).await;
