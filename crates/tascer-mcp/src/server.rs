@@ -18,6 +18,14 @@ use crate::output::call_result_to_output;
 use crate::status::{McpServerStatus, McpStatus};
 use crate::tunnel::McpTunnel;
 
+/// Connection attempts of one restart of a remote (HTTP, SSE) server: a
+/// server that is briefly away (redeploy, network blip) is retried with
+/// exponential backoff ([`RECONNECT_BASE_DELAY`], doubling) before the
+/// restart counts as failed. A local (stdio) server is started once.
+pub(crate) const RECONNECT_ATTEMPTS: u32 = 4;
+/// The first backoff delay.
+pub(crate) const RECONNECT_BASE_DELAY: Duration = Duration::from_millis(250);
+
 /// Timeouts and limits for one server.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -188,8 +196,33 @@ impl ServerEntry {
             st.status = McpStatus::Pending;
             tracing::info!(server = %self.name, restart = st.restarts, "restarting MCP server");
         }
-        let result = self.open().await;
+        let result = self.reopen().await;
         self.record_open(result)
+    }
+
+    /// [`Self::open`], with backoff for remote servers.
+    async fn reopen(&self) -> Result<(Arc<Connection>, Vec<RemoteTool>), McpError> {
+        let remote = matches!(
+            self.config,
+            McpServerConfig::Http { .. } | McpServerConfig::Sse { .. }
+        );
+        let attempts = if remote { RECONNECT_ATTEMPTS } else { 1 };
+        let mut result = self.open().await;
+        let mut delay = RECONNECT_BASE_DELAY;
+        for attempt in 1..attempts {
+            let Err(e) = &result else { break };
+            tracing::info!(
+                server = %self.name,
+                attempt,
+                delay_ms = delay.as_millis() as u64,
+                error = %e,
+                "reconnecting MCP server failed; retrying"
+            );
+            tokio::time::sleep(delay).await;
+            delay *= 2;
+            result = self.open().await;
+        }
+        result
     }
 
     fn live(&self) -> Option<Arc<Connection>> {
