@@ -269,6 +269,38 @@ impl McpManager {
         Ok(())
     }
 
+    /// Reconnects `server` now (the SDKs' `mcp_reconnect`); an in-process
+    /// server has nothing to reconnect.
+    pub async fn reconnect(&self, server: &str) -> Result<(), McpError> {
+        if self.inner.sdk.iter().any(|s| s.name() == server) {
+            return Ok(());
+        }
+        let s = self
+            .inner
+            .servers
+            .find(server)
+            .ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        s.reconnect_now().await
+    }
+
+    /// Turns `server` off or on (the SDKs' `mcp_toggle`): off closes its
+    /// connection, its status is `disabled` and its tools fail; on
+    /// connects it again.
+    pub async fn set_enabled(&self, server: &str, enabled: bool) -> Result<(), McpError> {
+        if self.inner.sdk.iter().any(|s| s.name() == server) {
+            return Err(McpError::Unsupported {
+                server: server.into(),
+                message: "an in-process (sdk) server cannot be turned off".into(),
+            });
+        }
+        let s = self
+            .inner
+            .servers
+            .find(server)
+            .ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        s.set_enabled(enabled).await
+    }
+
     /// Per-server health: connection open and `tools/list` answers
     /// (in-process servers are always healthy).
     pub async fn health(&self) -> Vec<(String, Result<(), McpError>)> {

@@ -81,6 +81,8 @@ pub(crate) struct ServerEntry {
     roots: Arc<Vec<std::path::PathBuf>>,
     state: Mutex<State>,
     reconnect: tokio::sync::Mutex<()>,
+    /// Turned off by [`ServerEntry::set_enabled`].
+    disabled: std::sync::atomic::AtomicBool,
 }
 
 impl ServerEntry {
@@ -103,6 +105,7 @@ impl ServerEntry {
             roots,
             state: Mutex::new(State::default()),
             reconnect: tokio::sync::Mutex::new(()),
+            disabled: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -173,6 +176,12 @@ impl ServerEntry {
     /// The live connection, restarting the server when it died (at most
     /// `max_restarts` times).
     async fn connection(&self) -> Result<Arc<Connection>, McpError> {
+        if self.disabled.load(Ordering::SeqCst) {
+            return Err(McpError::Disconnected {
+                server: self.name.clone(),
+                message: "the server is disabled (mcp_toggle)".into(),
+            });
+        }
         if let Some(conn) = self.live() {
             return Ok(conn);
         }
@@ -198,6 +207,42 @@ impl ServerEntry {
         }
         let result = self.reopen().await;
         self.record_open(result)
+    }
+
+    /// Reconnects now (`mcp_reconnect`): drops the connection, forgets
+    /// earlier restarts and connects again (with backoff when remote).
+    pub async fn reconnect_now(&self) -> Result<(), McpError> {
+        if self.disabled.load(Ordering::SeqCst) {
+            return Err(McpError::Disconnected {
+                server: self.name.clone(),
+                message: "the server is disabled (mcp_toggle)".into(),
+            });
+        }
+        let _guard = self.reconnect.lock().await;
+        {
+            let mut st = self.state.lock();
+            st.conn = None;
+            st.restarts = 0;
+            st.status = McpStatus::Pending;
+        }
+        let result = self.reopen().await;
+        self.record_open(result).map(|_| ())
+    }
+
+    /// Turns the server off (closes its connection; its tools fail) or on
+    /// again (connects now) (`mcp_toggle`).
+    pub async fn set_enabled(&self, enabled: bool) -> Result<(), McpError> {
+        if enabled {
+            self.disabled.store(false, Ordering::SeqCst);
+            return self.reconnect_now().await;
+        }
+        self.disabled.store(true, Ordering::SeqCst);
+        let _guard = self.reconnect.lock().await;
+        let mut st = self.state.lock();
+        st.conn = None;
+        st.status = McpStatus::Disabled;
+        st.error = None;
+        Ok(())
     }
 
     /// [`Self::open`], with backoff for remote servers.
