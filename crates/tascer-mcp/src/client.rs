@@ -17,7 +17,7 @@ use rmcp::model::{
 // Roots are deprecated in rmcp (the 2026-07-28 protocol drops them) but are
 // part of the 2025 revisions this client speaks.
 #[allow(deprecated)]
-use rmcp::model::ListRootsResult;
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -28,6 +28,7 @@ use crate::config::McpServerConfig;
 use crate::elicit::{ElicitationRequest, ElicitationResponse, Elicitor, apply_defaults};
 use crate::error::McpError;
 use crate::oauth::{AuthedHttp, ServerAuth};
+use crate::sampling::Sampler;
 use crate::sse::SseTransport;
 use crate::tunnel::{McpTunnel, TunnelTransport};
 
@@ -63,6 +64,18 @@ fn classify(err: ServiceError) -> RequestError {
     }
 }
 
+/// What the client answers servers' requests with (elicitation, roots,
+/// sampling); shared by every connection of a server.
+#[derive(Clone, Default)]
+pub(crate) struct Answerers {
+    /// Answers `elicitation/create`.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Answered to `roots/list`.
+    pub roots: Arc<Vec<std::path::PathBuf>>,
+    /// Answers `sampling/createMessage`.
+    pub sampler: Option<Arc<dyn Sampler>>,
+}
+
 /// Receives server notifications (flags `tools/list_changed`) and
 /// answers server requests (elicitation).
 struct Handler {
@@ -70,6 +83,7 @@ struct Handler {
     tools_changed: Arc<AtomicBool>,
     elicitor: Option<Arc<dyn Elicitor>>,
     roots: Arc<Vec<std::path::PathBuf>>,
+    sampler: Option<Arc<dyn Sampler>>,
 }
 
 impl ClientHandler for Handler {
@@ -79,6 +93,9 @@ impl ClientHandler for Handler {
     /// names the client `tascer`.
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
+        if self.sampler.is_some() {
+            capabilities.sampling = serde_json::from_value(serde_json::json!({})).ok();
+        }
         if !self.roots.is_empty() {
             capabilities.roots =
                 serde_json::from_value(serde_json::json!({"listChanged": false})).ok();
@@ -96,6 +113,27 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(sampler) = &self.sampler else {
+            return Err(ErrorData::invalid_request(
+                "this Tascer session does not answer sampling requests",
+                None,
+            ));
+        };
+        let wire = serde_json::to_value(&params).unwrap_or(Value::Null);
+        let request = crate::sampling::request_from_wire(&self.server, &wire);
+        match sampler.create_message(request).await {
+            Ok(response) => serde_json::from_value(crate::sampling::response_to_wire(&response))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
+            Err(reason) => Err(ErrorData::invalid_request(reason, None)),
+        }
     }
 
     #[allow(deprecated)]
@@ -268,15 +306,15 @@ impl Connection {
         config: &McpServerConfig,
         tunnel: Option<&Arc<dyn McpTunnel>>,
         auth: Option<&Arc<ServerAuth>>,
-        elicitor: Option<Arc<dyn Elicitor>>,
-        roots: Arc<Vec<std::path::PathBuf>>,
+        answerers: Answerers,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
             server: server.to_owned(),
             tools_changed: tools_changed.clone(),
-            elicitor,
-            roots,
+            elicitor: answerers.elicitor,
+            roots: answerers.roots,
+            sampler: answerers.sampler,
         };
         let connect_err = |message: String| McpError::Connect {
             server: server.into(),

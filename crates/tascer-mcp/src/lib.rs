@@ -31,6 +31,7 @@ mod names;
 pub mod oauth;
 mod output;
 mod resources;
+mod sampling;
 mod sdk;
 mod serve;
 mod server;
@@ -53,6 +54,7 @@ pub use manager::{
 pub use names::{mcp_tool_name, sanitize_name};
 pub use output::call_result_to_output;
 pub use resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+pub use sampling::{Sampler, SamplingMessage, SamplingRequest, SamplingResponse};
 pub use sdk::{SdkServer, SdkTool, expand_schema};
 pub use serve::{
     BoxFuture, HttpServer, McpServerSpec, PromptArg, ServeError, ServeToolResult, ServedPrompt,

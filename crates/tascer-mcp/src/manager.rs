@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tascer_core::Tool;
 
+use crate::client::Answerers;
 use crate::config::McpServerConfig;
 use crate::elicit::Elicitor;
 use crate::error::McpError;
@@ -61,6 +62,9 @@ pub struct McpOptions {
     /// session: its workspace and `--add-dir` directories); empty: the
     /// roots capability is not declared.
     pub roots: Vec<std::path::PathBuf>,
+    /// Answers servers' sampling requests with a model; `None`: sampling
+    /// is not offered and requests are refused.
+    pub sampler: Option<Arc<dyn crate::sampling::Sampler>>,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -74,6 +78,7 @@ impl std::fmt::Debug for McpOptions {
             .field("oauth", &self.oauth)
             .field("elicitor", &self.elicitor.is_some())
             .field("roots", &self.roots)
+            .field("sampler", &self.sampler.is_some())
             .finish()
     }
 }
@@ -91,6 +96,7 @@ impl Default for McpOptions {
             oauth: OAuthOptions::default(),
             elicitor: None,
             roots: Vec::new(),
+            sampler: None,
         }
     }
 }
@@ -180,8 +186,11 @@ impl McpManager {
                 limits,
                 options.tunnel.clone(),
                 auth,
-                options.elicitor.clone(),
-                Arc::new(options.roots.clone()),
+                Answerers {
+                    elicitor: options.elicitor.clone(),
+                    roots: Arc::new(options.roots.clone()),
+                    sampler: options.sampler.clone(),
+                },
             )));
         }
         futures::future::join_all(servers.iter().map(|s| s.start())).await;

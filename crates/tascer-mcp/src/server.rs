@@ -9,9 +9,8 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use tascer_core::ToolOutput;
 
-use crate::client::{Connection, RemoteTool, RequestError};
+use crate::client::{Answerers, Connection, RemoteTool, RequestError};
 use crate::config::McpServerConfig;
-use crate::elicit::Elicitor;
 use crate::error::McpError;
 use crate::oauth::ServerAuth;
 use crate::output::call_result_to_output;
@@ -76,9 +75,7 @@ pub(crate) struct ServerEntry {
     /// `Authorization` header).
     auth: Option<Arc<ServerAuth>>,
     /// Answers the server's elicitation requests.
-    elicitor: Option<Arc<dyn Elicitor>>,
-    /// Answered to `roots/list`.
-    roots: Arc<Vec<std::path::PathBuf>>,
+    answerers: Answerers,
     state: Mutex<State>,
     reconnect: tokio::sync::Mutex<()>,
     /// Turned off by [`ServerEntry::set_enabled`].
@@ -92,8 +89,7 @@ impl ServerEntry {
         limits: Limits,
         tunnel: Option<Arc<dyn McpTunnel>>,
         auth: Option<Arc<ServerAuth>>,
-        elicitor: Option<Arc<dyn Elicitor>>,
-        roots: Arc<Vec<std::path::PathBuf>>,
+        answerers: Answerers,
     ) -> Self {
         ServerEntry {
             name,
@@ -101,8 +97,7 @@ impl ServerEntry {
             limits,
             tunnel,
             auth,
-            elicitor,
-            roots,
+            answerers,
             state: Mutex::new(State::default()),
             reconnect: tokio::sync::Mutex::new(()),
             disabled: std::sync::atomic::AtomicBool::new(false),
@@ -121,8 +116,7 @@ impl ServerEntry {
                 &self.config,
                 self.tunnel.as_ref(),
                 self.auth.as_ref(),
-                self.elicitor.clone(),
-                Arc::clone(&self.roots),
+                self.answerers.clone(),
             )
             .await?;
             let tools = conn.list_tools().await.map_err(|e| McpError::Connect {

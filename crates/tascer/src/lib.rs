@@ -47,6 +47,7 @@ mod elicitation; //  MCP servers' questions answered by Elicitation hooks
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
 pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
+mod sampling; //     MCP servers' sampling requests answered by the session's model
 mod sandbox_setup; // the OS sandbox of the Bash tool, from the settings
 mod setup; //         governance parts from options and settings
 mod transcript; //    what reviewers see of a loop session's conversation

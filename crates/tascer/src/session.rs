@@ -149,7 +149,12 @@ impl Session {
         governance.context.prewarm(&cwd);
 
         let elicitor = crate::elicitation::HookElicitor::for_session(&governance, &env);
-        let mcp = connect_mcp(&options, &cwd, elicitor).await;
+        let sampler = crate::sampling::SessionSampler::for_session(
+            options.refuse_mcp_sampling,
+            &env,
+            &provider.model,
+        );
+        let mcp = connect_mcp(&options, &cwd, elicitor, sampler).await;
         let mcp_tools = mcp
             .as_ref()
             .map(McpManager::tools_snapshot)

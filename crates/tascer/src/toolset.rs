@@ -21,6 +21,7 @@ pub(crate) async fn connect_mcp(
     options: &Options,
     cwd: &Path,
     elicitor: Option<Arc<dyn tascer_mcp::Elicitor>>,
+    sampler: Option<Arc<dyn tascer_mcp::Sampler>>,
 ) -> Option<McpManager> {
     if options.mcp_servers.is_empty() && options.sdk_servers.is_empty() {
         return None;
@@ -45,6 +46,7 @@ pub(crate) async fn connect_mcp(
             ..OAuthOptions::default()
         },
         elicitor,
+        sampler,
         // `roots/list`: the workspace and the --add-dir directories.
         roots: std::iter::once(cwd.to_path_buf())
             .chain(options.additional_directories.iter().map(|d| cwd.join(d)))
