@@ -25,6 +25,8 @@ mod install;
 mod ledger_cmds;
 mod logging;
 mod mcp_cmds;
+mod mcp_login;
+mod mcp_manage;
 mod provider;
 mod render;
 mod run;

@@ -1,4 +1,4 @@
-//! `tascer mcp serve` and `tascer mcp list`.
+//! `tascer mcp serve` and `tascer mcp list` (login/logout: `mcp_login`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -20,6 +20,12 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         McpCommand::Serve(args) => serve(args).await,
         McpCommand::List(args) => list(args).await,
+        McpCommand::Add(args) => crate::mcp_manage::add(args),
+        McpCommand::AddJson(args) => crate::mcp_manage::add_json(args),
+        McpCommand::Remove(args) => crate::mcp_manage::remove(args),
+        McpCommand::Get(args) => crate::mcp_manage::get(args).await,
+        McpCommand::Login(args) => crate::mcp_login::run_login(args).await,
+        McpCommand::Logout(args) => crate::mcp_login::run_logout(args),
     }
 }
 
@@ -66,7 +72,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// A short description of how a server is reached.
-fn transport_text(config: &McpServerConfig) -> String {
+pub(crate) fn transport_text(config: &McpServerConfig) -> String {
     match config {
         McpServerConfig::Stdio { command, args, .. } => {
             let mut text = format!("stdio: {command}");

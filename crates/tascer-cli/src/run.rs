@@ -271,6 +271,7 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     options.setting_sources = setting_sources(args.setting_sources.as_deref())?;
     options.claude_settings = args.claude_settings;
     options.additional_directories = args.add_dir.clone();
+    options.refuse_mcp_sampling = args.refuse_mcp_sampling;
     options.context_env.clone_from(&args.env_allowlist);
     options.capture_git_state = args.capture_git_state;
     options.generate_proofs = args.generate_proofs;

@@ -280,6 +280,80 @@ fn control_requests_get_an_answer_or_the_reference_error() {
 }
 
 #[test]
+fn mcp_toggle_and_mcp_reconnect_turn_a_server_off_on_and_reconnect_it() {
+    let ws = Workspace::new(text_scenario("unused"));
+    let config = json!({"mcpServers": {"fixture": {
+        "command": env!("CARGO_BIN_EXE_tascer"), "args": ["mcp", "serve", "--conformance"]
+    }}})
+    .to_string();
+    let mut cli = Session::start(&ws, &["--mcp-config", &config]);
+    assert_eq!(cli.initialize(json!({}))["subtype"], "success");
+    let status = |cli: &mut Session, id: &str| {
+        cli.send(request(id, json!({"subtype": "mcp_status"})));
+        cli.reply_to(id)["response"]["mcpServers"][0].clone()
+    };
+    let before = status(&mut cli, "s1");
+    assert_eq!(before["status"], "connected", "{before}");
+    assert!(before["tools"].as_array().unwrap().len() > 3, "{before}");
+
+    cli.send(request(
+        "off",
+        json!({"subtype": "mcp_toggle", "serverName": "fixture", "enabled": false}),
+    ));
+    assert_eq!(cli.reply_to("off")["subtype"], "success");
+    let off = status(&mut cli, "s2");
+    assert_eq!(off["status"], "disabled", "{off}");
+    assert_eq!(off["tools"], json!([]));
+    cli.send(request(
+        "again",
+        json!({"subtype": "mcp_reconnect", "serverName": "fixture"}),
+    ));
+    let refused = cli.reply_to("again");
+    assert!(
+        refused["error"].as_str().unwrap().contains("disabled"),
+        "a disabled server is not reconnected: {refused}"
+    );
+
+    cli.send(request(
+        "on",
+        json!({"subtype": "mcp_toggle", "serverName": "fixture", "enabled": true}),
+    ));
+    assert_eq!(cli.reply_to("on")["subtype"], "success");
+    assert_eq!(status(&mut cli, "s3")["status"], "connected");
+    cli.send(request(
+        "reconnect",
+        json!({"subtype": "mcp_reconnect", "serverName": "fixture"}),
+    ));
+    assert_eq!(cli.reply_to("reconnect")["subtype"], "success");
+    assert_eq!(status(&mut cli, "s4")["status"], "connected");
+
+    cli.send(request(
+        "ghost",
+        json!({"subtype": "mcp_reconnect", "serverName": "ghost"}),
+    ));
+    let ghost = cli.reply_to("ghost");
+    assert!(
+        ghost["error"]
+            .as_str()
+            .unwrap()
+            .contains("no MCP server named 'ghost'"),
+        "{ghost}"
+    );
+    cli.send(request(
+        "half",
+        json!({"subtype": "mcp_toggle", "serverName": "fixture"}),
+    ));
+    assert!(
+        cli.reply_to("half")["error"]
+            .as_str()
+            .unwrap()
+            .contains("enabled"),
+    );
+    let (status, _, stderr) = cli.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
 fn end_of_input_rejects_a_pending_request_and_the_turn_still_ends() {
     let ws = Workspace::new(|_| {
         Scenario::new()

@@ -32,6 +32,15 @@ fn a_hook_callback_denies_a_call_and_the_reason_reaches_the_model() {
 }
 
 #[test]
+fn an_mcp_servers_question_is_answered_by_an_elicitation_hook_callback() {
+    cases::with(
+        Sdk::python,
+        "an_mcp_servers_question_is_answered_by_an_elicitation_hook_callback",
+        cases::elicitation_answered_by_a_hook_callback,
+    );
+}
+
+#[test]
 fn can_use_tool_rewrites_the_input_that_runs() {
     cases::with(
         Sdk::python,

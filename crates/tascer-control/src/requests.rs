@@ -41,6 +41,10 @@ pub fn answer(control: &Control, client: &Client, request_id: &str, request: &Ma
             Ok(json!({}))
         }
         "mcp_status" => Ok(json!({ "mcpServers": mcp_status(client) })),
+        "mcp_reconnect" | "mcp_toggle" => {
+            mcp_change(control, client, request_id, request);
+            return;
+        }
         _ => Err(format!("Unsupported control request subtype: {kind}")),
     };
     match answer {
@@ -72,6 +76,32 @@ fn set_permission_mode(
         "uuid": tascer::new_id(),
     }));
     Ok(json!({ "mode": mode.as_str() }))
+}
+
+/// `mcp_reconnect {serverName}` / `mcp_toggle {serverName, enabled}`:
+/// answered when the server is connected again (or turned off).
+fn mcp_change(control: &Control, client: &Client, request_id: &str, request: &Map<String, Value>) {
+    let name = request
+        .get("serverName")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let enabled = request.get("enabled").and_then(Value::as_bool);
+    let toggle = subtype(request) == "mcp_toggle";
+    let (control, request_id, manager) =
+        (control.clone(), request_id.to_owned(), client.mcp_manager());
+    tokio::spawn(async move {
+        let result = match (manager, toggle, enabled) {
+            (None, ..) => Err(format!("no MCP server named '{name}'")),
+            (Some(_), true, None) => Err("mcp_toggle needs \"enabled\"".to_string()),
+            (Some(m), true, Some(on)) => m.set_enabled(&name, on).await.map_err(|e| e.to_string()),
+            (Some(m), false, _) => m.reconnect(&name).await.map_err(|e| e.to_string()),
+        };
+        match result {
+            Ok(()) => control.send(&wire::success(&request_id, json!({}))),
+            Err(error) => control.send(&wire::error(&request_id, &error)),
+        }
+    });
 }
 
 /// The MCP servers in Claude Code's `McpServerStatus` shape.

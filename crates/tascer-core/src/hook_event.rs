@@ -38,12 +38,15 @@ pub enum HookEvent {
     PostCompact,
     /// When a session ends.
     SessionEnd,
+    /// When an MCP server asks the user for input (`elicitation/create`);
+    /// hooks may answer it (accept with content, decline, cancel).
+    Elicitation,
 }
 
 impl HookEvent {
     /// Every event Tascer fires, in the order Claude Code's hooks
     /// reference lists them.
-    pub const ALL: [HookEvent; 12] = [
+    pub const ALL: [HookEvent; 13] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
@@ -56,6 +59,7 @@ impl HookEvent {
         HookEvent::PreCompact,
         HookEvent::PostCompact,
         HookEvent::SessionEnd,
+        HookEvent::Elicitation,
     ];
 
     /// Claude Code event names Tascer does not fire (yet). Settings that
@@ -72,7 +76,6 @@ impl HookEvent {
         "TeammateIdle",
         "TaskCreated",
         "TaskCompleted",
-        "Elicitation",
         "ElicitationResult",
         "ConfigChange",
         "WorktreeCreate",
@@ -99,6 +102,7 @@ impl HookEvent {
             HookEvent::PreCompact => "PreCompact",
             HookEvent::PostCompact => "PostCompact",
             HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::Elicitation => "Elicitation",
         }
     }
 

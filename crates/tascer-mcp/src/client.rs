@@ -10,17 +10,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-    ReadResourceRequestParams,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    ProtocolVersion, ReadResourceRequestParams,
 };
-use rmcp::service::{NotificationContext, RunningService};
+// Roots are deprecated in rmcp (the 2026-07-28 protocol drops them) but are
+// part of the 2025 revisions this client speaks.
+#[allow(deprecated)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 
 use crate::config::McpServerConfig;
+use crate::elicit::{ElicitationRequest, ElicitationResponse, Elicitor, apply_defaults};
 use crate::error::McpError;
+use crate::oauth::{AuthedHttp, ServerAuth};
+use crate::sampling::Sampler;
 use crate::sse::SseTransport;
 use crate::tunnel::{McpTunnel, TunnelTransport};
 
@@ -56,9 +64,26 @@ fn classify(err: ServiceError) -> RequestError {
     }
 }
 
-/// Receives server notifications; flags `tools/list_changed`.
+/// What the client answers servers' requests with (elicitation, roots,
+/// sampling); shared by every connection of a server.
+#[derive(Clone, Default)]
+pub(crate) struct Answerers {
+    /// Answers `elicitation/create`.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Answered to `roots/list`.
+    pub roots: Arc<Vec<std::path::PathBuf>>,
+    /// Answers `sampling/createMessage`.
+    pub sampler: Option<Arc<dyn Sampler>>,
+}
+
+/// Receives server notifications (flags `tools/list_changed`) and
+/// answers server requests (elicitation).
 struct Handler {
+    server: String,
     tools_changed: Arc<AtomicBool>,
+    elicitor: Option<Arc<dyn Elicitor>>,
+    roots: Arc<Vec<std::path::PathBuf>>,
+    sampler: Option<Arc<dyn Sampler>>,
 }
 
 impl ClientHandler for Handler {
@@ -67,8 +92,20 @@ impl ClientHandler for Handler {
     /// 2026-07-28, which servers of the 2025 revisions do not know) and
     /// names the client `tascer`.
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.sampler.is_some() {
+            capabilities.sampling = serde_json::from_value(serde_json::json!({})).ok();
+        }
+        if !self.roots.is_empty() {
+            capabilities.roots =
+                serde_json::from_value(serde_json::json!({"listChanged": false})).ok();
+        }
+        if self.elicitor.is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("tascer", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -76,6 +113,96 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(sampler) = &self.sampler else {
+            return Err(ErrorData::invalid_request(
+                "this Tascer session does not answer sampling requests",
+                None,
+            ));
+        };
+        let wire = serde_json::to_value(&params).unwrap_or(Value::Null);
+        let request = crate::sampling::request_from_wire(&self.server, &wire);
+        match sampler.create_message(request).await {
+            Ok(response) => serde_json::from_value(crate::sampling::response_to_wire(&response))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
+            Err(reason) => Err(ErrorData::invalid_request(reason, None)),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots: Vec<Value> = self
+            .roots
+            .iter()
+            .map(|dir| {
+                let name = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| dir.display().to_string());
+                serde_json::json!({"uri": file_uri(dir), "name": name})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({ "roots": roots }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(elicitor) = &self.elicitor else {
+            tracing::warn!(
+                server = %self.server,
+                "declined an elicitation request: no one can answer it in this run \
+                 (headless; an SDK host's elicitation callback or a terminal can)"
+            );
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let (message, requested_schema, url) = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (
+                message,
+                serde_json::to_value(&requested_schema).unwrap_or(Value::Null),
+                None,
+            ),
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                (message, Value::Null, Some(url))
+            }
+            // A mode this client does not know.
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        let question = ElicitationRequest {
+            server: self.server.clone(),
+            message,
+            requested_schema,
+            url,
+        };
+        let schema = question.requested_schema.clone();
+        Ok(match elicitor.elicit(question).await {
+            ElicitationResponse::Accept(mut content) => {
+                apply_defaults(&schema, &mut content);
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+            }
+            ElicitationResponse::Decline(reason) => {
+                tracing::info!(server = %self.server, %reason, "elicitation declined");
+                ElicitResult::new(ElicitationAction::Decline)
+            }
+            _ => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 }
 
@@ -126,6 +253,31 @@ pub(crate) struct Connection {
     pub tools_changed: Arc<AtomicBool>,
 }
 
+/// `file://` URI of a directory (absolute paths; each segment
+/// percent-encoded where needed).
+fn file_uri(dir: &std::path::Path) -> String {
+    match reqwest::Url::from_directory_path(dir) {
+        Ok(url) => url.as_str().trim_end_matches('/').to_owned(),
+        Err(()) => format!("file://{}", dir.display()),
+    }
+}
+
+/// An error and its sources, `: `-joined (the transport's reason, such as
+/// a needed login, is a source of the handshake error).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
 fn header_map(
     server: &str,
     headers: &BTreeMap<String, String>,
@@ -153,10 +305,16 @@ impl Connection {
         server: &str,
         config: &McpServerConfig,
         tunnel: Option<&Arc<dyn McpTunnel>>,
+        auth: Option<&Arc<ServerAuth>>,
+        answerers: Answerers,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
+            server: server.to_owned(),
             tools_changed: tools_changed.clone(),
+            elicitor: answerers.elicitor,
+            roots: answerers.roots,
+            sampler: answerers.sampler,
         };
         let connect_err = |message: String| McpError::Connect {
             server: server.into(),
@@ -185,14 +343,30 @@ impl Connection {
                     }
                 }
             }
-            McpServerConfig::Http { url, headers } => {
+            McpServerConfig::Http { url, headers, .. } => {
                 let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 cfg.custom_headers = header_map(server, headers)?;
-                let transport = StreamableHttpClientTransport::from_config(cfg);
-                handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| connect_err(e.to_string()))?
+                let served = match auth {
+                    Some(auth) => {
+                        let http = AuthedHttp::new(reqwest::Client::new(), Arc::clone(auth));
+                        handler
+                            .serve(StreamableHttpClientTransport::with_client(http, cfg))
+                            .await
+                    }
+                    None => {
+                        handler
+                            .serve(StreamableHttpClientTransport::from_config(cfg))
+                            .await
+                    }
+                };
+                served.map_err(|e| {
+                    // The transport's error chain names rmcp's types; a
+                    // failed login says it better.
+                    match auth.and_then(|a| a.take_failure()) {
+                        Some(reason) => connect_err(reason),
+                        None => connect_err(error_chain(&e)),
+                    }
+                })?
             }
             McpServerConfig::Sse { url, headers } => {
                 let headers: HeaderMap = header_map(server, headers)?.into_iter().collect();

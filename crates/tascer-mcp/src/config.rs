@@ -32,6 +32,12 @@ pub enum McpServerConfig {
         /// Extra HTTP headers sent with every request.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         headers: BTreeMap<String, String>,
+        /// OAuth settings (a pre-registered client, scopes, the loopback
+        /// callback port, client credentials); without them a server that
+        /// answers 401 is logged in to with discovery and dynamic client
+        /// registration.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oauth: Option<Box<crate::oauth::OAuthConfig>>,
     },
     /// Legacy HTTP+SSE transport (protocol 2024-11-05): a `GET` event
     /// stream plus `POST`s to the endpoint it announces (`sse.rs`).
@@ -136,7 +142,7 @@ impl std::fmt::Display for McpServerSource {
 
 /// Reads `path` as JSON through the settings reader; `Ok(None)` when
 /// the file does not exist. Errors keep this module's wording.
-fn read_json_file(path: &Path) -> Result<Option<serde_json::Value>, McpError> {
+pub(crate) fn read_json_file(path: &Path) -> Result<Option<serde_json::Value>, McpError> {
     tascer_settings::read_json(path).map_err(|e| {
         McpError::Config(match e {
             FileError::Read { path, source } => {

@@ -61,6 +61,14 @@ pub enum McpError {
         /// The error message.
         message: String,
     },
+    /// Logging in to the server (OAuth) failed or is needed.
+    #[error("MCP server '{server}': {message}")]
+    Auth {
+        /// Server name.
+        server: String,
+        /// What went wrong (never a token).
+        message: String,
+    },
     /// No server with that name is configured.
     #[error("no MCP server named '{0}'")]
     UnknownServer(String),

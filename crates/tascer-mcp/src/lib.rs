@@ -9,6 +9,9 @@
 //! * [`SdkServer`] declares in-process tools; [`McpTunnel`] reaches
 //!   servers that live in an SDK host (`mcp_message` of the stream-json
 //!   protocol), managed like any other server.
+//! * [`oauth`]: OAuth 2.1 for HTTP servers (discovery, registration,
+//!   PKCE through a loopback redirect, refresh, step-up), tokens stored per
+//!   server with mode 0600.
 //! * [`load_mcp_servers`] merges `.mcp.json`, the settings files'
 //!   `mcpServers` and `--mcp-config` values.
 //! * The server side: [`McpServerSpec`] describes tools, resources and
@@ -20,11 +23,15 @@
 
 mod client;
 mod config;
+mod config_write;
+mod elicit;
 mod error;
 mod manager;
 mod names;
+pub mod oauth;
 mod output;
 mod resources;
+mod sampling;
 mod sdk;
 mod serve;
 mod server;
@@ -38,6 +45,8 @@ pub use config::{
     McpConfigFile, McpServerConfig, McpServerSource, load_mcp_servers,
     load_mcp_servers_with_sources, parse_mcp_config, parse_mcp_config_str,
 };
+pub use config_write::{McpScope, add_mcp_server, remove_mcp_server};
+pub use elicit::{ElicitationRequest, ElicitationResponse, Elicitor, apply_defaults};
 pub use error::McpError;
 pub use manager::{
     DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpManager, McpOptions,
@@ -45,6 +54,7 @@ pub use manager::{
 pub use names::{mcp_tool_name, sanitize_name};
 pub use output::call_result_to_output;
 pub use resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+pub use sampling::{Sampler, SamplingMessage, SamplingRequest, SamplingResponse};
 pub use sdk::{SdkServer, SdkTool, expand_schema};
 pub use serve::{
     BoxFuture, HttpServer, McpServerSpec, PromptArg, ServeError, ServeToolResult, ServedPrompt,

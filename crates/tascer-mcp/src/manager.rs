@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use tascer_core::Tool;
 
+use crate::client::Answerers;
 use crate::config::McpServerConfig;
+use crate::elicit::Elicitor;
 use crate::error::McpError;
+use crate::oauth::{OAuthOptions, ServerAuth};
 use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
 use crate::sdk::SdkServer;
 use crate::server::{Limits, ServerEntry, Servers};
@@ -49,6 +52,19 @@ pub struct McpOptions {
     /// `sdk_servers`: they live in an SDK host and their messages go
     /// through this tunnel.
     pub tunnel: Option<Arc<dyn McpTunnel>>,
+    /// How HTTP servers that answer 401 are logged in to (default:
+    /// unattended, tokens in memory).
+    pub oauth: OAuthOptions,
+    /// Answers servers' elicitation requests; `None`: elicitation is not
+    /// offered (a headless run) and requests are declined.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Directories servers may work in, answered to `roots/list` (a
+    /// session: its workspace and `--add-dir` directories); empty: the
+    /// roots capability is not declared.
+    pub roots: Vec<std::path::PathBuf>,
+    /// Answers servers' sampling requests with a model; `None`: sampling
+    /// is not offered and requests are refused.
+    pub sampler: Option<Arc<dyn crate::sampling::Sampler>>,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -59,6 +75,10 @@ impl std::fmt::Debug for McpOptions {
             .field("max_restarts", &self.max_restarts)
             .field("sdk_servers", &self.sdk_servers)
             .field("tunnel", &self.tunnel.is_some())
+            .field("oauth", &self.oauth)
+            .field("elicitor", &self.elicitor.is_some())
+            .field("roots", &self.roots)
+            .field("sampler", &self.sampler.is_some())
             .finish()
     }
 }
@@ -73,6 +93,10 @@ impl Default for McpOptions {
             max_restarts: DEFAULT_MAX_RESTARTS,
             sdk_servers: Vec::new(),
             tunnel: None,
+            oauth: OAuthOptions::default(),
+            elicitor: None,
+            roots: Vec::new(),
+            sampler: None,
         }
     }
 }
@@ -138,11 +162,35 @@ impl McpManager {
                     continue;
                 }
             }
+            let auth = match &config {
+                McpServerConfig::Http {
+                    url,
+                    headers,
+                    oauth,
+                } if !headers
+                    .keys()
+                    .any(|h| h.eq_ignore_ascii_case("authorization")) =>
+                {
+                    Some(ServerAuth::new(
+                        &key,
+                        url,
+                        oauth.as_deref().cloned(),
+                        options.oauth.clone(),
+                    ))
+                }
+                _ => None,
+            };
             servers.push(Arc::new(ServerEntry::new(
                 key,
                 config,
                 limits,
                 options.tunnel.clone(),
+                auth,
+                Answerers {
+                    elicitor: options.elicitor.clone(),
+                    roots: Arc::new(options.roots.clone()),
+                    sampler: options.sampler.clone(),
+                },
             )));
         }
         futures::future::join_all(servers.iter().map(|s| s.start())).await;
@@ -228,6 +276,38 @@ impl McpManager {
             .ok_or_else(|| McpError::UnknownServer(server.into()))?;
         s.refresh_tools().await;
         Ok(())
+    }
+
+    /// Reconnects `server` now (the SDKs' `mcp_reconnect`); an in-process
+    /// server has nothing to reconnect.
+    pub async fn reconnect(&self, server: &str) -> Result<(), McpError> {
+        if self.inner.sdk.iter().any(|s| s.name() == server) {
+            return Ok(());
+        }
+        let s = self
+            .inner
+            .servers
+            .find(server)
+            .ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        s.reconnect_now().await
+    }
+
+    /// Turns `server` off or on (the SDKs' `mcp_toggle`): off closes its
+    /// connection, its status is `disabled` and its tools fail; on
+    /// connects it again.
+    pub async fn set_enabled(&self, server: &str, enabled: bool) -> Result<(), McpError> {
+        if self.inner.sdk.iter().any(|s| s.name() == server) {
+            return Err(McpError::Unsupported {
+                server: server.into(),
+                message: "an in-process (sdk) server cannot be turned off".into(),
+            });
+        }
+        let s = self
+            .inner
+            .servers
+            .find(server)
+            .ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        s.set_enabled(enabled).await
     }
 
     /// Per-server health: connection open and `tools/list` answers

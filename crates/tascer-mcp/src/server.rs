@@ -9,12 +9,21 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use tascer_core::ToolOutput;
 
-use crate::client::{Connection, RemoteTool, RequestError};
+use crate::client::{Answerers, Connection, RemoteTool, RequestError};
 use crate::config::McpServerConfig;
 use crate::error::McpError;
+use crate::oauth::ServerAuth;
 use crate::output::call_result_to_output;
 use crate::status::{McpServerStatus, McpStatus};
 use crate::tunnel::McpTunnel;
+
+/// Connection attempts of one restart of a remote (HTTP, SSE) server: a
+/// server that is briefly away (redeploy, network blip) is retried with
+/// exponential backoff ([`RECONNECT_BASE_DELAY`], doubling) before the
+/// restart counts as failed. A local (stdio) server is started once.
+pub(crate) const RECONNECT_ATTEMPTS: u32 = 4;
+/// The first backoff delay.
+pub(crate) const RECONNECT_BASE_DELAY: Duration = Duration::from_millis(250);
 
 /// Timeouts and limits for one server.
 #[derive(Debug, Clone, Copy)]
@@ -62,8 +71,15 @@ pub(crate) struct ServerEntry {
     limits: Limits,
     /// How `sdk` servers that live in an SDK host are reached.
     tunnel: Option<Arc<dyn McpTunnel>>,
+    /// OAuth of an HTTP server (none when its config sends its own
+    /// `Authorization` header).
+    auth: Option<Arc<ServerAuth>>,
+    /// Answers the server's elicitation requests.
+    answerers: Answerers,
     state: Mutex<State>,
     reconnect: tokio::sync::Mutex<()>,
+    /// Turned off by [`ServerEntry::set_enabled`].
+    disabled: std::sync::atomic::AtomicBool,
 }
 
 impl ServerEntry {
@@ -72,14 +88,19 @@ impl ServerEntry {
         config: McpServerConfig,
         limits: Limits,
         tunnel: Option<Arc<dyn McpTunnel>>,
+        auth: Option<Arc<ServerAuth>>,
+        answerers: Answerers,
     ) -> Self {
         ServerEntry {
             name,
             config,
             limits,
             tunnel,
+            auth,
+            answerers,
             state: Mutex::new(State::default()),
             reconnect: tokio::sync::Mutex::new(()),
+            disabled: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -90,7 +111,14 @@ impl ServerEntry {
     /// Connects, handshakes and lists tools within the startup timeout.
     async fn open(&self) -> Result<(Arc<Connection>, Vec<RemoteTool>), McpError> {
         let work = async {
-            let conn = Connection::connect(&self.name, &self.config, self.tunnel.as_ref()).await?;
+            let conn = Connection::connect(
+                &self.name,
+                &self.config,
+                self.tunnel.as_ref(),
+                self.auth.as_ref(),
+                self.answerers.clone(),
+            )
+            .await?;
             let tools = conn.list_tools().await.map_err(|e| McpError::Connect {
                 server: self.name.clone(),
                 message: format!("tools/list failed: {}", request_message(&e)),
@@ -142,6 +170,12 @@ impl ServerEntry {
     /// The live connection, restarting the server when it died (at most
     /// `max_restarts` times).
     async fn connection(&self) -> Result<Arc<Connection>, McpError> {
+        if self.disabled.load(Ordering::SeqCst) {
+            return Err(McpError::Disconnected {
+                server: self.name.clone(),
+                message: "the server is disabled (mcp_toggle)".into(),
+            });
+        }
         if let Some(conn) = self.live() {
             return Ok(conn);
         }
@@ -165,8 +199,69 @@ impl ServerEntry {
             st.status = McpStatus::Pending;
             tracing::info!(server = %self.name, restart = st.restarts, "restarting MCP server");
         }
-        let result = self.open().await;
+        let result = self.reopen().await;
         self.record_open(result)
+    }
+
+    /// Reconnects now (`mcp_reconnect`): drops the connection, forgets
+    /// earlier restarts and connects again (with backoff when remote).
+    pub async fn reconnect_now(&self) -> Result<(), McpError> {
+        if self.disabled.load(Ordering::SeqCst) {
+            return Err(McpError::Disconnected {
+                server: self.name.clone(),
+                message: "the server is disabled (mcp_toggle)".into(),
+            });
+        }
+        let _guard = self.reconnect.lock().await;
+        {
+            let mut st = self.state.lock();
+            st.conn = None;
+            st.restarts = 0;
+            st.status = McpStatus::Pending;
+        }
+        let result = self.reopen().await;
+        self.record_open(result).map(|_| ())
+    }
+
+    /// Turns the server off (closes its connection; its tools fail) or on
+    /// again (connects now) (`mcp_toggle`).
+    pub async fn set_enabled(&self, enabled: bool) -> Result<(), McpError> {
+        if enabled {
+            self.disabled.store(false, Ordering::SeqCst);
+            return self.reconnect_now().await;
+        }
+        self.disabled.store(true, Ordering::SeqCst);
+        let _guard = self.reconnect.lock().await;
+        let mut st = self.state.lock();
+        st.conn = None;
+        st.status = McpStatus::Disabled;
+        st.error = None;
+        Ok(())
+    }
+
+    /// [`Self::open`], with backoff for remote servers.
+    async fn reopen(&self) -> Result<(Arc<Connection>, Vec<RemoteTool>), McpError> {
+        let remote = matches!(
+            self.config,
+            McpServerConfig::Http { .. } | McpServerConfig::Sse { .. }
+        );
+        let attempts = if remote { RECONNECT_ATTEMPTS } else { 1 };
+        let mut result = self.open().await;
+        let mut delay = RECONNECT_BASE_DELAY;
+        for attempt in 1..attempts {
+            let Err(e) = &result else { break };
+            tracing::info!(
+                server = %self.name,
+                attempt,
+                delay_ms = delay.as_millis() as u64,
+                error = %e,
+                "reconnecting MCP server failed; retrying"
+            );
+            tokio::time::sleep(delay).await;
+            delay *= 2;
+            result = self.open().await;
+        }
+        result
     }
 
     fn live(&self) -> Option<Arc<Connection>> {

@@ -15,15 +15,18 @@ pub enum McpStatus {
     /// Connecting or restarting.
     #[default]
     Pending,
+    /// Turned off (`mcp_toggle`): not connected, its tools fail.
+    Disabled,
 }
 
 impl McpStatus {
-    /// `connected`, `failed` or `pending` (as serialized).
+    /// `connected`, `failed`, `pending` or `disabled` (as serialized).
     pub fn as_str(self) -> &'static str {
         match self {
             McpStatus::Connected => "connected",
             McpStatus::Failed => "failed",
             McpStatus::Pending => "pending",
+            McpStatus::Disabled => "disabled",
         }
     }
 }

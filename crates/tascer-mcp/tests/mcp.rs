@@ -426,6 +426,7 @@ async fn everything_streamable_http() {
     let config = McpServerConfig::Http {
         url: format!("http://127.0.0.1:{port}/mcp"),
         headers: BTreeMap::from([("X-Test".to_owned(), "1".to_owned())]),
+        oauth: None,
     };
     let mgr = McpManager::connect_all(one("web", config), Duration::from_secs(20)).await;
     assert_eq!(

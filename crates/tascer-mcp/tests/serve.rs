@@ -26,6 +26,7 @@ async fn client(url: String) -> McpManager {
         McpServerConfig::Http {
             url,
             headers: BTreeMap::new(),
+            oauth: None,
         },
     )]);
     McpManager::connect_all(configs, Duration::from_secs(10)).await
@@ -194,8 +195,14 @@ async fn bearer_token_is_required_when_configured() {
     let with = |headers: BTreeMap<String, String>| {
         let url = server.url();
         async move {
-            let configs =
-                BTreeMap::from([("srv".to_owned(), McpServerConfig::Http { url, headers })]);
+            let configs = BTreeMap::from([(
+                "srv".to_owned(),
+                McpServerConfig::Http {
+                    url,
+                    headers,
+                    oauth: None,
+                },
+            )]);
             McpManager::connect_all(configs, Duration::from_secs(10)).await
         }
     };
@@ -210,15 +217,23 @@ async fn bearer_token_is_required_when_configured() {
         "{:?}",
         good.statuses()
     );
-    for bad in [
-        BTreeMap::new(),
-        BTreeMap::from([("Authorization".to_owned(), "Bearer wrong".to_owned())]),
+    // Without a header the client would log in with OAuth, which an
+    // unattended manager cannot do; with a wrong one the 401 is reported.
+    for (bad, reason) in [
+        (
+            BTreeMap::new(),
+            "needs an OAuth login: run `tascer mcp login srv`",
+        ),
+        (
+            BTreeMap::from([("Authorization".to_owned(), "Bearer wrong".to_owned())]),
+            "Auth required",
+        ),
     ] {
         let refused = with(bad).await;
         let status = &refused.statuses()[0];
         assert_eq!(status.status, McpStatus::Failed, "{status:?}");
         let error = status.error.as_deref().unwrap_or_default();
-        assert!(error.contains("Auth required"), "{error}");
+        assert!(error.contains(reason), "{error}");
     }
 
     let response = reqwest::Client::new()

@@ -87,6 +87,7 @@ mod tests {
             "model": "opus",
             "statusLine": {"type": "command"},
             "sandbox": {"enabled": true, "excludedCommands": ["docker"],
+                        "autoAllowBashIfSandboxed": true,
                         "network": {"allowLocalBinding": true}},
             "check": {}
         }))
@@ -104,7 +105,7 @@ mod tests {
         for part in [
             "/p/.claude/settings.json: model is not honoured",
             "statusLine is not honoured",
-            "sandbox.excludedCommands is not honoured",
+            "sandbox.autoAllowBashIfSandboxed is not honoured",
             "sandbox.network's settings are not honoured",
         ] {
             assert!(

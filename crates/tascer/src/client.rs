@@ -183,6 +183,11 @@ impl Client {
         self.chosen_model.lock().clone()
     }
 
+    /// The session's MCP servers (for `mcp_reconnect` / `mcp_toggle`).
+    pub fn mcp_manager(&self) -> Option<McpManager> {
+        self.mcp.clone()
+    }
+
     /// The state of the session's MCP servers (empty without any).
     pub fn mcp_status(&self) -> Vec<McpServerStatus> {
         self.mcp

@@ -13,10 +13,11 @@ use serde_json::{Value, json};
 use tascer_core::{HookEvent, PermissionDenial};
 use tascer_guard::admission::{Admission, HookActivity};
 use tascer_guard::hooks::{
-    CompactTrigger, HookCommon, HookCommonOutcome, HookRun, HookRunner, PostCompactInput,
-    PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput, SessionStartSource,
-    StopInput, SubagentStopInput, UserPromptSubmitInput,
+    CompactTrigger, ElicitationInput, HookCommon, HookCommonOutcome, HookRun, HookRunner,
+    PostCompactInput, PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput,
+    SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
+use tascer_mcp::{ElicitationRequest, ElicitationResponse};
 use tascer_webhook::Webhooks;
 
 use crate::call_context::ContextCapture;
@@ -171,6 +172,49 @@ impl Governance {
             return Err(reason);
         }
         Ok(outcome.additional_context)
+    }
+
+    /// True when Elicitation hooks (settings or an SDK host's callbacks)
+    /// can answer MCP servers' questions.
+    pub fn answers_elicitation(&self) -> bool {
+        self.hooks()
+            .is_some_and(|h| h.registry().has(HookEvent::Elicitation))
+    }
+
+    /// Runs Elicitation hooks for an MCP server's question: the answer of
+    /// the last hook that gave one (`None`: no hook answered).
+    pub async fn on_elicitation(
+        &self,
+        env: &LoopEnv,
+        request: &ElicitationRequest,
+    ) -> Option<ElicitationResponse> {
+        let hooks = self.hooks()?;
+        let (outcome, runs) = hooks
+            .elicitation(ElicitationInput {
+                common: self.common(env),
+                mcp_server_name: request.server.clone(),
+                message: request.message.clone(),
+                mode: if request.url.is_some() { "url" } else { "form" }.to_string(),
+                requested_schema: (!request.requested_schema.is_null())
+                    .then(|| request.requested_schema.clone()),
+                url: request.url.clone(),
+            })
+            .await;
+        record_runs(env, &runs, None);
+        report_common(env, &outcome.common);
+        Some(match outcome.action.as_deref()? {
+            "accept" => ElicitationResponse::Accept(
+                outcome
+                    .content
+                    .and_then(|c| c.as_object().cloned())
+                    .unwrap_or_default(),
+            ),
+            "cancel" => ElicitationResponse::Cancel,
+            "decline" => ElicitationResponse::Decline("declined by an Elicitation hook".into()),
+            other => ElicitationResponse::Decline(format!(
+                "an Elicitation hook answered {other:?} (accept, decline or cancel)"
+            )),
+        })
     }
 
     /// Runs PreCompact hooks: `Err(reason)` means do not compact.

@@ -43,10 +43,12 @@ mod task_tool; //     the Task tool: runs a subagent
 // Governance: admission around the calls, hooks around the session.
 mod call_context; //  the context a call is recorded with (git state, env)
 mod call_evidence; // the evidence a call's record keeps (stdout, stderr, diff, file)
+mod elicitation; //   MCP servers' questions answered by Elicitation hooks
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
 pub mod host_sandbox; // a host's Bash commands rewritten to run sandboxed
 pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
+mod sampling; //      MCP servers' sampling requests answered by the session's model
 mod sandbox_setup; // the OS sandbox of the Bash tool, from the settings
 mod setup; //         governance parts from options and settings
 mod transcript; //    what reviewers see of a loop session's conversation
@@ -101,6 +103,8 @@ pub use tascer_webhook as webhook;
 
 /// The Tascer version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub use toolset::mcp_token_dir;
 
 /// The Tascer home directory: `$TASCER_HOME`, else `~/.tascer`.
 pub fn tascer_home() -> std::path::PathBuf {

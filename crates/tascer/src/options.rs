@@ -138,6 +138,9 @@ pub struct Options {
     /// Directories outside the working directory that file tools may use
     /// (`--add-dir`).
     pub additional_directories: Vec<PathBuf>,
+    /// Refuse MCP servers' sampling requests (by default they are answered
+    /// by the session's model and recorded as model calls).
+    pub refuse_mcp_sampling: bool,
     /// Workaround detection (alike denied calls escalate); default on.
     pub workaround: Option<WorkaroundConfig>,
     /// Gates per tool; default: the settings' `validation` value, else
@@ -459,6 +462,12 @@ impl Options {
     /// Adds a permission policy.
     pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
         self.policies.push(policy);
+        self
+    }
+
+    /// Refuses (or answers, the default) MCP servers' sampling requests.
+    pub fn refuse_mcp_sampling(mut self, refuse: bool) -> Self {
+        self.refuse_mcp_sampling = refuse;
         self
     }
 

@@ -154,7 +154,13 @@ impl Session {
         let governance = governance(&env, &provider.model, &home, &settings, &cwd, parts)?;
         governance.context.prewarm(&cwd);
 
-        let mcp = connect_mcp(&options).await;
+        let elicitor = crate::elicitation::HookElicitor::for_session(&governance, &env);
+        let sampler = crate::sampling::SessionSampler::for_session(
+            options.refuse_mcp_sampling,
+            &env,
+            &provider.model,
+        );
+        let mcp = connect_mcp(&options, &cwd, elicitor, sampler).await;
         let mcp_tools = mcp
             .as_ref()
             .map(McpManager::tools_snapshot)

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tascer_core::Tool;
+use tascer_mcp::oauth::OAuthOptions;
 use tascer_mcp::{McpManager, McpOptions};
 
 use crate::governance::Governance;
@@ -16,7 +17,12 @@ use crate::task_tool::{TASK_TOOL_NAME, TaskTool};
 /// Connects the configured MCP servers (concurrently, each under the
 /// startup timeout). A server that fails is reported in `system/init`,
 /// never fatal.
-pub(crate) async fn connect_mcp(options: &Options) -> Option<McpManager> {
+pub(crate) async fn connect_mcp(
+    options: &Options,
+    cwd: &Path,
+    elicitor: Option<Arc<dyn tascer_mcp::Elicitor>>,
+    sampler: Option<Arc<dyn tascer_mcp::Sampler>>,
+) -> Option<McpManager> {
     if options.mcp_servers.is_empty() && options.sdk_servers.is_empty() {
         return None;
     }
@@ -28,9 +34,23 @@ pub(crate) async fn connect_mcp(options: &Options) -> Option<McpManager> {
                 name: sdk.name().to_string(),
             });
     }
+    // A session is unattended: a server that needs a (new) OAuth login
+    // fails, naming `tascer mcp login SERVER`; stored tokens are used and
+    // refreshed.
+    let home = options.home.clone().unwrap_or_else(crate::tascer_home);
     let mcp_options = McpOptions {
         sdk_servers: options.sdk_servers.clone(),
         tunnel: options.mcp_tunnel.clone(),
+        oauth: OAuthOptions {
+            token_dir: Some(mcp_token_dir(&home)),
+            ..OAuthOptions::default()
+        },
+        elicitor,
+        sampler,
+        // `roots/list`: the workspace and the --add-dir directories.
+        roots: std::iter::once(cwd.to_path_buf())
+            .chain(options.additional_directories.iter().map(|d| cwd.join(d)))
+            .collect(),
         ..McpOptions::default()
     };
     let manager = McpManager::connect_with(configs, mcp_options).await;
@@ -40,6 +60,11 @@ pub(crate) async fn connect_mcp(options: &Options) -> Option<McpManager> {
         }
     }
     Some(manager)
+}
+
+/// Where the MCP servers' OAuth tokens live: `<home>/mcp-auth`.
+pub fn mcp_token_dir(home: &Path) -> std::path::PathBuf {
+    home.join("mcp-auth")
 }
 
 /// True when a tool is removed from the model's context: a bare-name

@@ -1,4 +1,4 @@
-//! `tascer mcp serve` and `tascer mcp list`.
+//! `tascer mcp serve|list|add|add-json|remove|get|login|logout`.
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -19,6 +19,134 @@ pub enum McpCommand {
     Serve(ServeArgs),
     /// Connect every configured MCP server and list its status and tools (exit 1 if any failed).
     List(ListArgs),
+    /// Add a server to the configuration (Claude Code's `claude mcp add`): `NAME COMMAND
+    /// [ARGS…]` for stdio, `--transport http|sse NAME URL` for remote servers.
+    Add(AddArgs),
+    /// Add a server given as JSON in `.mcp.json` shape (`{"type": …}`).
+    AddJson(AddJsonArgs),
+    /// Remove a server from the configuration (from --scope, else from the one scope that has it).
+    Remove(RemoveArgs),
+    /// Show one server: where it is configured, how it is reached, and whether it connects.
+    Get(GetArgs),
+    /// Log in to an OAuth-protected HTTP server: opens the authorization page ($BROWSER, else
+    /// xdg-open/open), waits for the redirect to a loopback listener, stores the tokens
+    /// (mode 0600 under <tascer home>/mcp-auth).
+    Login(LoginArgs),
+    /// Forget the stored OAuth tokens of a server.
+    Logout(LogoutArgs),
+}
+
+/// Where `tascer mcp add` writes (Claude Code's scopes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    /// Yours, in this project: .tascer/settings.local.json.
+    #[default]
+    Local,
+    /// Shared with the project: .mcp.json.
+    Project,
+    /// Yours, in every project: <tascer home>/settings.json.
+    User,
+}
+
+/// Transports of `tascer mcp add`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum AddTransport {
+    /// A command speaking JSON-RPC on stdin/stdout.
+    #[default]
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// Legacy HTTP+SSE.
+    Sse,
+}
+
+/// Arguments of `tascer mcp add`.
+#[derive(Debug, Clone, Args)]
+pub struct AddArgs {
+    /// Where to write it.
+    #[arg(short = 's', long, value_enum, default_value_t = Scope::Local)]
+    pub scope: Scope,
+    /// How the server is reached.
+    #[arg(short = 't', long, value_enum, default_value_t = AddTransport::Stdio)]
+    pub transport: AddTransport,
+    /// Environment variable for a stdio server (KEY=value; repeatable).
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// HTTP header for a remote server ("Name: value"; repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub header: Vec<String>,
+    /// Pre-registered OAuth client ID (remote servers).
+    #[arg(long)]
+    pub client_id: Option<String>,
+    /// Fixed port of the OAuth loopback redirect (remote servers).
+    #[arg(long)]
+    pub callback_port: Option<u16>,
+    /// The server's name.
+    pub name: String,
+    /// The command (stdio) or URL (http, sse).
+    pub command_or_url: String,
+    /// The command's arguments (after `--` when they start with `-`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+/// Arguments of `tascer mcp add-json`.
+#[derive(Debug, Clone, Args)]
+pub struct AddJsonArgs {
+    /// Where to write it.
+    #[arg(short = 's', long, value_enum, default_value_t = Scope::Local)]
+    pub scope: Scope,
+    /// The server's name.
+    pub name: String,
+    /// The entry, e.g. '{"type":"http","url":"https://…/mcp"}'.
+    pub json: String,
+}
+
+/// Arguments of `tascer mcp remove`.
+#[derive(Debug, Clone, Args)]
+pub struct RemoveArgs {
+    /// The scope to remove it from (default: the one scope that has it).
+    #[arg(short = 's', long, value_enum)]
+    pub scope: Option<Scope>,
+    /// The server's name.
+    pub name: String,
+}
+
+/// Arguments of `tascer mcp get`.
+#[derive(Debug, Clone, Args)]
+pub struct GetArgs {
+    /// The server's name.
+    pub name: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `tascer mcp login`.
+#[derive(Debug, Clone, Args)]
+pub struct LoginArgs {
+    /// The server's name in the MCP configuration.
+    pub server: String,
+    /// More servers: JSON files or inline JSON strings in .mcp.json shape.
+    #[arg(long = "mcp-config", value_name = "FILE_OR_JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    /// Use only the servers of --mcp-config.
+    #[arg(long)]
+    pub strict_mcp_config: bool,
+    /// Command that opens the authorization URL (the URL is appended); default $BROWSER,
+    /// else xdg-open (open on macOS).
+    #[arg(long, value_name = "COMMAND")]
+    pub browser: Option<String>,
+    /// Seconds to wait for the redirect back.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+}
+
+/// Arguments of `tascer mcp logout`.
+#[derive(Debug, Clone, Args)]
+pub struct LogoutArgs {
+    /// The server's name.
+    pub server: String,
 }
 
 /// Transports of `tascer mcp serve`.

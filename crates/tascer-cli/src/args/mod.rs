@@ -26,7 +26,10 @@ pub use contracts::{
 pub use demo::{DemoArgs, DemoTopic};
 pub use install::InstallArgs;
 pub use ledger::{ExportArgs, KeysCommand, ReportArgs, ReportFormat, VerifyArgs};
-pub use mcp::{ListArgs, McpArgs, McpCommand, ServeArgs, Transport};
+pub use mcp::{
+    AddArgs, AddJsonArgs, AddTransport, GetArgs, ListArgs, LoginArgs, LogoutArgs, McpArgs,
+    McpCommand, RemoveArgs, Scope, ServeArgs, Transport,
+};
 pub use run::{PrintFormat, RunArgs};
 pub use sandbox::{SandboxArgs, SandboxCli};
 pub use sessions::SessionsCommand;

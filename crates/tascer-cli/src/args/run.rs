@@ -102,6 +102,10 @@ pub struct RunArgs {
     /// Further directories the file tools may use.
     #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
     pub add_dir: Vec<PathBuf>,
+    /// Refuse MCP servers' sampling requests (by default the session's model answers them,
+    /// recorded in the ledger as model calls).
+    #[arg(long)]
+    pub refuse_mcp_sampling: bool,
     /// Environment variables each tool call's context records (never any
     /// other), comma-separated; default: the settings' `validation.env_allowlist`,
     /// else Tascer's list.

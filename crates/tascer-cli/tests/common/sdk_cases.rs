@@ -332,3 +332,55 @@ pub fn resume(sdk: &Sdk) {
     );
     ws.verify(&session);
 }
+
+/// An MCP server (`tascer mcp serve --conformance`, over HTTP) asks the
+/// user for input mid-call; the SDK host's Elicitation hook callback
+/// answers, and the answer reaches the server and, in its tool result, the
+/// model.
+pub fn elicitation_answered_by_a_hook_callback(sdk: &Sdk) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(tascer::mcp::HttpServer::bind(
+            tascer::mcp::conformance_spec("0.0.0-test"),
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        ))
+        .unwrap();
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool(
+                "mcp__conf__test_elicitation",
+                json!({"message": "Who are you?"}),
+            ))
+            .turn(Turn::text("Thanks."))
+    });
+    let mut config = ws.config("ask me");
+    config["mcp_url"] = json!(server.url());
+    let out = sdk.run(&ws, "elicitation", &config);
+
+    let seen = out["elicitations"].as_array().unwrap();
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    assert_eq!(seen[0]["hook_event_name"], "Elicitation");
+    assert_eq!(seen[0]["mcp_server_name"], "conf");
+    assert_eq!(seen[0]["message"], "Who are you?");
+    assert_eq!(seen[0]["mode"], "form");
+    assert_eq!(
+        seen[0]["requested_schema"]["required"],
+        json!(["username", "email"])
+    );
+    let sent = ws.tool_results_sent();
+    assert!(
+        sent.iter().any(|(text, error)| !*error
+            && text.contains("action=accept")
+            && text.contains("sdk-user")
+            && text.contains("sdk@example.com")),
+        "the answer reaches the server and the model: {sent:?}"
+    );
+    let session = session_of(&out["messages"]);
+    let hooks = ws.ledger(&session, "hook_execution");
+    assert!(
+        hooks.iter().any(|h| h["event"] == "Elicitation"),
+        "the hook run is in the ledger: {hooks:#?}"
+    );
+    ws.verify(&session);
+    server.shutdown();
+}

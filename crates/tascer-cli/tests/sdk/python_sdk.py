@@ -136,6 +136,29 @@ async def case_sdk_mcp(config):
     return {"messages": messages, "calls": calls, "mcp_status": status}
 
 
+async def case_elicitation(config):
+    seen = []
+
+    async def answer(input_data, tool_use_id, context):
+        seen.append(input_data)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "Elicitation",
+                "action": "accept",
+                "content": {"username": "sdk-user", "email": "sdk@example.com"},
+            }
+        }
+
+    opts = options(
+        config,
+        mcp_servers={"conf": {"type": "http", "url": config["mcp_url"]}},
+        allowed_tools=["mcp__conf__test_elicitation"],
+        hooks={"Elicitation": [HookMatcher(matcher="conf", hooks=[answer], timeout=30)]},
+    )
+    messages = await collect(config["prompt"], opts)
+    return {"messages": messages, "elicitations": seen}
+
+
 async def case_interrupt(config):
     messages = []
     async with ClaudeSDKClient(options=options(config, permission_mode="bypassPermissions")) as client:
@@ -205,6 +228,7 @@ CASES = {
     "hook_deny": case_hook_deny,
     "can_use_tool": case_can_use_tool,
     "sdk_mcp": case_sdk_mcp,
+    "elicitation": case_elicitation,
     "interrupt": case_interrupt,
     "multi_turn": case_multi_turn,
     "default_options": case_default_options,

@@ -251,6 +251,26 @@ pub struct NotificationInput {
     pub notification_type: String,
 }
 
+/// Input of `Elicitation`: an MCP server asks the user for input.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ElicitationInput {
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: HookCommon,
+    /// The server that asks (matched by matchers).
+    pub mcp_server_name: String,
+    /// What it asks.
+    pub message: String,
+    /// `form` or `url`.
+    pub mode: String,
+    /// `form`: the JSON Schema of the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_schema: Option<Value>,
+    /// `url`: the page where the user answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
 /// Input of `PermissionRequest`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PermissionRequestInput {
@@ -297,6 +317,8 @@ pub enum HookInput {
     Notification(NotificationInput),
     /// `PermissionRequest`.
     PermissionRequest(PermissionRequestInput),
+    /// `Elicitation`.
+    Elicitation(ElicitationInput),
 }
 
 impl HookInput {
@@ -315,6 +337,7 @@ impl HookInput {
             HookInput::SessionEnd(_) => HookEvent::SessionEnd,
             HookInput::Notification(_) => HookEvent::Notification,
             HookInput::PermissionRequest(_) => HookEvent::PermissionRequest,
+            HookInput::Elicitation(_) => HookEvent::Elicitation,
         }
     }
 
@@ -333,6 +356,7 @@ impl HookInput {
             HookInput::SessionEnd(i) => &i.common,
             HookInput::Notification(i) => &i.common,
             HookInput::PermissionRequest(i) => &i.common,
+            HookInput::Elicitation(i) => &i.common,
         }
     }
 
@@ -360,6 +384,7 @@ impl HookInput {
             HookInput::SessionStart(i) => Some(name(&i.source)),
             HookInput::SessionEnd(i) => Some(name(&i.reason)),
             HookInput::Notification(i) => Some(i.notification_type.clone()),
+            HookInput::Elicitation(i) => Some(i.mcp_server_name.clone()),
             HookInput::UserPromptSubmit(_) | HookInput::Stop(_) => None,
         }
     }
@@ -393,4 +418,5 @@ into_input! {
     SessionEndInput => SessionEnd,
     NotificationInput => Notification,
     PermissionRequestInput => PermissionRequest,
+    ElicitationInput => Elicitation,
 }

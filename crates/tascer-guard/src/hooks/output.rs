@@ -94,6 +94,12 @@ pub struct HookSpecificOutput {
     /// `PermissionRequest`: the decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<PermissionRequestDecision>,
+    /// `Elicitation`: `accept`, `decline` or `cancel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// `Elicitation`: the form fields of an `accept`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
 }
 
 /// A hook's JSON output. Every field is optional; [`HookOutput::default`]
@@ -281,6 +287,8 @@ impl HookSpecificOutput {
             decision: map
                 .get("decision")
                 .and_then(|d| serde_json::from_value(d.clone()).ok()),
+            action: get_str(map, "action"),
+            content: get_value(map, "content"),
         }
     }
 }

@@ -14,14 +14,14 @@ use super::command::CommandResult;
 use super::effect::HookEffect;
 use super::error::HookError;
 use super::input::{
-    HookInput, NotificationInput, PermissionRequestInput, PostCompactInput,
+    ElicitationInput, HookInput, NotificationInput, PermissionRequestInput, PostCompactInput,
     PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput,
     SessionStartInput, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 use super::outcome::{
-    EventOutcome, NotificationOutcome, PermissionRequestOutcome, PostCompactOutcome,
-    PostToolUseFailureOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolUseOutcome,
-    SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
+    ElicitationOutcome, EventOutcome, NotificationOutcome, PermissionRequestOutcome,
+    PostCompactOutcome, PostToolUseFailureOutcome, PostToolUseOutcome, PreCompactOutcome,
+    PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
     UserPromptSubmitOutcome,
 };
 use super::output::{HookOutput, PermissionRequestDecision, TopDecision};
@@ -162,6 +162,11 @@ impl HookRunner {
 
     /// `SessionEnd`: when a session ends.
     pub async fn session_end(&self, input: SessionEndInput) -> (SessionEndOutcome, Vec<HookRun>) {
+        self.run_as(&input.into()).await
+    }
+
+    /// `Elicitation`: when an MCP server asks the user for input.
+    pub async fn elicitation(&self, input: ElicitationInput) -> (ElicitationOutcome, Vec<HookRun>) {
         self.run_as(&input.into()).await
     }
 

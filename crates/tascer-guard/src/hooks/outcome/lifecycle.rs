@@ -218,3 +218,40 @@ notify_outcome!(
     NotificationOutcome,
     HookEvent::Notification
 );
+
+/// Aggregated outcome of the `Elicitation` hooks: the last hook that
+/// answers (`action`) wins.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ElicitationOutcome {
+    /// Common part.
+    pub common: HookCommonOutcome,
+    /// `accept`, `decline` or `cancel`; `None` when no hook answered.
+    pub action: Option<String>,
+    /// The fields of an `accept`.
+    pub content: Option<serde_json::Value>,
+}
+
+impl EventOutcome for ElicitationOutcome {
+    const EVENT: HookEvent = HookEvent::Elicitation;
+
+    fn common_mut(&mut self) -> &mut HookCommonOutcome {
+        &mut self.common
+    }
+
+    fn apply(&mut self, effect: &HookEffect) {
+        match effect {
+            HookEffect::Output(out) => {
+                if let Some(spec) = specific::<Self>(out)
+                    && let Some(action) = &spec.action
+                {
+                    self.action = Some(action.clone());
+                    self.content = spec.content.clone();
+                }
+            }
+            HookEffect::Blocking(r) | HookEffect::FailedClosed(r) => {
+                self.common.errors.push(r.clone());
+            }
+            _ => {}
+        }
+    }
+}

@@ -15,8 +15,9 @@ mod lifecycle;
 mod tool;
 
 pub use lifecycle::{
-    NotificationOutcome, PostCompactOutcome, PreCompactOutcome, SessionEndOutcome,
-    SessionStartOutcome, StopOutcome, SubagentStopOutcome, UserPromptSubmitOutcome,
+    ElicitationOutcome, NotificationOutcome, PostCompactOutcome, PreCompactOutcome,
+    SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
+    UserPromptSubmitOutcome,
 };
 pub use tool::{
     PermissionRequestOutcome, PostToolUseFailureOutcome, PostToolUseOutcome, PreToolDecision,
