@@ -63,13 +63,15 @@ impl Sampler for SessionSampler {
                 .send(&model_request, None, &CancellationToken::new())
                 .await
                 .map_err(|e| format!("the model call failed: {e}"))?;
-            self.env
+            let cost = self
+                .env
                 .add_usage(&response.model, &response.usage, response.cost_usd);
             self.env.proof.model_response(
                 &response.model,
                 &response.content,
                 &response.usage,
                 None,
+                (response.api_duration, cost),
             );
             tracing::info!(server = %request.server, model = %response.model, "answered an MCP sampling request");
             let text = response
