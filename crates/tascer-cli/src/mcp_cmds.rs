@@ -71,25 +71,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A short description of how a server is reached.
-pub(crate) fn transport_text(config: &McpServerConfig) -> String {
-    match config {
-        McpServerConfig::Stdio { command, args, .. } => {
-            let mut text = format!("stdio: {command}");
-            for a in args {
-                text.push(' ');
-                text.push_str(a);
-            }
-            text
-        }
-        McpServerConfig::Http { url, .. } => format!("http: {url}"),
-        McpServerConfig::Sse { url, .. } => format!("sse: {url}"),
-        McpServerConfig::Sdk { name } => format!("sdk: {name}"),
-        // A transport this command does not know yet.
-        _ => "other".to_string(),
-    }
-}
-
 async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let home = tascer::tascer_home();
@@ -145,7 +126,7 @@ async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
             "name": name,
             "status": state,
             "error": error,
-            "transport": transport_text(config),
+            "transport": crate::mcp_manage::transport_text(config),
             "source": source.to_string(),
             "server_info": info,
             "tools": tools,

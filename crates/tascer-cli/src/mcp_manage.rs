@@ -220,7 +220,7 @@ pub async fn get(args: GetArgs) -> anyhow::Result<ExitCode> {
     let row = json!({
         "name": args.name,
         "source": source.to_string(),
-        "transport": crate::mcp_cmds::transport_text(config),
+        "transport": transport_text(config),
         "config": shown(config),
         "status": status,
         "error": error,
@@ -231,7 +231,7 @@ pub async fn get(args: GetArgs) -> anyhow::Result<ExitCode> {
     } else {
         println!("{}:", args.name);
         println!("  source: {source}");
-        println!("  {}", crate::mcp_cmds::transport_text(config));
+        println!("  {}", transport_text(config));
         println!("  config: {}", row["config"]);
         println!("  status: {status}");
         if let Some(error) = &error {
@@ -248,4 +248,23 @@ pub async fn get(args: GetArgs) -> anyhow::Result<ExitCode> {
             ExitCode::FAILURE
         },
     )
+}
+
+/// A short description of how a server is reached.
+pub(crate) fn transport_text(config: &McpServerConfig) -> String {
+    match config {
+        McpServerConfig::Stdio { command, args, .. } => {
+            let mut text = format!("stdio: {command}");
+            for a in args {
+                text.push(' ');
+                text.push_str(a);
+            }
+            text
+        }
+        McpServerConfig::Http { url, .. } => format!("http: {url}"),
+        McpServerConfig::Sse { url, .. } => format!("sse: {url}"),
+        McpServerConfig::Sdk { name } => format!("sdk: {name}"),
+        // A transport this command does not know yet.
+        _ => "other".to_string(),
+    }
 }

@@ -4,7 +4,7 @@
 //! Landlock cannot deny by name pattern, so the files are found when the
 //! policy is made: in every directory from the workspace's parent up to
 //! the root, and in the home directory and its subdirectories two levels
-//! down (`~/.env`, `~/work/.env`, `~/work/app/.env`). The search is
+//! down (`~/.env`, `~/code/.env`, `~/code/app/.env`). The search is
 //! bounded; a file created later, or deeper, is not covered (docs/sandbox.md).
 
 use std::path::{Path, PathBuf};

@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn both_helpers_read_back_what_the_launcher_writes() {
-        let policy = SandboxPolicy::for_workspace(Path::new("/work/space"), None);
+        let policy = SandboxPolicy::for_workspace(Path::new("/srv/space"), None);
         let argv: Vec<OsString> = vec!["bash".into(), "-c".into(), "echo hi".into()];
         let small = Launcher::at("/opt/bin/tascer-sandbox-exec").args(&policy, &argv);
         let (read, command) = parse_helper_args(&small).unwrap();

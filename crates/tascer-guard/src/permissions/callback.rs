@@ -4,43 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-/// A rule as the SDK's `PermissionUpdate` carries it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionRuleValue {
-    /// Tool name.
-    pub tool_name: String,
-    /// The specifier, when there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule_content: Option<String>,
-}
-
-impl PermissionRuleValue {
-    /// Splits a rule string (`Bash(npm test:*)`).
-    pub fn from_rule(rule: &str) -> Self {
-        match rule.split_once('(') {
-            Some((tool, rest)) => PermissionRuleValue {
-                tool_name: tool.to_string(),
-                rule_content: Some(rest.strip_suffix(')').unwrap_or(rest).to_string()),
-            },
-            None => PermissionRuleValue {
-                tool_name: rule.to_string(),
-                rule_content: None,
-            },
-        }
-    }
-
-    /// The rule string.
-    pub fn to_rule_string(&self) -> String {
-        match &self.rule_content {
-            Some(c) => format!("{}({c})", self.tool_name),
-            None => self.tool_name.clone(),
-        }
-    }
-}
+use super::update::PermissionRuleValue;
 
 /// What the callback (or a human) is asked.
 #[derive(Debug, Clone, Serialize)]

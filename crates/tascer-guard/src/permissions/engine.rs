@@ -9,9 +9,7 @@ use tascer_core::Behavior;
 
 use super::cache::{DecisionCache, cache_key};
 use super::call::ToolCall;
-use super::callback::{
-    AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue,
-};
+use super::callback::{AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult};
 use super::decision::{DecisionSource, HookPermission, PermissionDecision};
 use super::error::PermissionError;
 use super::evaluate::{Inputs, evaluate};
@@ -21,10 +19,12 @@ use super::mode::{PermissionMode, ToolClass};
 use super::paths::canonicalize;
 use super::policy::Policy;
 use super::rule::{PermissionRule, PermissionRules, RuleOrigin};
+use super::update::PermissionRuleValue;
 use super::workaround::{DenialHistory, Escalation, WorkaroundConfig, alike_keys};
 use tascer_settings::ClaudeSettingsFiles;
 
 mod builder;
+mod updates;
 
 pub use builder::PermissionEngineBuilder;
 

@@ -40,9 +40,7 @@ mod workaround;
 mod write_scope;
 
 pub use call::ToolCall;
-pub use callback::{
-    AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionRuleValue,
-};
+pub use callback::{AskAnswer, Asker, CanUseTool, CanUseToolRequest, CanUseToolResult};
 pub use command_pattern::{CommandMatch, CommandPattern};
 pub use decision::{DecisionSource, HookPermission, PermissionDecision};
 pub use engine::{PermissionEngine, PermissionEngineBuilder};
@@ -61,7 +59,9 @@ pub use sensitive::{DEFAULT_SENSITIVE, SensitivePatterns};
 pub use shell_policy::{CommandRule, ShellCommandPolicy};
 /// Allow, ask or deny: the one type for it, from `tascer-core`.
 pub use tascer_core::Behavior;
-pub use update::{PermissionUpdate, UpdateDestination, allow_suggestions, parse_updates};
+pub use update::{
+    PermissionRuleValue, PermissionUpdate, UpdateDestination, allow_suggestions, parse_updates,
+};
 pub use wildcard::wildcard_match;
 pub use workaround::{DenialHistory, Escalation, WorkaroundConfig};
 pub use write_scope::WriteScopePolicy;
