@@ -180,3 +180,16 @@ async fn strings_bash_runs_as_code_later_are_opaque_code() {
         assert_eq!(d.behavior, Behavior::Allow, "{cmd}: {}", d.reason);
     }
 }
+
+#[tokio::test]
+async fn a_policy_ask_suggests_no_allow_rule_that_could_not_allow_it() {
+    // The shell policy asks before touching a sensitive file; allow rules
+    // come after policies, so suggesting them would mislead.
+    let e = engine(&[], &[], PermissionMode::BypassPermissions);
+    let d = e.decide(&bash("echo K=1 > .env")).await;
+    assert_eq!(d.behavior, Behavior::Ask, "{}", d.reason);
+    assert!(d.suggestions.is_empty(), "{:?}", d.suggestions);
+    let d = e.resolve_non_interactive(d);
+    assert!(!d.reason.contains("permissions.allow"), "{}", d.reason);
+    assert!(d.reason.contains("approve it"), "{}", d.reason);
+}

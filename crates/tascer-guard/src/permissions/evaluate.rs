@@ -101,7 +101,7 @@ pub(crate) fn evaluate(inp: &Inputs<'_>, call: &ToolCall, facts: &CallFacts) -> 
         return d;
     }
     // 4. policy asks
-    if let Some(d) = policy_ask(&verdicts, call, facts) {
+    if let Some(d) = policy_ask(&verdicts) {
         return d;
     }
     // 5. mode
@@ -182,21 +182,18 @@ fn ask_rules(
     None
 }
 
-/// Step 4: the first policy that asks.
-fn policy_ask(
-    verdicts: &Verdicts<'_>,
-    call: &ToolCall,
-    facts: &CallFacts,
-) -> Option<PermissionDecision> {
+/// Step 4: the first policy that asks. No allow rules are suggested:
+/// they come at step 6, so none could allow the call (a person, a
+/// callback or the policy's own settings can).
+fn policy_ask(verdicts: &Verdicts<'_>) -> Option<PermissionDecision> {
     let (name, reason) = verdicts.iter().find_map(|(name, v)| match v {
         PolicyVerdict::Ask { reason } => Some((name, reason)),
         _ => None,
     })?;
-    Some(with_suggestions(
-        PermissionDecision::new(Behavior::Ask, policy_source(name), reason.clone()),
-        call,
-        facts,
-        &[],
+    Some(PermissionDecision::new(
+        Behavior::Ask,
+        policy_source(name),
+        reason.clone(),
     ))
 }
 
