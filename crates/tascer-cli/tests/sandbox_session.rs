@@ -24,18 +24,24 @@ fn scenario(target: &Path) -> Scenario {
         .turn(Turn::text("Done."))
 }
 
-/// Runs the session; returns its id.
-fn run_session(home: &Path, ws: &Path, target: &Path, extra: &[&str]) -> String {
-    let server = MockServer::start_blocking(scenario(target)).unwrap();
+/// Runs `scenario` as a `tascer run` session with `extra` flags; returns
+/// its id.
+fn run_scenario(home: &Path, ws: &Path, scenario: Scenario, extra: &[&str]) -> String {
+    let server = MockServer::start_blocking(scenario).unwrap();
     let out = run_cmd(home, ws, &server.url(), "go", extra)
         .output()
         .unwrap();
-    let frames = json_lines(&out.stdout);
-    let result = frames
+    json_lines(&out.stdout)
         .iter()
         .find(|f| f["type"] == "result")
-        .unwrap_or_else(|| panic!("no result frame: {}", String::from_utf8_lossy(&out.stderr)));
-    result["session_id"].as_str().unwrap().to_string()
+        .and_then(|f| f["session_id"].as_str())
+        .unwrap_or_else(|| panic!("no result frame: {}", String::from_utf8_lossy(&out.stderr)))
+        .to_string()
+}
+
+/// Runs the session of [`scenario`]; returns its id.
+fn run_session(home: &Path, ws: &Path, target: &Path, extra: &[&str]) -> String {
+    run_scenario(home, ws, scenario(target), extra)
 }
 
 /// False (after saying so) when this kernel cannot sandbox.
@@ -124,17 +130,7 @@ fn a_gate_command_runs_sandboxed_its_refusal_fails_the_gate_and_is_recorded() {
             json!({"file_path": ws.join("lib.py").display().to_string(), "content": "x = 1\n"}),
         ))
         .turn(Turn::text("Done."));
-    let server = MockServer::start_blocking(scenario).unwrap();
-    let out = run_cmd(&home, &ws, &server.url(), "go", &["--settings", &settings])
-        .output()
-        .unwrap();
-    let frames = json_lines(&out.stdout);
-    let session = frames
-        .iter()
-        .find(|f| f["type"] == "result")
-        .and_then(|f| f["session_id"].as_str())
-        .unwrap_or_else(|| panic!("no result: {}", String::from_utf8_lossy(&out.stderr)))
-        .to_string();
+    let session = run_scenario(&home, &ws, scenario, &["--settings", &settings]);
 
     assert!(
         ws.join("test-report.txt").exists(),
@@ -178,16 +174,7 @@ fn run_escape(home: &Path, ws: &Path, target: &Path, settings: &str) -> String {
             }),
         ))
         .turn(Turn::text("Done."));
-    let server = MockServer::start_blocking(scenario).unwrap();
-    let out = run_cmd(home, ws, &server.url(), "go", &["--settings", settings])
-        .output()
-        .unwrap();
-    json_lines(&out.stdout)
-        .iter()
-        .find(|f| f["type"] == "result")
-        .and_then(|f| f["session_id"].as_str())
-        .unwrap_or_else(|| panic!("no result: {}", String::from_utf8_lossy(&out.stderr)))
-        .to_string()
+    run_scenario(home, ws, scenario, &["--settings", settings])
 }
 
 #[test]
