@@ -13,8 +13,10 @@
 //! [`ShellAnalysis::unresolved`]; callers must never allow such a command
 //! without asking.
 
+mod git_program;
 mod programs;
 mod resolve;
+mod runs;
 mod walk;
 mod words;
 mod wrappers;
