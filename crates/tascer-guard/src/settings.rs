@@ -9,8 +9,8 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
 pub use tascer_settings::{
-    CLAUDE_PROJECT_DIR, LayeredSettings, PermissionsSettings, Settings, SettingsError,
-    SettingsLayer, SettingsLoader, SettingsSource, project_root,
+    CLAUDE_PROJECT_DIR, LayeredSettings, PermissionsSettings, SandboxSettings, Settings,
+    SettingsError, SettingsLayer, SettingsLoader, SettingsSource, project_root,
 };
 
 use crate::permissions::{

@@ -10,7 +10,6 @@ use serde_json::Value;
 use tascer_core::shell_quote;
 use tascer_guard::permissions::wants_unsandboxed;
 use tascer_guard::settings::LoadedSettings;
-use tascer_sandbox::SandboxPolicy;
 
 use crate::error::Error;
 
@@ -69,16 +68,7 @@ impl HostBashSandbox {
         let io = |what: &str, e: std::io::Error| Error::InvalidOptions(format!("{what}: {e}"));
         std::fs::create_dir_all(&temp)
             .map_err(|e| io("cannot create the sandbox's temporary directory", e))?;
-        let mut policy = SandboxPolicy::for_workspace(project, std::env::home_dir().as_deref())
-            .network(wanted.network)
-            .fail_if_unavailable(wanted.fail_if_unavailable)
-            .allow_write(&temp);
-        for dir in &wanted.allow_write {
-            policy = policy.allow_write(dir);
-        }
-        for path in &wanted.deny_read {
-            policy = policy.deny_read(path);
-        }
+        let policy = crate::sandbox_setup::settings_policy(&wanted, project).allow_write(&temp);
         let json = policy.to_json();
         let dir = home.join("sandbox");
         let policy_file = dir.join(format!(

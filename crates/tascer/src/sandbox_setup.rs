@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use tascer_guard::permissions::{RuleOrigin, SandboxEscapePolicy};
-use tascer_guard::settings::LoadedSettings;
+use tascer_guard::settings::{LoadedSettings, SandboxSettings};
 use tascer_sandbox::{CommandSandbox, Launcher, SandboxPolicy};
 
 use crate::error::Error;
@@ -51,19 +51,9 @@ pub(crate) fn command_sandbox(
     if let Some(missing) = support.missing() {
         tracing::warn!("the OS sandbox is partial: {missing}");
     }
-    let home = std::env::home_dir();
-    let mut policy = SandboxPolicy::for_workspace(cwd, home.as_deref())
-        .network(wanted.network)
-        .fail_if_unavailable(wanted.fail_if_unavailable);
-    for dir in options
-        .additional_directories
-        .iter()
-        .chain(&wanted.allow_write)
-    {
+    let mut policy = settings_policy(&wanted, cwd);
+    for dir in &options.additional_directories {
         policy = policy.allow_write(&cwd.join(dir));
-    }
-    for path in &wanted.deny_read {
-        policy = policy.deny_read(path);
     }
     CommandSandbox::new(launcher, policy)
         .map(Some)
@@ -72,6 +62,23 @@ pub(crate) fn command_sandbox(
                 "cannot create the sandbox's temporary directory: {e}"
             ))
         })
+}
+
+/// The policy the settings describe for a workspace: the default one
+/// ([`SandboxPolicy::for_workspace`]) with `network`, `failIfUnavailable`,
+/// `allowWrite` (relative to `workspace`) and `denyRead` applied. Shared by
+/// the session's commands and a host's Bash ([`crate::host_sandbox`]).
+pub(crate) fn settings_policy(wanted: &SandboxSettings, workspace: &Path) -> SandboxPolicy {
+    let mut policy = SandboxPolicy::for_workspace(workspace, std::env::home_dir().as_deref())
+        .network(wanted.network)
+        .fail_if_unavailable(wanted.fail_if_unavailable);
+    for dir in &wanted.allow_write {
+        policy = policy.allow_write(&workspace.join(dir));
+    }
+    for path in &wanted.deny_read {
+        policy = policy.deny_read(path);
+    }
+    policy
 }
 
 /// The policy that guards the way out of the sandbox: the settings'
