@@ -9,8 +9,8 @@ use anyhow::Context;
 use serde_json::{Value, json};
 use tascer::mcp::oauth::OAuthConfig;
 use tascer::mcp::{
-    McpManager, McpOptions, McpScope, McpServerConfig, McpStatus, add_mcp_server,
-    load_mcp_servers_with_sources, parse_mcp_config_str, remove_mcp_server,
+    McpManager, McpOptions, McpScope, McpServerConfig, McpStatus, McpToolPermissions,
+    add_mcp_server, load_mcp_servers_with_sources, parse_mcp_config_str, remove_mcp_server,
 };
 
 use crate::args::{AddArgs, AddJsonArgs, AddTransport, GetArgs, RemoveArgs, Scope};
@@ -58,11 +58,18 @@ fn config_of(args: &AddArgs) -> anyhow::Result<McpServerConfig> {
         );
     }
     let headers = pairs(&args.header, ':', "header")?;
+    let permissions = McpToolPermissions {
+        allow: args.allow_tool.clone(),
+        ask: args.ask_tool.clone(),
+        deny: args.deny_tool.clone(),
+    };
+    permissions.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(match args.transport {
         AddTransport::Stdio => McpServerConfig::Stdio {
             command: args.command_or_url.clone(),
             args: args.args.clone(),
             env: pairs(&args.env, '=', "--env")?,
+            permissions,
         },
         AddTransport::Http => {
             let oauth = (args.client_id.is_some() || args.callback_port.is_some()).then(|| {
@@ -75,11 +82,13 @@ fn config_of(args: &AddArgs) -> anyhow::Result<McpServerConfig> {
                 url: args.command_or_url.clone(),
                 headers,
                 oauth,
+                permissions,
             }
         }
         AddTransport::Sse => McpServerConfig::Sse {
             url: args.command_or_url.clone(),
             headers,
+            permissions,
         },
     })
 }
@@ -239,6 +248,13 @@ pub async fn get(args: GetArgs) -> anyhow::Result<ExitCode> {
         }
         if !tools.is_empty() {
             println!("  tools ({}): {}", tools.len(), tools.join(", "));
+        }
+        if let Some(p) = config.tool_permissions() {
+            for (list, entries) in [("allow", &p.allow), ("ask", &p.ask), ("deny", &p.deny)] {
+                if !entries.is_empty() {
+                    println!("  {list}: {}", entries.join(", "));
+                }
+            }
         }
     }
     Ok(

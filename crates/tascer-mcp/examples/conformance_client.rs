@@ -93,6 +93,7 @@ async fn main() -> ExitCode {
             url,
             headers: BTreeMap::new(),
             oauth: Some(Box::new(oauth_config(&scenario))),
+            permissions: Default::default(),
         },
     )]);
     let options = McpOptions {

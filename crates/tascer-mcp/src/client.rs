@@ -321,7 +321,9 @@ impl Connection {
             message,
         };
         let service = match config {
-            McpServerConfig::Stdio { command, args, env } => {
+            McpServerConfig::Stdio {
+                command, args, env, ..
+            } => {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args).envs(env).kill_on_drop(true);
                 let (transport, stderr) = TokioChildProcess::builder(cmd)
@@ -368,7 +370,7 @@ impl Connection {
                     }
                 })?
             }
-            McpServerConfig::Sse { url, headers } => {
+            McpServerConfig::Sse { url, headers, .. } => {
                 let headers: HeaderMap = header_map(server, headers)?.into_iter().collect();
                 let transport = SseTransport::connect(url, headers)
                     .await
@@ -408,6 +410,15 @@ impl Connection {
     /// True once the transport has closed.
     pub fn is_closed(&self) -> bool {
         self.service.is_closed()
+    }
+
+    /// `ping`: the server answers (an error answer counts: it is alive).
+    pub async fn ping(&self) -> Result<(), RequestError> {
+        let request = rmcp::model::ClientRequest::PingRequest(Default::default());
+        match self.service.send_request(request).await.map_err(classify) {
+            Ok(_) | Err(RequestError::Remote(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// `tools/list` (all pages).

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use tascer_settings::{FileError, SettingsLoader, SettingsSource};
 
 use crate::error::McpError;
+use crate::tool_permissions::McpToolPermissions;
 
 /// One entry of `mcpServers` (the key is the server name).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +25,10 @@ pub enum McpServerConfig {
         /// Extra environment variables (added to the inherited ones).
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         env: BTreeMap<String, String>,
+        /// Per-tool permissions (`allow`, `ask`, `deny` lists of tool
+        /// names, see [`McpToolPermissions`]).
+        #[serde(default, skip_serializing_if = "McpToolPermissions::is_empty")]
+        permissions: McpToolPermissions,
     },
     /// Streamable HTTP.
     Http {
@@ -38,6 +43,10 @@ pub enum McpServerConfig {
         /// registration.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         oauth: Option<Box<crate::oauth::OAuthConfig>>,
+        /// Per-tool permissions (`allow`, `ask`, `deny` lists of tool
+        /// names, see [`McpToolPermissions`]).
+        #[serde(default, skip_serializing_if = "McpToolPermissions::is_empty")]
+        permissions: McpToolPermissions,
     },
     /// Legacy HTTP+SSE transport (protocol 2024-11-05): a `GET` event
     /// stream plus `POST`s to the endpoint it announces (`sse.rs`).
@@ -47,12 +56,29 @@ pub enum McpServerConfig {
         /// Extra HTTP headers.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         headers: BTreeMap<String, String>,
+        /// Per-tool permissions (`allow`, `ask`, `deny` lists of tool
+        /// names, see [`McpToolPermissions`]).
+        #[serde(default, skip_serializing_if = "McpToolPermissions::is_empty")]
+        permissions: McpToolPermissions,
     },
     /// In-process server registered with [`crate::SdkServer`].
     Sdk {
         /// Name of the registered in-process server.
         name: String,
     },
+}
+
+impl McpServerConfig {
+    /// The per-tool permissions of the entry (`None` for an in-process
+    /// server, which has none).
+    pub fn tool_permissions(&self) -> Option<&McpToolPermissions> {
+        match self {
+            McpServerConfig::Stdio { permissions, .. }
+            | McpServerConfig::Http { permissions, .. }
+            | McpServerConfig::Sse { permissions, .. } => Some(permissions),
+            McpServerConfig::Sdk { .. } => None,
+        }
+    }
 }
 
 /// The top-level `.mcp.json` shape.
@@ -78,7 +104,14 @@ fn parse_entry(name: &str, mut value: serde_json::Value) -> Result<McpServerConf
             )));
         }
     }
-    serde_json::from_value(value).map_err(|e| McpError::Config(format!("server '{name}': {e}")))
+    let config: McpServerConfig = serde_json::from_value(value)
+        .map_err(|e| McpError::Config(format!("server '{name}': {e}")))?;
+    if let Some(permissions) = config.tool_permissions() {
+        permissions
+            .validate()
+            .map_err(|e| McpError::Config(format!("server '{name}': {e}")))?;
+    }
+    Ok(config)
 }
 
 /// Parses `{"mcpServers": {...}}` from inline JSON (when `file_or_json`

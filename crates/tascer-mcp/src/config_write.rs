@@ -145,6 +145,7 @@ mod tests {
             command: "srv".into(),
             args: vec!["--x".into()],
             env: BTreeMap::from([("K".into(), "V".into())]),
+            permissions: Default::default(),
         };
         add_mcp_server(McpScope::User, cwd.path(), home.path(), "u", &stdio).unwrap();
         let user: Value = serde_json::from_str(

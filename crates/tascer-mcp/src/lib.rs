@@ -38,6 +38,7 @@ mod server;
 mod sse;
 mod status;
 mod tool;
+mod tool_permissions;
 mod tunnel;
 
 pub use client::RemoteTool;
@@ -49,7 +50,8 @@ pub use config_write::{McpScope, add_mcp_server, remove_mcp_server};
 pub use elicit::{ElicitationRequest, ElicitationResponse, Elicitor, apply_defaults};
 pub use error::McpError;
 pub use manager::{
-    DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpManager, McpOptions,
+    DEFAULT_HEALTH_INTERVAL, DEFAULT_MAX_RESTARTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+    McpManager, McpOptions,
 };
 pub use names::{mcp_tool_name, sanitize_name};
 pub use output::call_result_to_output;
@@ -63,4 +65,5 @@ pub use serve::{
 };
 pub use status::{McpServerStatus, McpStatus};
 pub use tool::McpTool;
+pub use tool_permissions::{McpToolPermissions, denied_by_server_config};
 pub use tunnel::McpTunnel;

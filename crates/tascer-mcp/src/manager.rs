@@ -14,7 +14,7 @@ use crate::error::McpError;
 use crate::oauth::{OAuthOptions, ServerAuth};
 use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
 use crate::sdk::SdkServer;
-use crate::server::{Limits, ServerEntry, Servers};
+use crate::server::{Health, Limits, ServerEntry, Servers};
 use crate::status::{McpServerStatus, McpStatus};
 use crate::tool::McpTool;
 use crate::tunnel::McpTunnel;
@@ -26,6 +26,24 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default bound on restarts of a dead server.
 pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+/// Default interval of the background health check;
+/// `TASCER_MCP_HEALTH_INTERVAL` (ms, `0` turns it off) overrides it.
+pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(30);
+/// Longest wait for a `ping` answer in a health check.
+const MAX_PING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The health-check interval from `TASCER_MCP_HEALTH_INTERVAL` (ms;
+/// `0`: off), else the default.
+fn health_interval_from_env() -> Option<Duration> {
+    match std::env::var("TASCER_MCP_HEALTH_INTERVAL")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        Some(0) => None,
+        Some(ms) => Some(Duration::from_millis(ms)),
+        None => Some(DEFAULT_HEALTH_INTERVAL),
+    }
+}
 
 fn env_ms(var: &str) -> Option<Duration> {
     std::env::var(var)
@@ -65,6 +83,10 @@ pub struct McpOptions {
     /// Answers servers' sampling requests with a model; `None`: sampling
     /// is not offered and requests are refused.
     pub sampler: Option<Arc<dyn crate::sampling::Sampler>>,
+    /// How often every server is pinged in the background, a dead one
+    /// being restarted before the next call needs it; `None`: no
+    /// background check (a dead server is found by the next request).
+    pub health_interval: Option<Duration>,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -79,6 +101,7 @@ impl std::fmt::Debug for McpOptions {
             .field("elicitor", &self.elicitor.is_some())
             .field("roots", &self.roots)
             .field("sampler", &self.sampler.is_some())
+            .field("health_interval", &self.health_interval)
             .finish()
     }
 }
@@ -97,6 +120,7 @@ impl Default for McpOptions {
             elicitor: None,
             roots: Vec::new(),
             sampler: None,
+            health_interval: health_interval_from_env(),
         }
     }
 }
@@ -106,6 +130,45 @@ struct Inner {
     sdk: Vec<SdkServer>,
     /// Sdk configs naming no registered server: `(key, error)`.
     missing_sdk: Vec<(String, String)>,
+    /// The background health check, stopped with the manager.
+    health: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(task) = &self.health {
+            task.abort();
+        }
+    }
+}
+
+/// Pings every server each `interval`, restarting dead ones; logs when a
+/// server's health changes.
+async fn watch_health(servers: Servers, interval: Duration) {
+    let ping_timeout = interval.min(MAX_PING_TIMEOUT);
+    let mut last: Vec<Health> = vec![Health::Alive; servers.all().len()];
+    loop {
+        tokio::time::sleep(interval).await;
+        let now = futures::future::join_all(
+            servers
+                .all()
+                .iter()
+                .map(|s| s.check_and_revive(ping_timeout)),
+        )
+        .await;
+        for ((server, before), health) in servers.all().iter().zip(&last).zip(&now) {
+            match health {
+                Health::Revived => {
+                    tracing::warn!(server = %server.name(), "MCP server was down; restarted it")
+                }
+                Health::Down(e) if before != health => {
+                    tracing::warn!(server = %server.name(), "MCP server is down: {e}")
+                }
+                _ => {}
+            }
+        }
+        last = now;
+    }
 }
 
 /// All MCP servers of a session.
@@ -167,6 +230,7 @@ impl McpManager {
                     url,
                     headers,
                     oauth,
+                    ..
                 } if !headers
                     .keys()
                     .any(|h| h.eq_ignore_ascii_case("authorization")) =>
@@ -194,11 +258,17 @@ impl McpManager {
             )));
         }
         futures::future::join_all(servers.iter().map(|s| s.start())).await;
+        let servers = Servers::new(servers);
+        let health = options
+            .health_interval
+            .filter(|_| !servers.all().is_empty())
+            .map(|interval| tokio::spawn(watch_health(servers.clone(), interval)));
         McpManager {
             inner: Arc::new(Inner {
-                servers: Servers::new(servers),
+                servers,
                 sdk: options.sdk_servers,
                 missing_sdk,
+                health,
             }),
         }
     }

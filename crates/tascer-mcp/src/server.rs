@@ -25,6 +25,19 @@ pub(crate) const RECONNECT_ATTEMPTS: u32 = 4;
 /// The first backoff delay.
 pub(crate) const RECONNECT_BASE_DELAY: Duration = Duration::from_millis(250);
 
+/// What one round of the background health check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Health {
+    /// The server answered.
+    Alive,
+    /// It was dead and is connected again.
+    Revived,
+    /// It is dead and could not be restarted (the reason).
+    Down(String),
+    /// It is turned off (`mcp_toggle`): not checked.
+    Off,
+}
+
 /// Timeouts and limits for one server.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -390,8 +403,34 @@ impl ServerEntry {
         }
     }
 
-    /// The latest tool list.
+    /// One round of the background health check: a live connection is
+    /// pinged; a server found dead (transport closed, no answer within
+    /// `ping_timeout`) is restarted now, within the restart limit and with
+    /// backoff when remote, so that the next call does not meet it dead.
+    pub async fn check_and_revive(&self, ping_timeout: Duration) -> Health {
+        if self.disabled.load(Ordering::SeqCst) {
+            return Health::Off;
+        }
+        if let Some(conn) = self.live() {
+            let failure = match tokio::time::timeout(ping_timeout, conn.ping()).await {
+                Ok(Ok(())) if !conn.is_closed() => return Health::Alive,
+                Ok(Ok(())) => "transport closed".to_string(),
+                Ok(Err(e)) => request_message(&e),
+                Err(_) => format!("no answer to ping within {ping_timeout:?}"),
+            };
+            self.mark_dead(&format!("health check: {failure}"));
+        }
+        match self.connection().await {
+            Ok(_) => Health::Revived,
+            Err(e) => Health::Down(e.to_string()),
+        }
+    }
+
+    /// The latest tool list (none while the server is turned off).
     pub fn remote_tools(&self) -> Vec<RemoteTool> {
+        if self.disabled.load(Ordering::SeqCst) {
+            return Vec::new();
+        }
         self.state.lock().tools.clone()
     }
 

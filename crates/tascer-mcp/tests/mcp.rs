@@ -186,6 +186,7 @@ async fn missing_command_and_hang_fail_loudly() {
             command: "/definitely/not/a/command".into(),
             args: vec![],
             env: BTreeMap::new(),
+            permissions: Default::default(),
         },
     );
     configs.insert(
@@ -194,6 +195,7 @@ async fn missing_command_and_hang_fail_loudly() {
             command: "sleep".into(),
             args: vec!["30".into()],
             env: BTreeMap::new(),
+            permissions: Default::default(),
         },
     );
     configs.insert(
@@ -202,6 +204,7 @@ async fn missing_command_and_hang_fail_loudly() {
             command: "sh".into(),
             args: vec!["-c".into(), "echo boom: bad token >&2; exit 1".into()],
             env: BTreeMap::new(),
+            permissions: Default::default(),
         },
     );
     configs.insert(
@@ -209,6 +212,7 @@ async fn missing_command_and_hang_fail_loudly() {
         McpServerConfig::Sse {
             url: "http://127.0.0.1:9/sse".into(),
             headers: BTreeMap::new(),
+            permissions: Default::default(),
         },
     );
     configs.insert(
@@ -427,6 +431,7 @@ async fn everything_streamable_http() {
         url: format!("http://127.0.0.1:{port}/mcp"),
         headers: BTreeMap::from([("X-Test".to_owned(), "1".to_owned())]),
         oauth: None,
+        permissions: Default::default(),
     };
     let mgr = McpManager::connect_all(one("web", config), Duration::from_secs(20)).await;
     assert_eq!(

@@ -40,6 +40,7 @@ async fn a_server_that_comes_back_is_reconnected_with_backoff() {
             url: server.url(),
             headers: BTreeMap::new(),
             oauth: None,
+            permissions: Default::default(),
         },
     )]);
     let options = McpOptions {

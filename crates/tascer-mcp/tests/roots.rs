@@ -86,6 +86,7 @@ async fn call_roots(url: &str, roots: Vec<std::path::PathBuf>) -> String {
             url: url.to_owned(),
             headers: BTreeMap::new(),
             oauth: None,
+            permissions: Default::default(),
         },
     )]);
     let options = McpOptions {

@@ -27,6 +27,7 @@ async fn client(url: String) -> McpManager {
             url,
             headers: BTreeMap::new(),
             oauth: None,
+            permissions: Default::default(),
         },
     )]);
     McpManager::connect_all(configs, Duration::from_secs(10)).await
@@ -201,6 +202,7 @@ async fn bearer_token_is_required_when_configured() {
                     url,
                     headers,
                     oauth: None,
+                    permissions: Default::default(),
                 },
             )]);
             McpManager::connect_all(configs, Duration::from_secs(10)).await

@@ -33,6 +33,7 @@ fn sse(url: String) -> McpServerConfig {
     McpServerConfig::Sse {
         url,
         headers: BTreeMap::from([("X-Test".to_owned(), "sse-1".to_owned())]),
+        permissions: Default::default(),
     }
 }
 
@@ -384,6 +385,7 @@ async fn bad_answers_fail_clearly() {
             McpServerConfig::Sse {
                 url: "localhost:1234/sse".into(),
                 headers: BTreeMap::new(),
+                permissions: Default::default(),
             },
         ),
         (
@@ -391,6 +393,7 @@ async fn bad_answers_fail_clearly() {
             McpServerConfig::Sse {
                 url: not_found.url(),
                 headers: BTreeMap::from([("Bad Header".to_owned(), "x".to_owned())]),
+                permissions: Default::default(),
             },
         ),
     ]);

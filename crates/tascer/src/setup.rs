@@ -243,7 +243,33 @@ fn option_rules(options: &Options, cwd: &Path) -> Result<PermissionRules, Error>
                 .map_err(|e| Error::InvalidOptions(format!("{flag} rule {raw:?}: {e}")))?;
         }
     }
+    add_mcp_server_rules(options, cwd, &mut rules)?;
     Ok(rules)
+}
+
+/// The per-tool permissions of the MCP servers' configurations
+/// (`mcpServers.<name>.permissions`), as rules whose origin names the
+/// server's entry.
+fn add_mcp_server_rules(
+    options: &Options,
+    cwd: &Path,
+    rules: &mut PermissionRules,
+) -> Result<(), Error> {
+    for (server, config) in &options.mcp_servers {
+        let Some(permissions) = config.tool_permissions() else {
+            continue;
+        };
+        let origin = RuleOrigin {
+            source_file: Some(format!("mcpServers.{server}.permissions")),
+            project_root: Some(cwd.to_path_buf()),
+        };
+        for (behavior, rule) in permissions.rules(server) {
+            rules.add(behavior, &rule, &origin).map_err(|e| {
+                Error::InvalidOptions(format!("mcpServers.{server}.permissions {rule:?}: {e}"))
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// The `validation` value of the highest settings layer that has one.

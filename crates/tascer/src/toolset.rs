@@ -58,8 +58,33 @@ pub(crate) async fn connect_mcp(
         if let Some(error) = &status.error {
             tracing::warn!(server = %status.name, "MCP server failed to start: {error}");
         }
+        warn_unknown_permission_tools(options, &status);
     }
     Some(manager)
+}
+
+/// Warns about entries of a connected server's `permissions` lists that
+/// name no tool it offers: a typo there would protect nothing.
+fn warn_unknown_permission_tools(options: &Options, status: &tascer_mcp::McpServerStatus) {
+    if status.status != tascer_mcp::McpStatus::Connected {
+        return;
+    }
+    let Some(permissions) = options
+        .mcp_servers
+        .get(&status.name)
+        .and_then(|c| c.tool_permissions())
+    else {
+        return;
+    };
+    for (list, tool) in permissions.unknown_tools(&status.tools) {
+        tracing::warn!(
+            server = %status.name,
+            "mcpServers.{}.permissions.{list} names {tool:?}, which the server does not offer \
+             (its tools: {})",
+            status.name,
+            status.tools.join(", ")
+        );
+    }
 }
 
 /// Where the MCP servers' OAuth tokens live: `<home>/mcp-auth`.
@@ -68,9 +93,11 @@ pub fn mcp_token_dir(home: &Path) -> std::path::PathBuf {
 }
 
 /// True when a tool is removed from the model's context: a bare-name
-/// `disallowed_tools` entry.
+/// `disallowed_tools` entry, or an MCP tool its server's configuration
+/// denies.
 pub(crate) fn removed(options: &Options, name: &str) -> bool {
     options.disallowed_tools.iter().any(|n| n == name)
+        || tascer_mcp::denied_by_server_config(&options.mcp_servers, name)
 }
 
 /// Where tools come from besides the options: the home, and what the

@@ -32,6 +32,7 @@ fn mini_server() -> Option<McpServerConfig> {
         command: "python3".into(),
         args: vec![script.display().to_string()],
         env: BTreeMap::new(),
+        permissions: Default::default(),
     })
 }
 
@@ -124,6 +125,7 @@ async fn list_changes_crashes_and_dead_servers_are_handled() {
                 command: "/nonexistent/mcp-server".into(),
                 args: vec![],
                 env: BTreeMap::new(),
+                permissions: Default::default(),
             },
         );
     let messages = collect("go", options).await;

@@ -81,6 +81,17 @@ pub struct AddArgs {
     /// Fixed port of the OAuth loopback redirect (remote servers).
     #[arg(long)]
     pub callback_port: Option<u16>,
+    /// A tool of this server that runs without asking (its name as the
+    /// server lists it, or `*`; repeatable): `permissions.allow`.
+    #[arg(long = "allow-tool", value_name = "TOOL")]
+    pub allow_tool: Vec<String>,
+    /// A tool that is always asked for (repeatable): `permissions.ask`.
+    #[arg(long = "ask-tool", value_name = "TOOL")]
+    pub ask_tool: Vec<String>,
+    /// A tool that never runs and is not offered to the model
+    /// (repeatable): `permissions.deny`.
+    #[arg(long = "deny-tool", value_name = "TOOL")]
+    pub deny_tool: Vec<String>,
     /// The server's name.
     pub name: String,
     /// The command (stdio) or URL (http, sse).

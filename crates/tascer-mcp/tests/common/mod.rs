@@ -46,6 +46,7 @@ pub fn node(script: &std::path::Path, args: &[&str]) -> McpServerConfig {
         command: "node".into(),
         args: all,
         env: BTreeMap::new(),
+        permissions: Default::default(),
     }
 }
 
@@ -60,6 +61,7 @@ pub fn mini_server(test: &str) -> Option<McpServerConfig> {
         command: "python3".into(),
         args: vec![script.display().to_string()],
         env: BTreeMap::new(),
+        permissions: Default::default(),
     })
 }
 
