@@ -236,6 +236,9 @@ fn read_prompt(prompt: Option<String>) -> anyhow::Result<String> {
 /// Builds session options from the flags.
 pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     let mut options = Options::new();
+    // A Claude Code–format transcript in the Tascer home, for hooks that
+    // read `transcript_path` (SDK mode writes Claude Code's own place).
+    options.transcript_dir = Some(tascer::tascer_home());
     options.model = args.model.clone();
     options.fallback_model = args.fallback_model.clone();
     options.max_turns = args.max_turns;

@@ -120,3 +120,12 @@ fn an_always_allow_update_holds_for_the_next_call_and_the_next_session() {
         drop_in::always_allow,
     );
 }
+
+#[test]
+fn the_sdks_session_helpers_list_read_rename_and_delete_a_tascer_session() {
+    cases::with(
+        Sdk::python,
+        "the_sdks_session_helpers_list_read_rename_and_delete_a_tascer_session",
+        common::sdk_sessions::session_helpers,
+    );
+}

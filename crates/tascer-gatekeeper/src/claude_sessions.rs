@@ -7,29 +7,12 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tascer_settings::{claude_config_dir, claude_project_dir_name};
 
 use crate::error::{GatekeeperError, Result};
 
 /// How much of a tool result a transcript keeps.
 pub(crate) const TOOL_RESULT_CHARS: usize = 1500;
-
-/// Claude Code's configuration directory.
-fn config_dir() -> Option<PathBuf> {
-    std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::home_dir().map(|h| h.join(".claude")))
-}
-
-/// The directory name Claude Code keeps a project's sessions under.
-fn project_dir_name(project: &Path) -> String {
-    project
-        .display()
-        .to_string()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
 
 /// True for a session id that can be a file name (Claude Code's are
 /// UUIDs): letters, digits, `-` and `_` only.
@@ -47,9 +30,9 @@ pub(crate) fn find(id: &str, project: &Path) -> Option<PathBuf> {
     if !plausible_id(id) {
         return None;
     }
-    let projects = config_dir()?.join("projects");
+    let projects = claude_config_dir()?.join("projects");
     let file = format!("{id}.jsonl");
-    let own = projects.join(project_dir_name(project)).join(&file);
+    let own = projects.join(claude_project_dir_name(project)).join(&file);
     if own.is_file() {
         return Some(own);
     }
@@ -62,9 +45,9 @@ pub(crate) fn find(id: &str, project: &Path) -> Option<PathBuf> {
 
 /// The most recently written transcript of `project`, if any.
 pub(crate) fn latest(project: &Path) -> Option<PathBuf> {
-    let dir = config_dir()?
+    let dir = claude_config_dir()?
         .join("projects")
-        .join(project_dir_name(project));
+        .join(claude_project_dir_name(project));
     std::fs::read_dir(dir)
         .ok()?
         .filter_map(std::result::Result::ok)
@@ -162,7 +145,7 @@ mod tests {
     #[test]
     fn names_and_text() {
         assert_eq!(
-            project_dir_name(Path::new("/home/a.b/my_proj")),
+            claude_project_dir_name(Path::new("/home/a.b/my_proj")),
             "-home-a-b-my-proj"
         );
         assert!(plausible_id("0b6c-AF_1") && !plausible_id("../x") && !plausible_id(""));

@@ -46,6 +46,7 @@
 //! files and then the home's ([`confirm_without_model`]).
 
 mod check;
+mod claude_paths;
 mod edit;
 mod error;
 mod file;
@@ -61,6 +62,7 @@ mod sections;
 mod unhonoured;
 
 pub use check::{CheckSettings, check_settings};
+pub use claude_paths::{claude_config_dir, claude_project_dir_name, claude_transcript_file};
 pub use edit::{ClaudeSettingsFiles, PermissionsEdit, SettingsDestination, edit_permissions};
 pub use error::{FileError, SettingsError};
 pub use file::{parse, read_json};

@@ -29,6 +29,7 @@ mod query; //         query: one prompt, its messages as a stream
 mod stream; //        MessageStream
 
 // A session and its turns.
+mod claude_transcript; // the Claude Code–format transcript the SDKs' session helpers read
 mod compact; //       compaction: the model summarizes the conversation
 mod session; //       Session and Session::start, in named steps
 mod slash; //         `/name args` prompts: custom and built-in commands

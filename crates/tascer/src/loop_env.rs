@@ -59,6 +59,8 @@ pub(crate) struct LoopEnv {
     /// The first store or ledger write that failed: once set, nothing more
     /// is stored and the turn stops.
     pub failure: WriteFailure,
+    /// The Claude Code–format transcript stored messages are mirrored to.
+    pub transcript: Option<Arc<crate::claude_transcript::Transcript>>,
 }
 
 impl LoopEnv {
@@ -80,6 +82,8 @@ impl LoopEnv {
                     self.store.location(),
                     &err,
                 );
+            } else if let Some(transcript) = &self.transcript {
+                transcript.record(&message);
             }
         }
         if let Some(sink) = self.sink.lock().as_ref() {

@@ -93,6 +93,11 @@ pub struct Options {
     pub provider: Option<ProviderConfig>,
     /// The Tascer home (store location); default `$TASCER_HOME` or `~/.tascer`.
     pub home: Option<PathBuf>,
+    /// Where a Claude Code–format transcript of the session is written
+    /// (`<dir>/projects/<sanitized cwd>/<session id>.jsonl`, the files the
+    /// SDKs' session helpers read and hooks get as `transcript_path`);
+    /// `None`: no transcript.
+    pub transcript_dir: Option<PathBuf>,
     /// Custom tools, offered next to the built-in ones.
     pub custom_tools: Vec<Arc<dyn Tool>>,
     /// Maximum output tokens per model call.

@@ -473,6 +473,11 @@ fn loop_env(
         pending_totals: Arc::default(),
         failure: proof.failure().clone(),
         proof,
+        transcript: options.transcript_dir.as_ref().map(|dir| {
+            Arc::new(crate::claude_transcript::Transcript::open(
+                dir, cwd, &opened.id,
+            ))
+        }),
     }
 }
 
@@ -511,7 +516,11 @@ fn governance(
             parts.admission.reviewers(reviewers),
             parts.context,
             cwd.display().to_string(),
-            env.store.location().to_string(),
+            // Hooks read a Claude Code–format transcript when there is one.
+            match &env.transcript {
+                Some(t) => t.path().display().to_string(),
+                None => env.store.location().to_string(),
+            },
         )
         .with_webhooks(webhooks),
     ))

@@ -77,7 +77,8 @@ pub struct SdkFlags {
     /// Ignored: Tascer writes no transcript mirror frames.
     #[arg(long)]
     pub session_mirror: bool,
-    /// Ignored: every Tascer session is stored (its ledger is the record).
+    /// No Claude Code–format transcript is written; the session is still
+    /// stored in Tascer's store (its ledger is the record), with a warning.
     #[arg(long)]
     pub no_session_persistence: bool,
     /// Ignored: the main thread is always Tascer's agent.
@@ -126,7 +127,6 @@ impl SdkFlags {
             ("--plugin-dir", !self.plugin_dir.is_empty()),
             ("--plugin-dir-no-mcp", !self.plugin_dir_no_mcp.is_empty()),
             ("--session-mirror", self.session_mirror),
-            ("--no-session-persistence", self.no_session_persistence),
             ("--agent", self.agent.is_some()),
             ("--debug", self.debug),
             ("--debug-file", self.debug_file.is_some()),
@@ -219,6 +219,13 @@ pub fn parse(args: &[OsString]) -> Result<Parsed, clap::Error> {
     warnings.extend(cli.sdk.ignored().into_iter().map(|flag| {
         format!("warning: ignoring {flag}: Tascer does not support it (see docs/sdk-compat.md)")
     }));
+    if cli.sdk.no_session_persistence {
+        warnings.push(
+            "warning: --no-session-persistence: no transcript is written, but the session is \
+             still stored in Tascer's store (its ledger is the record)"
+                .to_string(),
+        );
+    }
     if let Some(prompt) = cli.run.prompt.take() {
         warnings.push(format!(
             "warning: ignoring the argument {prompt:?}: prompts come on standard input"
@@ -395,7 +402,6 @@ mod tests {
                 "--task-budget",
                 "--plugin-dir-no-mcp",
                 "--session-mirror",
-                "--no-session-persistence",
                 "--agent",
                 "--debug",
                 "--debug-file",
@@ -406,6 +412,14 @@ mod tests {
             ]
         );
         assert!(check(cli).is_ok());
+        assert!(
+            parsed
+                .warnings
+                .iter()
+                .any(|w| w.contains("--no-session-persistence: no transcript is written")),
+            "{:?}",
+            parsed.warnings
+        );
     }
 
     #[test]

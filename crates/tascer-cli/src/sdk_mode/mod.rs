@@ -102,6 +102,12 @@ fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
     // The SDKs run Claude Code, which reads its own settings files: so
     // does this mode, for the setting sources the SDK names.
     options.claude_settings = true;
+    // ... and writes its transcripts where the SDKs' session helpers
+    // (list_sessions, get_session_messages, rename/delete) look.
+    options.transcript_dir = match cli.sdk.no_session_persistence {
+        true => None,
+        false => tascer::guard::settings::claude_config_dir(),
+    };
     crate::run::set_provider(&cli.run, &mut options)?;
     if let Some(betas) = &cli.sdk.betas {
         with_betas(&mut options, betas);

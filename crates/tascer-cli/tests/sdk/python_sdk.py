@@ -223,6 +223,25 @@ async def case_always_allow(config):
     return {"first": first, "second": second, "asked": asked}
 
 
+async def case_session_helpers(config):
+    """A session run through the SDK, then the SDK's own session helpers
+    (which read Claude Code's transcripts) on it."""
+    import claude_agent_sdk as sdk
+
+    # The helpers read $CLAUDE_CONFIG_DIR, as the CLI run by the SDK does.
+    os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(config["home"], "claude-config")
+    messages = await collect(config["prompt"], options(config, permission_mode="acceptEdits"))
+    session_id = next(m["session_id"] for m in messages if m.get("type") == "result")
+    listed = [dataclasses.asdict(s) for s in sdk.list_sessions(directory=config["cwd"])]
+    read = [dataclasses.asdict(m) for m in sdk.get_session_messages(session_id, directory=config["cwd"])]
+    sdk.rename_session(session_id, "Renamed by the SDK", directory=config["cwd"])
+    renamed = [dataclasses.asdict(s) for s in sdk.list_sessions(directory=config["cwd"])]
+    sdk.delete_session(session_id, directory=config["cwd"])
+    after_delete = [dataclasses.asdict(s) for s in sdk.list_sessions(directory=config["cwd"])]
+    return {"messages": messages, "session_id": session_id, "listed": listed, "read": read,
+            "renamed": renamed, "after_delete": after_delete}
+
+
 CASES = {
     "query_tools": case_query_tools,
     "hook_deny": case_hook_deny,
@@ -234,6 +253,7 @@ CASES = {
     "default_options": case_default_options,
     "ask_user_question": case_ask_user_question,
     "always_allow": case_always_allow,
+    "session_helpers": case_session_helpers,
 }
 
 
