@@ -194,7 +194,7 @@ impl Governance {
                 common: self.common(env),
                 mcp_server_name: request.server.clone(),
                 message: request.message.clone(),
-                mode: if request.url.is_some() { "url" } else { "form" }.to_string(),
+                mode: request.mode().to_string(),
                 requested_schema: (!request.requested_schema.is_null())
                     .then(|| request.requested_schema.clone()),
                 url: request.url.clone(),
