@@ -23,7 +23,7 @@ async fn servers(tool: &str, arguments: Value) -> (HttpServer, MockServer) {
     .unwrap();
     let model = MockServer::start(
         Scenario::new()
-            .turn(Turn::new().with_tool(&format!("mcp__conf__{tool}"), arguments))
+            .turn(Turn::new().with_tool(format!("mcp__conf__{tool}"), arguments))
             .turn(Turn::text("Thanks.")),
     )
     .await
