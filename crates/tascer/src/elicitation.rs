@@ -6,7 +6,9 @@
 //!    decides;
 //! 2. the session's [`Options::elicitor`](crate::Options::elicitor): the
 //!    SDK host (`elicitation` control request, the SDKs' `onElicitation`)
-//!    or the person at the terminal (`tascer run`).
+//!    or the person at the terminal (`tascer run`);
+//! 3. the session's ElicitationResult hooks, which see the answer before
+//!    it is sent and may replace it.
 //!
 //! [`SessionElicitor`] is the one place that composes this chain. A
 //! session with neither does not offer elicitation, and servers that ask
@@ -20,10 +22,13 @@ use tascer_mcp::{ElicitationRequest, ElicitationResponse, Elicitor};
 use crate::governance::Governance;
 use crate::loop_env::LoopEnv;
 
-/// The session's Elicitation hooks, then its other answerer.
+/// The session's Elicitation hooks, then its other answerer, then its
+/// ElicitationResult hooks.
 pub(crate) struct SessionElicitor {
-    /// The session's hooks, when some can answer.
-    hooks: Option<(Arc<Governance>, LoopEnv)>,
+    governance: Arc<Governance>,
+    env: LoopEnv,
+    /// Whether the session has Elicitation hooks.
+    hooks_answer: bool,
     /// Asked when no hook answered.
     next: Option<Arc<dyn Elicitor>>,
 }
@@ -36,32 +41,43 @@ impl SessionElicitor {
         env: &LoopEnv,
         next: Option<Arc<dyn Elicitor>>,
     ) -> Option<Arc<dyn Elicitor>> {
-        let hooks = governance
-            .answers_elicitation()
-            .then(|| (Arc::clone(governance), env.clone()));
-        if hooks.is_none() && next.is_none() {
+        let hooks_answer = governance.answers_elicitation();
+        if !hooks_answer && next.is_none() {
             return None;
         }
-        Some(Arc::new(SessionElicitor { hooks, next }))
+        Some(Arc::new(SessionElicitor {
+            governance: Arc::clone(governance),
+            env: env.clone(),
+            hooks_answer,
+            next,
+        }))
+    }
+
+    /// The answer of the hooks, else of `next`.
+    async fn answer(&self, request: &ElicitationRequest) -> ElicitationResponse {
+        if self.hooks_answer
+            && let Some(answer) = self.governance.on_elicitation(&self.env, request).await
+        {
+            return answer;
+        }
+        match &self.next {
+            Some(next) => next.elicit(request.clone()).await,
+            None => ElicitationResponse::Decline(format!(
+                "no Elicitation hook answered the question of MCP server '{}', and no \
+                 one else can in this run (no terminal, no SDK host)",
+                request.server
+            )),
+        }
     }
 }
 
 impl Elicitor for SessionElicitor {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
         Box::pin(async move {
-            if let Some((governance, env)) = &self.hooks
-                && let Some(answer) = governance.on_elicitation(env, &request).await
-            {
-                return answer;
-            }
-            match &self.next {
-                Some(next) => next.elicit(request).await,
-                None => ElicitationResponse::Decline(format!(
-                    "no Elicitation hook answered the question of MCP server '{}', and no \
-                     one else can in this run (no terminal, no SDK host)",
-                    request.server
-                )),
-            }
+            let answer = self.answer(&request).await;
+            self.governance
+                .on_elicitation_result(&self.env, &request, answer)
+                .await
         })
     }
 }

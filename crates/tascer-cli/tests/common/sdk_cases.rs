@@ -390,7 +390,9 @@ pub fn elicitation_answered_by_a_hook_callback(sdk: &Sdk) {
 /// sees the question first, then the SDK host's `onElicitation` (an
 /// `elicitation` control request) answers `answer` (accept or decline),
 /// and the outcome reaches the server and, in its tool result, the model.
-pub fn elicitation_answered_by_the_host(sdk: &Sdk, answer: &str) {
+/// With `override_answer`, an ElicitationResult hook callback sees the
+/// host's answer and replaces it.
+pub fn elicitation_answered_by_the_host(sdk: &Sdk, answer: &str, override_answer: bool) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime
         .block_on(tascer::mcp::HttpServer::bind(
@@ -409,10 +411,15 @@ pub fn elicitation_answered_by_the_host(sdk: &Sdk, answer: &str) {
     let mut config = ws.config("ask me");
     config["mcp_url"] = json!(server.url());
     config["answer"] = json!(answer);
+    config["override"] = json!(override_answer);
     let out = sdk.run(&ws, "on_elicitation", &config);
 
     let events = out["events"].as_array().unwrap();
-    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(
+        events.len(),
+        2 + usize::from(override_answer),
+        "{events:#?}"
+    );
     assert_eq!(events[0]["by"], "hook", "hooks are asked first");
     assert_eq!(events[0]["hook_event_name"], "Elicitation");
     assert_eq!(events[1]["by"], "onElicitation");
@@ -423,8 +430,19 @@ pub fn elicitation_answered_by_the_host(sdk: &Sdk, answer: &str) {
         events[1]["requestedSchema"]["required"],
         json!(["username", "email"])
     );
+    if override_answer {
+        assert_eq!(events[2]["by"], "result hook");
+        assert_eq!(events[2]["hook_event_name"], "ElicitationResult");
+        assert_eq!(events[2]["mcp_server_name"], "conf");
+        assert_eq!(
+            events[2]["action"], answer,
+            "the hook sees the host's answer"
+        );
+    }
     let sent = ws.tool_results_sent();
-    let expected: &[&str] = if answer == "accept" {
+    let expected: &[&str] = if override_answer {
+        &["action=accept", "hook-user", "hook@example.com"]
+    } else if answer == "accept" {
         &["action=accept", "ts-user", "ts@example.com"]
     } else {
         &["action=decline"]
@@ -435,6 +453,16 @@ pub fn elicitation_answered_by_the_host(sdk: &Sdk, answer: &str) {
         "the host's answer reaches the server and the model: {sent:?}"
     );
     let session = session_of(&out["messages"]);
+    let hooks = ws.ledger(&session, "hook_execution");
+    for event in ["Elicitation", "ElicitationResult"]
+        .iter()
+        .take(1 + usize::from(override_answer))
+    {
+        assert!(
+            hooks.iter().any(|h| h["event"] == *event),
+            "the {event} hook run is in the ledger: {hooks:#?}"
+        );
+    }
     ws.verify(&session);
     server.shutdown();
 }

@@ -193,12 +193,26 @@ Object.assign(cases, {
       if (config.answer === "decline") return { action: "decline" };
       return { action: "accept", content: { username: "ts-user", email: "ts@example.com" } };
     };
+    // config.override: an ElicitationResult hook replaces the answer.
+    const override = async (input) => {
+      events.push({ by: "result hook", ...input });
+      return {
+        hookSpecificOutput: {
+          hookEventName: "ElicitationResult",
+          action: "accept",
+          content: { username: "hook-user", email: "hook@example.com" },
+        },
+      };
+    };
     const q = sdk.query({
       prompt: config.prompt,
       options: options({
         mcpServers: { conf: { type: "http", url: config.mcp_url } },
         allowedTools: ["mcp__conf__test_elicitation"],
-        hooks: { Elicitation: [{ matcher: "conf", hooks: [observe], timeout: 30 }] },
+        hooks: {
+          Elicitation: [{ matcher: "conf", hooks: [observe], timeout: 30 }],
+          ...(config.override ? { ElicitationResult: [{ matcher: "conf", hooks: [override], timeout: 30 }] } : {}),
+        },
         onElicitation,
       }),
     });
