@@ -78,25 +78,33 @@ fn choose(question: &Question, line: &str) -> String {
     }
 }
 
-/// Shows `text` on the terminal and reads one line.
+/// Shows `text` on the terminal and reads one line ("" at end of input).
 fn read_answer(text: &str) -> String {
-    match std::fs::OpenOptions::new()
+    prompt_line(text).unwrap_or_default()
+}
+
+/// Shows `text` on the terminal (`/dev/tty`, else standard error) and
+/// reads one line from it (else from standard input); `None` at end of
+/// input or when nothing can be read.
+pub(crate) fn prompt_line(text: &str) -> Option<String> {
+    let mut line = String::new();
+    let read = match std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
     {
         Ok(mut tty) => {
             let _ = tty.write_all(text.as_bytes());
-            let mut line = String::new();
-            let _ = std::io::BufReader::new(tty).read_line(&mut line);
-            line
+            std::io::BufReader::new(tty).read_line(&mut line)
         }
         Err(_) => {
             eprint!("{text}");
-            let mut line = String::new();
-            let _ = std::io::stdin().lock().read_line(&mut line);
-            line
+            std::io::stdin().lock().read_line(&mut line)
         }
+    };
+    match read {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line),
     }
 }
 

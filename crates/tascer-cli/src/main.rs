@@ -20,6 +20,7 @@ mod contracts_cmds;
 mod contracts_queue_cmds;
 mod demo;
 mod demo_contracts;
+mod elicit_prompt;
 mod hook;
 mod install;
 mod ledger_cmds;

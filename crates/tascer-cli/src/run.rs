@@ -27,6 +27,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     {
         options.asker = Some(std::sync::Arc::new(crate::asker::TerminalAsker));
         options.user_answerer = Some(std::sync::Arc::new(crate::asker::TerminalAsker));
+        options.elicitor = Some(std::sync::Arc::new(crate::elicit_prompt::TerminalElicitor));
     }
     run_with_options(prompt, options, args.output_format).await
 }

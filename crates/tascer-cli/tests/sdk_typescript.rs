@@ -2,7 +2,9 @@
 //! drives `tascer` through `pathToClaudeCodeExecutable`, against the mock model:
 //! `query()` with tools, a hook callback that denies a call, `can_use_tool`
 //! rewriting an input, an in-process SDK MCP tool, `interrupt`, a
-//! multi-turn session and resume in a second process; every session
+//! multi-turn session, resume in a second process, an MCP server's
+//! question answered (or declined) by `onElicitation` and an
+//! `ElicitationResult` hook replacing the answer; every session
 //! verifies. The cases are in tests/common/sdk_cases.rs, the script in
 //! tests/sdk/ts_sdk.mjs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -109,5 +111,32 @@ fn an_always_allow_update_holds_for_the_next_call_and_the_next_session() {
         Sdk::typescript,
         "an_always_allow_update_holds_for_the_next_call_and_the_next_session",
         drop_in::always_allow,
+    );
+}
+
+#[test]
+fn an_mcp_servers_question_is_answered_by_on_elicitation_after_the_hooks() {
+    cases::with(
+        Sdk::typescript,
+        "an_mcp_servers_question_is_answered_by_on_elicitation_after_the_hooks",
+        |sdk| cases::elicitation_answered_by_the_host(sdk, "accept", false),
+    );
+}
+
+#[test]
+fn an_mcp_servers_question_declined_by_on_elicitation_is_declined() {
+    cases::with(
+        Sdk::typescript,
+        "an_mcp_servers_question_declined_by_on_elicitation_is_declined",
+        |sdk| cases::elicitation_answered_by_the_host(sdk, "decline", false),
+    );
+}
+
+#[test]
+fn an_elicitation_result_hook_replaces_the_hosts_answer() {
+    cases::with(
+        Sdk::typescript,
+        "an_elicitation_result_hook_replaces_the_hosts_answer",
+        |sdk| cases::elicitation_answered_by_the_host(sdk, "decline", true),
     );
 }

@@ -1,7 +1,7 @@
-//! The SDK's callbacks as Tascer hooks, permission callback and MCP
-//! tunnel: each sends its control request (`hook_callback`,
-//! `can_use_tool`, `mcp_message`) and turns the answer into what
-//! admission, the permission engine or the MCP client expects. They enter
+//! The SDK's callbacks as Tascer hooks, permission callback, MCP tunnel
+//! and elicitor: each sends its control request (`hook_callback`,
+//! `can_use_tool`, `mcp_message`, `elicitation`) and turns the answer into
+//! what admission, the permission engine or the MCP client expects. They enter
 //! the same pipeline as every other hook and callback, so their answers
 //! are recorded in the ledger like the others'.
 
@@ -15,9 +15,9 @@ use tascer::guard::permissions::{
     CanUseTool, CanUseToolRequest, CanUseToolResult, PermissionUpdate, allow_suggestions,
     parse_updates,
 };
-use tascer::mcp::McpTunnel;
+use tascer::mcp::{ElicitationRequest, ElicitationResponse, Elicitor, McpTunnel};
 
-use crate::channel::Control;
+use crate::channel::{Control, RequestError};
 
 /// One SDK hook callback (`hookCallbackIds` entry of `initialize`).
 pub struct SdkHook {
@@ -182,6 +182,80 @@ impl McpTunnel for SdkMcpTunnel {
     }
 }
 
+/// Asks the SDK host an MCP server's question (`elicitation` control
+/// request; the TypeScript SDK's `onElicitation`). The session asks it
+/// after its Elicitation hooks.
+pub struct SdkElicitor {
+    control: Control,
+}
+
+impl SdkElicitor {
+    /// An elicitor asking through `control`.
+    pub fn new(control: Control) -> Self {
+        SdkElicitor { control }
+    }
+}
+
+impl Elicitor for SdkElicitor {
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationResponse> {
+        async move {
+            let answer = self.control.request(elicitation_request(&request)).await;
+            elicitation_answer(answer)
+        }
+        .boxed()
+    }
+}
+
+/// The `elicitation` control request for `request`.
+fn elicitation_request(request: &ElicitationRequest) -> Value {
+    let mut wire = json!({
+        "subtype": "elicitation",
+        "mcp_server_name": request.server,
+        "message": request.message,
+        "mode": request.mode(),
+    });
+    if let Some(url) = &request.url {
+        wire["url"] = json!(url);
+    }
+    if let Some(id) = &request.elicitation_id {
+        wire["elicitation_id"] = json!(id);
+    }
+    if !request.requested_schema.is_null() {
+        wire["requested_schema"] = request.requested_schema.clone();
+    }
+    wire
+}
+
+/// Reads the host's answer (`{action, content?}`). An error answer (an
+/// SDK that does not know the request) or a closed stream declines, with
+/// the reason.
+fn elicitation_answer(answer: Result<Value, RequestError>) -> ElicitationResponse {
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(e) => {
+            return ElicitationResponse::Decline(format!(
+                "the SDK host did not answer the elicitation request: {e}"
+            ));
+        }
+    };
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => ElicitationResponse::Accept(
+            answer
+                .get("content")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        ),
+        Some("decline") => ElicitationResponse::Decline("declined by the SDK host".into()),
+        Some("cancel") => ElicitationResponse::Cancel,
+        other => ElicitationResponse::Decline(format!(
+            "the SDK host answered the elicitation request with action {} (accept, decline \
+             or cancel)",
+            other.map_or_else(|| "(none)".to_string(), |a| format!("{a:?}"))
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +327,51 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn elicitation_requests_and_answers_follow_the_sdk_wire() {
+        let form = ElicitationRequest {
+            server: "conf".into(),
+            message: "Who?".into(),
+            requested_schema: json!({"type": "object"}),
+            url: None,
+            elicitation_id: None,
+        };
+        assert_eq!(
+            elicitation_request(&form),
+            json!({"subtype": "elicitation", "mcp_server_name": "conf", "message": "Who?",
+                   "mode": "form", "requested_schema": {"type": "object"}})
+        );
+        let url = ElicitationRequest {
+            requested_schema: Value::Null,
+            url: Some("https://example.com/x".into()),
+            elicitation_id: Some("e1".into()),
+            ..form
+        };
+        assert_eq!(
+            elicitation_request(&url),
+            json!({"subtype": "elicitation", "mcp_server_name": "conf", "message": "Who?",
+                   "mode": "url", "url": "https://example.com/x", "elicitation_id": "e1"})
+        );
+        let accepted = elicitation_answer(Ok(json!({"action": "accept", "content": {"a": 1}})));
+        assert_eq!(
+            accepted,
+            ElicitationResponse::Accept(json!({"a": 1}).as_object().cloned().unwrap())
+        );
+        assert_eq!(
+            elicitation_answer(Ok(json!({"action": "cancel"}))),
+            ElicitationResponse::Cancel
+        );
+        assert!(matches!(
+            elicitation_answer(Ok(json!({"action": "decline"}))),
+            ElicitationResponse::Decline(_)
+        ));
+        let ElicitationResponse::Decline(reason) =
+            elicitation_answer(Err(RequestError::Sdk("Unsupported control request".into())))
+        else {
+            panic!("an error answer declines");
+        };
+        assert!(reason.contains("Unsupported control request"), "{reason}");
     }
 }

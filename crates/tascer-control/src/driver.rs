@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tascer::{Client, Message, MessageStream, UserContent};
 use tokio::sync::mpsc;
 
-use crate::callbacks::{SdkMcpTunnel, can_use_tool};
+use crate::callbacks::{SdkElicitor, SdkMcpTunnel, can_use_tool};
 use crate::channel::Control;
 use crate::error::ControlError;
 use crate::init;
@@ -98,6 +98,10 @@ impl Driver {
         self.judge = session.judge;
         let mut options = session.options;
         options.mcp_tunnel = Some(Arc::new(SdkMcpTunnel::new(self.control.clone())));
+        // The host answers the MCP servers' questions its hooks leave.
+        if options.elicitor.is_none() {
+            options.elicitor = Some(Arc::new(SdkElicitor::new(self.control.clone())));
+        }
         match session.permission_prompt_tool.as_deref() {
             Some("stdio") => options.can_use_tool = Some(can_use_tool(self.control.clone())),
             Some(other) => eprintln!(

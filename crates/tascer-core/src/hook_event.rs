@@ -41,12 +41,15 @@ pub enum HookEvent {
     /// When an MCP server asks the user for input (`elicitation/create`);
     /// hooks may answer it (accept with content, decline, cancel).
     Elicitation,
+    /// After an MCP server's question was answered, before the answer is
+    /// sent; hooks may override the action and content.
+    ElicitationResult,
 }
 
 impl HookEvent {
     /// Every event Tascer fires, in the order Claude Code's hooks
     /// reference lists them.
-    pub const ALL: [HookEvent; 13] = [
+    pub const ALL: [HookEvent; 14] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
@@ -60,6 +63,7 @@ impl HookEvent {
         HookEvent::PostCompact,
         HookEvent::SessionEnd,
         HookEvent::Elicitation,
+        HookEvent::ElicitationResult,
     ];
 
     /// Claude Code event names Tascer does not fire (yet). Settings that
@@ -76,7 +80,6 @@ impl HookEvent {
         "TeammateIdle",
         "TaskCreated",
         "TaskCompleted",
-        "ElicitationResult",
         "ConfigChange",
         "WorktreeCreate",
         "WorktreeRemove",
@@ -103,6 +106,7 @@ impl HookEvent {
             HookEvent::PostCompact => "PostCompact",
             HookEvent::SessionEnd => "SessionEnd",
             HookEvent::Elicitation => "Elicitation",
+            HookEvent::ElicitationResult => "ElicitationResult",
         }
     }
 

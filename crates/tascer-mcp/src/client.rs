@@ -169,7 +169,7 @@ impl ClientHandler for Handler {
             );
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
-        let (message, requested_schema, url) = match request {
+        let (message, requested_schema, url, elicitation_id) = match request {
             ElicitRequestParams::FormElicitationParams {
                 message,
                 requested_schema,
@@ -178,10 +178,14 @@ impl ClientHandler for Handler {
                 message,
                 serde_json::to_value(&requested_schema).unwrap_or(Value::Null),
                 None,
+                None,
             ),
-            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
-                (message, Value::Null, Some(url))
-            }
+            ElicitRequestParams::UrlElicitationParams {
+                message,
+                url,
+                elicitation_id,
+                ..
+            } => (message, Value::Null, Some(url), Some(elicitation_id)),
             // A mode this client does not know.
             _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
@@ -190,6 +194,7 @@ impl ClientHandler for Handler {
             message,
             requested_schema,
             url,
+            elicitation_id,
         };
         let schema = question.requested_schema.clone();
         Ok(match elicitor.elicit(question).await {

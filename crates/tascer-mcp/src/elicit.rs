@@ -20,6 +20,16 @@ pub struct ElicitationRequest {
     pub requested_schema: Value,
     /// `url` mode: the page where the user answers.
     pub url: Option<String>,
+    /// `url` mode: the server's id of this question (`elicitationId`),
+    /// which its completion notification names.
+    pub elicitation_id: Option<String>,
+}
+
+impl ElicitationRequest {
+    /// The request's mode on the wire: `url` or `form`.
+    pub fn mode(&self) -> &'static str {
+        if self.url.is_some() { "url" } else { "form" }
+    }
 }
 
 /// The answer.

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use tascer_core::{HookEvent, PermissionDenial};
 use tascer_guard::admission::{Admission, HookActivity};
 use tascer_guard::hooks::{
-    CompactTrigger, ElicitationInput, HookCommon, HookCommonOutcome, HookRun, HookRunner,
-    PostCompactInput, PreCompactInput, SessionEndInput, SessionEndReason, SessionStartInput,
-    SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
+    CompactTrigger, ElicitationInput, ElicitationResultInput, HookCommon, HookCommonOutcome,
+    HookRun, HookRunner, PostCompactInput, PreCompactInput, SessionEndInput, SessionEndReason,
+    SessionStartInput, SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 use tascer_mcp::{ElicitationRequest, ElicitationResponse};
 use tascer_webhook::Webhooks;
@@ -194,27 +194,62 @@ impl Governance {
                 common: self.common(env),
                 mcp_server_name: request.server.clone(),
                 message: request.message.clone(),
-                mode: if request.url.is_some() { "url" } else { "form" }.to_string(),
+                mode: request.mode().to_string(),
                 requested_schema: (!request.requested_schema.is_null())
                     .then(|| request.requested_schema.clone()),
                 url: request.url.clone(),
+                elicitation_id: request.elicitation_id.clone(),
             })
             .await;
         record_runs(env, &runs, None);
         report_common(env, &outcome.common);
-        Some(match outcome.action.as_deref()? {
-            "accept" => ElicitationResponse::Accept(
-                outcome
-                    .content
-                    .and_then(|c| c.as_object().cloned())
-                    .unwrap_or_default(),
-            ),
-            "cancel" => ElicitationResponse::Cancel,
-            "decline" => ElicitationResponse::Decline("declined by an Elicitation hook".into()),
-            other => ElicitationResponse::Decline(format!(
-                "an Elicitation hook answered {other:?} (accept, decline or cancel)"
-            )),
-        })
+        Some(elicitation_answer(
+            outcome.action.as_deref()?,
+            outcome.content,
+            "an Elicitation hook",
+        ))
+    }
+
+    /// Runs ElicitationResult hooks on the answer to an MCP server's
+    /// question before it is sent: the last hook that gives an `action`
+    /// replaces the answer; without one the answer stays.
+    pub async fn on_elicitation_result(
+        &self,
+        env: &LoopEnv,
+        request: &ElicitationRequest,
+        answer: ElicitationResponse,
+    ) -> ElicitationResponse {
+        let Some(hooks) = self
+            .hooks()
+            .filter(|h| h.registry().has(HookEvent::ElicitationResult))
+        else {
+            return answer;
+        };
+        let (action, content) = match &answer {
+            ElicitationResponse::Accept(content) => {
+                ("accept", Some(serde_json::Value::Object(content.clone())))
+            }
+            ElicitationResponse::Decline(_) => ("decline", None),
+            _ => ("cancel", None),
+        };
+        let (outcome, runs) = hooks
+            .elicitation_result(ElicitationResultInput {
+                common: self.common(env),
+                mcp_server_name: request.server.clone(),
+                elicitation_id: request.elicitation_id.clone(),
+                mode: request.mode().to_string(),
+                action: action.to_string(),
+                content,
+            })
+            .await;
+        record_runs(env, &runs, None);
+        report_common(env, &outcome.common);
+        match outcome.action.as_deref() {
+            Some(action) => {
+                elicitation_answer(action, outcome.content, "an ElicitationResult hook")
+            }
+            None => answer,
+        }
     }
 
     /// Runs PreCompact hooks: `Err(reason)` means do not compact.
@@ -422,5 +457,26 @@ fn report_common(env: &LoopEnv, common: &HookCommonOutcome) {
     }
     for error in &common.errors {
         tracing::warn!("hook error: {error}");
+    }
+}
+
+/// The answer a hook gave (`action`, `content`); `who` names the hook in
+/// a decline's reason.
+fn elicitation_answer(
+    action: &str,
+    content: Option<serde_json::Value>,
+    who: &str,
+) -> ElicitationResponse {
+    match action {
+        "accept" => ElicitationResponse::Accept(
+            content
+                .and_then(|c| c.as_object().cloned())
+                .unwrap_or_default(),
+        ),
+        "cancel" => ElicitationResponse::Cancel,
+        "decline" => ElicitationResponse::Decline(format!("declined by {who}")),
+        other => ElicitationResponse::Decline(format!(
+            "{who} answered {other:?} (accept, decline or cancel)"
+        )),
     }
 }

@@ -44,7 +44,7 @@ mod task_tool; //     the Task tool: runs a subagent
 // Governance: admission around the calls, hooks around the session.
 mod call_context; //  the context a call is recorded with (git state, env)
 mod call_evidence; // the evidence a call's record keeps (stdout, stderr, diff, file)
-mod elicitation; //   MCP servers' questions answered by Elicitation hooks
+mod elicitation; //   MCP servers' questions: Elicitation hooks, then the host or terminal
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
 pub mod host_sandbox; // a host's Bash commands rewritten to run sandboxed

@@ -185,6 +185,11 @@ pub struct Options {
     /// Answers the model's `AskUserQuestion` calls (a terminal prompt, a
     /// UI). Without one, the tool reports that no one can answer.
     pub user_answerer: Option<Arc<dyn tascer_tools::UserAnswerer>>,
+    /// Answers MCP servers' questions (elicitation) that no Elicitation
+    /// hook answered: an SDK host, a terminal prompt. With one (or with
+    /// Elicitation hooks) the session's MCP clients offer elicitation;
+    /// without either, servers' questions are declined.
+    pub elicitor: Option<Arc<dyn tascer_mcp::Elicitor>>,
     /// The user's Claude directory, where user-level `CLAUDE.md`, skills,
     /// commands and agents live; default `$CLAUDE_CONFIG_DIR`, else
     /// `~/.claude`. Read only when `setting_sources` has `user`.
@@ -260,6 +265,7 @@ impl std::fmt::Debug for Options {
             .field("settings", &self.settings)
             .field("setting_sources", &self.setting_sources)
             .field("can_use_tool", &self.can_use_tool.is_some())
+            .field("elicitor", &self.elicitor.is_some())
             .field(
                 "custom_tools",
                 &self
@@ -556,6 +562,13 @@ impl Options {
     /// Sets who answers the model's `AskUserQuestion` calls.
     pub fn user_answerer(mut self, answerer: Arc<dyn tascer_tools::UserAnswerer>) -> Self {
         self.user_answerer = Some(answerer);
+        self
+    }
+
+    /// Sets who answers MCP servers' questions after the session's
+    /// Elicitation hooks (see [`Options::elicitor`](struct@Options)).
+    pub fn elicitor(mut self, elicitor: Arc<dyn tascer_mcp::Elicitor>) -> Self {
+        self.elicitor = Some(elicitor);
         self
     }
 }

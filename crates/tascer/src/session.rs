@@ -154,7 +154,11 @@ impl Session {
         let governance = governance(&env, &provider.model, &home, &settings, &cwd, parts)?;
         governance.context.prewarm(&cwd);
 
-        let elicitor = crate::elicitation::HookElicitor::for_session(&governance, &env);
+        let elicitor = crate::elicitation::SessionElicitor::for_session(
+            &governance,
+            &env,
+            options.elicitor.clone(),
+        );
         let sampler = crate::sampling::SessionSampler::for_session(
             options.refuse_mcp_sampling,
             &env,

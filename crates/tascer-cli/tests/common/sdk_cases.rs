@@ -384,3 +384,85 @@ pub fn elicitation_answered_by_a_hook_callback(sdk: &Sdk) {
     ws.verify(&session);
     server.shutdown();
 }
+
+/// An MCP server asks (`tascer mcp serve --conformance`'s
+/// `test_elicitation`); an Elicitation hook callback that does not answer
+/// sees the question first, then the SDK host's `onElicitation` (an
+/// `elicitation` control request) answers `answer` (accept or decline),
+/// and the outcome reaches the server and, in its tool result, the model.
+/// With `override_answer`, an ElicitationResult hook callback sees the
+/// host's answer and replaces it.
+pub fn elicitation_answered_by_the_host(sdk: &Sdk, answer: &str, override_answer: bool) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(tascer::mcp::HttpServer::bind(
+            tascer::mcp::conformance_spec("0.0.0-test"),
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        ))
+        .unwrap();
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::tool(
+                "mcp__conf__test_elicitation",
+                json!({"message": "Who are you?"}),
+            ))
+            .turn(Turn::text("Thanks."))
+    });
+    let mut config = ws.config("ask me");
+    config["mcp_url"] = json!(server.url());
+    config["answer"] = json!(answer);
+    config["override"] = json!(override_answer);
+    let out = sdk.run(&ws, "on_elicitation", &config);
+
+    let events = out["events"].as_array().unwrap();
+    assert_eq!(
+        events.len(),
+        2 + usize::from(override_answer),
+        "{events:#?}"
+    );
+    assert_eq!(events[0]["by"], "hook", "hooks are asked first");
+    assert_eq!(events[0]["hook_event_name"], "Elicitation");
+    assert_eq!(events[1]["by"], "onElicitation");
+    assert_eq!(events[1]["serverName"], "conf");
+    assert_eq!(events[1]["message"], "Who are you?");
+    assert_eq!(events[1]["mode"], "form");
+    assert_eq!(
+        events[1]["requestedSchema"]["required"],
+        json!(["username", "email"])
+    );
+    if override_answer {
+        assert_eq!(events[2]["by"], "result hook");
+        assert_eq!(events[2]["hook_event_name"], "ElicitationResult");
+        assert_eq!(events[2]["mcp_server_name"], "conf");
+        assert_eq!(
+            events[2]["action"], answer,
+            "the hook sees the host's answer"
+        );
+    }
+    let sent = ws.tool_results_sent();
+    let expected: &[&str] = if override_answer {
+        &["action=accept", "hook-user", "hook@example.com"]
+    } else if answer == "accept" {
+        &["action=accept", "ts-user", "ts@example.com"]
+    } else {
+        &["action=decline"]
+    };
+    assert!(
+        sent.iter()
+            .any(|(text, error)| !*error && expected.iter().all(|e| text.contains(e))),
+        "the host's answer reaches the server and the model: {sent:?}"
+    );
+    let session = session_of(&out["messages"]);
+    let hooks = ws.ledger(&session, "hook_execution");
+    for event in ["Elicitation", "ElicitationResult"]
+        .iter()
+        .take(1 + usize::from(override_answer))
+    {
+        assert!(
+            hooks.iter().any(|h| h["event"] == *event),
+            "the {event} hook run is in the ledger: {hooks:#?}"
+        );
+    }
+    ws.verify(&session);
+    server.shutdown();
+}

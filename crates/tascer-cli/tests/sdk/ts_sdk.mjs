@@ -179,6 +179,46 @@ const cases = {
 };
 
 Object.assign(cases, {
+  // An MCP server's question: an Elicitation hook that does not answer
+  // sees it first, then onElicitation answers (config.answer: accept or
+  // decline).
+  async on_elicitation() {
+    const events = [];
+    const observe = async (input) => {
+      events.push({ by: "hook", hook_event_name: input.hook_event_name });
+      return {};
+    };
+    const onElicitation = async (request) => {
+      events.push({ by: "onElicitation", ...request });
+      if (config.answer === "decline") return { action: "decline" };
+      return { action: "accept", content: { username: "ts-user", email: "ts@example.com" } };
+    };
+    // config.override: an ElicitationResult hook replaces the answer.
+    const override = async (input) => {
+      events.push({ by: "result hook", ...input });
+      return {
+        hookSpecificOutput: {
+          hookEventName: "ElicitationResult",
+          action: "accept",
+          content: { username: "hook-user", email: "hook@example.com" },
+        },
+      };
+    };
+    const q = sdk.query({
+      prompt: config.prompt,
+      options: options({
+        mcpServers: { conf: { type: "http", url: config.mcp_url } },
+        allowedTools: ["mcp__conf__test_elicitation"],
+        hooks: {
+          Elicitation: [{ matcher: "conf", hooks: [observe], timeout: 30 }],
+          ...(config.override ? { ElicitationResult: [{ matcher: "conf", hooks: [override], timeout: 30 }] } : {}),
+        },
+        onElicitation,
+      }),
+    });
+    return { messages: await collect(q), events };
+  },
+
   async default_options() {
     const q = sdk.query({ prompt: config.prompt, options: options() });
     return { messages: await collect(q), stderr: stderrLines };

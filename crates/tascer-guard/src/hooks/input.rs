@@ -269,6 +269,30 @@ pub struct ElicitationInput {
     /// `url`: the page where the user answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// `url`: the server's id of the question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation_id: Option<String>,
+}
+
+/// Input of `ElicitationResult`: an MCP server's question was answered;
+/// the answer is not sent yet.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ElicitationResultInput {
+    /// Common fields.
+    #[serde(flatten)]
+    pub common: HookCommon,
+    /// The server that asked (matched by matchers).
+    pub mcp_server_name: String,
+    /// `url` mode: the server's id of the question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation_id: Option<String>,
+    /// `form` or `url`.
+    pub mode: String,
+    /// The answer: `accept`, `decline` or `cancel`.
+    pub action: String,
+    /// The fields of an `accept`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
 }
 
 /// Input of `PermissionRequest`.
@@ -319,6 +343,8 @@ pub enum HookInput {
     PermissionRequest(PermissionRequestInput),
     /// `Elicitation`.
     Elicitation(ElicitationInput),
+    /// `ElicitationResult`.
+    ElicitationResult(ElicitationResultInput),
 }
 
 impl HookInput {
@@ -338,6 +364,7 @@ impl HookInput {
             HookInput::Notification(_) => HookEvent::Notification,
             HookInput::PermissionRequest(_) => HookEvent::PermissionRequest,
             HookInput::Elicitation(_) => HookEvent::Elicitation,
+            HookInput::ElicitationResult(_) => HookEvent::ElicitationResult,
         }
     }
 
@@ -357,6 +384,7 @@ impl HookInput {
             HookInput::Notification(i) => &i.common,
             HookInput::PermissionRequest(i) => &i.common,
             HookInput::Elicitation(i) => &i.common,
+            HookInput::ElicitationResult(i) => &i.common,
         }
     }
 
@@ -385,6 +413,7 @@ impl HookInput {
             HookInput::SessionEnd(i) => Some(name(&i.reason)),
             HookInput::Notification(i) => Some(i.notification_type.clone()),
             HookInput::Elicitation(i) => Some(i.mcp_server_name.clone()),
+            HookInput::ElicitationResult(i) => Some(i.mcp_server_name.clone()),
             HookInput::UserPromptSubmit(_) | HookInput::Stop(_) => None,
         }
     }
@@ -419,4 +448,5 @@ into_input! {
     NotificationInput => Notification,
     PermissionRequestInput => PermissionRequest,
     ElicitationInput => Elicitation,
+    ElicitationResultInput => ElicitationResult,
 }

@@ -31,17 +31,17 @@ pub use effect::HookEffect;
 pub use error::{HookConfigError, HookError};
 pub use handler::{FnHook, Hook};
 pub use input::{
-    CompactTrigger, ElicitationInput, HookCommon, HookInput, NotificationInput,
-    PermissionRequestInput, PostCompactInput, PostToolUseFailureInput, PostToolUseInput,
-    PreCompactInput, PreToolUseInput, SessionEndInput, SessionEndReason, SessionStartInput,
-    SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
+    CompactTrigger, ElicitationInput, ElicitationResultInput, HookCommon, HookInput,
+    NotificationInput, PermissionRequestInput, PostCompactInput, PostToolUseFailureInput,
+    PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput, SessionEndReason,
+    SessionStartInput, SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 pub use matcher::Matcher;
 pub use outcome::{
-    ElicitationOutcome, EventOutcome, HookCommonOutcome, NotificationOutcome,
-    PermissionRequestOutcome, PostCompactOutcome, PostToolUseFailureOutcome, PostToolUseOutcome,
-    PreCompactOutcome, PreToolDecision, PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome,
-    StopOutcome, SubagentStopOutcome, UserPromptSubmitOutcome, join_context,
+    ElicitationOutcome, ElicitationResultOutcome, EventOutcome, HookCommonOutcome,
+    NotificationOutcome, PermissionRequestOutcome, PostCompactOutcome, PostToolUseFailureOutcome,
+    PostToolUseOutcome, PreCompactOutcome, PreToolDecision, PreToolUseOutcome, SessionEndOutcome,
+    SessionStartOutcome, StopOutcome, SubagentStopOutcome, UserPromptSubmitOutcome, join_context,
 };
 pub use output::{HookOutput, HookSpecificOutput, PermissionRequestDecision, TopDecision};
 pub use record::{HookKind, HookRun, HookRunOutcome, deciding_hook};

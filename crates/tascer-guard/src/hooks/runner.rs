@@ -14,15 +14,15 @@ use super::command::CommandResult;
 use super::effect::HookEffect;
 use super::error::HookError;
 use super::input::{
-    ElicitationInput, HookInput, NotificationInput, PermissionRequestInput, PostCompactInput,
-    PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput, SessionEndInput,
-    SessionStartInput, StopInput, SubagentStopInput, UserPromptSubmitInput,
+    ElicitationInput, ElicitationResultInput, HookInput, NotificationInput, PermissionRequestInput,
+    PostCompactInput, PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreToolUseInput,
+    SessionEndInput, SessionStartInput, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
 use super::outcome::{
-    ElicitationOutcome, EventOutcome, NotificationOutcome, PermissionRequestOutcome,
-    PostCompactOutcome, PostToolUseFailureOutcome, PostToolUseOutcome, PreCompactOutcome,
-    PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
-    UserPromptSubmitOutcome,
+    ElicitationOutcome, ElicitationResultOutcome, EventOutcome, NotificationOutcome,
+    PermissionRequestOutcome, PostCompactOutcome, PostToolUseFailureOutcome, PostToolUseOutcome,
+    PreCompactOutcome, PreToolUseOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome,
+    SubagentStopOutcome, UserPromptSubmitOutcome,
 };
 use super::output::{HookOutput, PermissionRequestDecision, TopDecision};
 use super::record::{HookKind, HookRun, HookRunOutcome};
@@ -167,6 +167,15 @@ impl HookRunner {
 
     /// `Elicitation`: when an MCP server asks the user for input.
     pub async fn elicitation(&self, input: ElicitationInput) -> (ElicitationOutcome, Vec<HookRun>) {
+        self.run_as(&input.into()).await
+    }
+
+    /// `ElicitationResult`: after an MCP server's question was answered,
+    /// before the answer is sent.
+    pub async fn elicitation_result(
+        &self,
+        input: ElicitationResultInput,
+    ) -> (ElicitationResultOutcome, Vec<HookRun>) {
         self.run_as(&input.into()).await
     }
 

@@ -219,39 +219,57 @@ notify_outcome!(
     HookEvent::Notification
 );
 
-/// Aggregated outcome of the `Elicitation` hooks: the last hook that
-/// answers (`action`) wins.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ElicitationOutcome {
-    /// Common part.
-    pub common: HookCommonOutcome,
-    /// `accept`, `decline` or `cancel`; `None` when no hook answered.
-    pub action: Option<String>,
-    /// The fields of an `accept`.
-    pub content: Option<serde_json::Value>,
-}
+/// The outcome of hooks that answer an MCP server's question (`action`,
+/// `content`): the last hook that answers wins.
+macro_rules! answer_outcome {
+    ($(#[$doc:meta])* $name:ident, $event:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct $name {
+            /// Common part.
+            pub common: HookCommonOutcome,
+            /// `accept`, `decline` or `cancel`; `None` when no hook answered.
+            pub action: Option<String>,
+            /// The fields of an `accept`.
+            pub content: Option<serde_json::Value>,
+        }
 
-impl EventOutcome for ElicitationOutcome {
-    const EVENT: HookEvent = HookEvent::Elicitation;
+        impl EventOutcome for $name {
+            const EVENT: HookEvent = $event;
 
-    fn common_mut(&mut self) -> &mut HookCommonOutcome {
-        &mut self.common
-    }
+            fn common_mut(&mut self) -> &mut HookCommonOutcome {
+                &mut self.common
+            }
 
-    fn apply(&mut self, effect: &HookEffect) {
-        match effect {
-            HookEffect::Output(out) => {
-                if let Some(spec) = specific::<Self>(out)
-                    && let Some(action) = &spec.action
-                {
-                    self.action = Some(action.clone());
-                    self.content = spec.content.clone();
+            fn apply(&mut self, effect: &HookEffect) {
+                match effect {
+                    HookEffect::Output(out) => {
+                        if let Some(spec) = specific::<Self>(out)
+                            && let Some(action) = &spec.action
+                        {
+                            self.action = Some(action.clone());
+                            self.content = spec.content.clone();
+                        }
+                    }
+                    HookEffect::Blocking(r) | HookEffect::FailedClosed(r) => {
+                        self.common.errors.push(r.clone());
+                    }
+                    _ => {}
                 }
             }
-            HookEffect::Blocking(r) | HookEffect::FailedClosed(r) => {
-                self.common.errors.push(r.clone());
-            }
-            _ => {}
         }
-    }
+    };
 }
+
+answer_outcome!(
+    /// Aggregated outcome of the `Elicitation` hooks: the last hook that
+    /// answers (`action`) wins.
+    ElicitationOutcome,
+    HookEvent::Elicitation
+);
+answer_outcome!(
+    /// Aggregated outcome of the `ElicitationResult` hooks: the last hook
+    /// that overrides the answer (`action`) wins.
+    ElicitationResultOutcome,
+    HookEvent::ElicitationResult
+);

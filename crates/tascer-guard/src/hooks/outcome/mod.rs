@@ -15,8 +15,8 @@ mod lifecycle;
 mod tool;
 
 pub use lifecycle::{
-    ElicitationOutcome, NotificationOutcome, PostCompactOutcome, PreCompactOutcome,
-    SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
+    ElicitationOutcome, ElicitationResultOutcome, NotificationOutcome, PostCompactOutcome,
+    PreCompactOutcome, SessionEndOutcome, SessionStartOutcome, StopOutcome, SubagentStopOutcome,
     UserPromptSubmitOutcome,
 };
 pub use tool::{
