@@ -6,6 +6,10 @@
 //! * [`McpManager::tools`] exposes each server tool as a
 //!   [`tascer_core::Tool`] named `mcp__<server>__<tool>`, plus
 //!   `ListMcpResourcesTool` / `ReadMcpResourceTool`.
+//! * [`McpManager::prompts`]: the servers' prompts, run as slash commands
+//!   `/mcp__<server>__<prompt> args` by [`McpManager::run_prompt_command`];
+//!   [`McpManager::take_resource_updates`]: what subscribed resources
+//!   changed.
 //! * [`SdkServer`] declares in-process tools; [`McpTunnel`] reaches
 //!   servers that live in an SDK host (`mcp_message` of the stream-json
 //!   protocol), managed like any other server.
@@ -30,6 +34,7 @@ mod manager;
 mod names;
 pub mod oauth;
 mod output;
+mod prompts;
 mod resources;
 mod sampling;
 mod sdk;
@@ -53,7 +58,10 @@ pub use manager::{
 };
 pub use names::{mcp_tool_name, sanitize_name};
 pub use output::call_result_to_output;
-pub use resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+pub use prompts::{
+    McpPrompt, McpPromptArgument, messages_to_text, prompt_command, split_arguments,
+};
+pub use resources::{ListMcpResourcesTool, ReadMcpResourceTool, ResourceUpdate};
 pub use sampling::{Sampler, SamplingMessage, SamplingRequest, SamplingResponse};
 pub use sdk::{SdkServer, SdkTool, expand_schema};
 pub use serve::{
