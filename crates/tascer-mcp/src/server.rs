@@ -391,8 +391,10 @@ impl ServerEntry {
             self.prompts.lock().clear();
             return;
         }
+        // Listed at startup too: no longer than a start may take.
+        let timeout = self.limits.tool_timeout.min(self.limits.startup_timeout);
         match self
-            .request("prompts/list", self.limits.tool_timeout, |c| async move {
+            .request("prompts/list", timeout, |c| async move {
                 c.list_prompts().await
             })
             .await
