@@ -287,7 +287,19 @@ fn mcp_toggle_and_mcp_reconnect_turn_a_server_off_on_and_reconnect_it() {
     }}})
     .to_string();
     let mut cli = Session::start(&ws, &["--mcp-config", &config]);
-    assert_eq!(cli.initialize(json!({}))["subtype"], "success");
+    let init = cli.initialize(json!({}));
+    assert_eq!(init["subtype"], "success");
+    // The server's prompts are among the session's commands.
+    let commands = init["response"]["commands"].as_array().unwrap();
+    let prompt = commands
+        .iter()
+        .find(|c| c["name"] == "mcp__fixture__test_prompt_with_arguments")
+        .unwrap_or_else(|| panic!("{commands:?}"));
+    assert_eq!(prompt["argumentHint"], "<arg1> <arg2>");
+    assert_eq!(
+        prompt["description"],
+        "A prompt with two required arguments (MCP)"
+    );
     let status = |cli: &mut Session, id: &str| {
         cli.send(request(id, json!({"subtype": "mcp_status"})));
         cli.reply_to(id)["response"]["mcpServers"][0].clone()

@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
-    ProtocolVersion, ReadResourceRequestParams,
+    ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability,
+    GetPromptRequestParams, Implementation, ProtocolVersion, ReadResourceRequestParams,
+    ResourceUpdatedNotificationParam,
 };
 // Roots are deprecated in rmcp (the 2026-07-28 protocol drops them) but are
 // part of the 2025 revisions this client speaks.
@@ -74,16 +75,24 @@ pub(crate) struct Answerers {
     pub roots: Arc<Vec<std::path::PathBuf>>,
     /// Answers `sampling/createMessage`.
     pub sampler: Option<Arc<dyn Sampler>>,
+    /// Where the URIs of `notifications/resources/updated` are queued
+    /// (kept across reconnects; drained by the session).
+    pub updates: UpdateQueue,
 }
+
+/// URIs the server said changed, oldest first.
+pub(crate) type UpdateQueue = Arc<parking_lot::Mutex<Vec<String>>>;
 
 /// Receives server notifications (flags `tools/list_changed`) and
 /// answers server requests (elicitation).
 struct Handler {
     server: String,
     tools_changed: Arc<AtomicBool>,
+    prompts_changed: Arc<AtomicBool>,
     elicitor: Option<Arc<dyn Elicitor>>,
     roots: Arc<Vec<std::path::PathBuf>>,
     sampler: Option<Arc<dyn Sampler>>,
+    updates: UpdateQueue,
 }
 
 impl ClientHandler for Handler {
@@ -113,6 +122,19 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.prompts_changed.store(true, Ordering::SeqCst);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.server, uri = %params.uri, "MCP resource updated");
+        self.updates.lock().push(params.uri);
     }
 
     #[allow(deprecated)]
@@ -256,6 +278,11 @@ pub(crate) struct Connection {
     service: RunningService<RoleClient, Handler>,
     /// Set when the server sent `notifications/tools/list_changed`.
     pub tools_changed: Arc<AtomicBool>,
+    /// Set when the server sent `notifications/prompts/list_changed`, and
+    /// at first (nothing listed yet).
+    pub prompts_changed: Arc<AtomicBool>,
+    /// URIs subscribed on this connection (`resources/subscribe`).
+    subscribed: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 /// `file://` URI of a directory (absolute paths; each segment
@@ -314,12 +341,15 @@ impl Connection {
         answerers: Answerers,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
+        let prompts_changed = Arc::new(AtomicBool::new(true));
         let handler = Handler {
             server: server.to_owned(),
             tools_changed: tools_changed.clone(),
+            prompts_changed: prompts_changed.clone(),
             elicitor: answerers.elicitor,
             roots: answerers.roots,
             sampler: answerers.sampler,
+            updates: answerers.updates,
         };
         let connect_err = |message: String| McpError::Connect {
             server: server.into(),
@@ -401,6 +431,8 @@ impl Connection {
         Ok(Connection {
             service,
             tools_changed,
+            prompts_changed,
+            subscribed: Default::default(),
         })
     }
 
@@ -410,6 +442,18 @@ impl Connection {
         serde_json::to_value(&*info)
             .ok()
             .and_then(|v| v.get("serverInfo").cloned())
+    }
+
+    /// Whether the server declared the capability at `pointer` in its
+    /// initialize result (`/prompts`, `/resources/subscribe`).
+    pub fn declares(&self, pointer: &str) -> bool {
+        let Some(info) = self.service.peer_info() else {
+            return false;
+        };
+        serde_json::to_value(&*info)
+            .ok()
+            .and_then(|v| v.pointer(&format!("/capabilities{pointer}")).cloned())
+            .is_some_and(|c| !c.is_null() && c != Value::Bool(false))
     }
 
     /// True once the transport has closed.
@@ -479,6 +523,57 @@ impl Connection {
             .read_resource(ReadResourceRequestParams::new(uri))
             .await
             .map_err(classify)?;
+        serde_json::to_value(&result).map_err(|e| RequestError::Remote(e.to_string()))
+    }
+
+    /// `resources/templates/list` (all pages), wire-shaped.
+    pub async fn list_resource_templates(&self) -> Result<Vec<Value>, RequestError> {
+        let templates = self
+            .service
+            .list_all_resource_templates()
+            .await
+            .map_err(classify)?;
+        Ok(templates
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect())
+    }
+
+    /// `resources/subscribe` for `uri`, once per connection; `false` when
+    /// it was subscribed already.
+    #[allow(deprecated)] // legacy-only in rmcp, but the 2025 revisions' way
+    pub async fn subscribe(&self, uri: &str) -> Result<bool, RequestError> {
+        if !self.subscribed.lock().insert(uri.to_owned()) {
+            return Ok(false);
+        }
+        let params = rmcp::model::SubscribeRequestParams::new(uri);
+        if let Err(e) = self.service.subscribe(params).await {
+            self.subscribed.lock().remove(uri);
+            return Err(classify(e));
+        }
+        Ok(true)
+    }
+
+    /// `prompts/list` (all pages), wire-shaped.
+    pub async fn list_prompts(&self) -> Result<Vec<Value>, RequestError> {
+        let prompts = self.service.list_all_prompts().await.map_err(classify)?;
+        Ok(prompts
+            .iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect())
+    }
+
+    /// `prompts/get`; returns the wire-shaped `GetPromptResult`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, RequestError> {
+        let mut params = GetPromptRequestParams::new(name);
+        if !arguments.is_empty() {
+            params.arguments = Some(arguments);
+        }
+        let result = self.service.get_prompt(params).await.map_err(classify)?;
         serde_json::to_value(&result).map_err(|e| RequestError::Remote(e.to_string()))
     }
 }

@@ -81,6 +81,20 @@ impl McpServerConfig {
     }
 }
 
+/// True when the configuration of some server denies the tool the model
+/// knows as `model_name`: it is kept out of the model's tool list.
+pub fn denied_by_server_config(
+    servers: &BTreeMap<String, McpServerConfig>,
+    model_name: &str,
+) -> bool {
+    model_name.starts_with("mcp__")
+        && servers.iter().any(|(name, config)| {
+            config
+                .tool_permissions()
+                .is_some_and(|p| p.denies(name, model_name))
+        })
+}
+
 /// The top-level `.mcp.json` shape.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct McpConfigFile {

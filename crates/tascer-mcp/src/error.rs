@@ -72,4 +72,20 @@ pub enum McpError {
     /// No server with that name is configured.
     #[error("no MCP server named '{0}'")]
     UnknownServer(String),
+    /// A `/mcp__<server>__<prompt>` command names no prompt of the server.
+    #[error("unknown MCP prompt /{command}: {available}")]
+    UnknownPrompt {
+        /// The command, without its `/`.
+        command: String,
+        /// The server's prompts (or that it has none).
+        available: String,
+    },
+    /// The words after a prompt command do not fit its arguments.
+    #[error("/{command}: {message}")]
+    PromptArguments {
+        /// The command, without its `/`.
+        command: String,
+        /// What does not fit, with the prompt's argument list.
+        message: String,
+    },
 }

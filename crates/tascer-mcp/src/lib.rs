@@ -6,6 +6,10 @@
 //! * [`McpManager::tools`] exposes each server tool as a
 //!   [`tascer_core::Tool`] named `mcp__<server>__<tool>`, plus
 //!   `ListMcpResourcesTool` / `ReadMcpResourceTool`.
+//! * [`McpManager::prompts`]: the servers' prompts, run as slash commands
+//!   `/mcp__<server>__<prompt> args` by [`McpManager::run_prompt_command`];
+//!   [`McpManager::take_resource_updates`]: what subscribed resources
+//!   changed.
 //! * [`SdkServer`] declares in-process tools; [`McpTunnel`] reaches
 //!   servers that live in an SDK host (`mcp_message` of the stream-json
 //!   protocol), managed like any other server.
@@ -30,6 +34,7 @@ mod manager;
 mod names;
 pub mod oauth;
 mod output;
+mod prompts;
 mod resources;
 mod sampling;
 mod sdk;
@@ -43,7 +48,7 @@ mod tunnel;
 
 pub use client::RemoteTool;
 pub use config::{
-    McpConfigFile, McpServerConfig, McpServerSource, load_mcp_servers,
+    McpConfigFile, McpServerConfig, McpServerSource, denied_by_server_config, load_mcp_servers,
     load_mcp_servers_with_sources, parse_mcp_config, parse_mcp_config_str,
 };
 pub use config_write::{McpScope, add_mcp_server, remove_mcp_server};
@@ -55,7 +60,10 @@ pub use manager::{
 };
 pub use names::{mcp_tool_name, sanitize_name};
 pub use output::call_result_to_output;
-pub use resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+pub use prompts::{
+    McpPrompt, McpPromptArgument, messages_to_text, prompt_command, split_arguments,
+};
+pub use resources::{ListMcpResourcesTool, ReadMcpResourceTool, ResourceUpdate};
 pub use sampling::{Sampler, SamplingMessage, SamplingRequest, SamplingResponse};
 pub use sdk::{SdkServer, SdkTool, expand_schema};
 pub use serve::{
@@ -65,5 +73,5 @@ pub use serve::{
 };
 pub use status::{McpServerStatus, McpStatus};
 pub use tool::McpTool;
-pub use tool_permissions::{McpToolPermissions, denied_by_server_config};
+pub use tool_permissions::McpToolPermissions;
 pub use tunnel::McpTunnel;

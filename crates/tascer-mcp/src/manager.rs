@@ -12,7 +12,7 @@ use crate::config::McpServerConfig;
 use crate::elicit::Elicitor;
 use crate::error::McpError;
 use crate::oauth::{OAuthOptions, ServerAuth};
-use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool, ResourceUpdate};
 use crate::sdk::SdkServer;
 use crate::server::{Health, Limits, ServerEntry, Servers};
 use crate::status::{McpServerStatus, McpStatus};
@@ -254,10 +254,12 @@ impl McpManager {
                     elicitor: options.elicitor.clone(),
                     roots: Arc::new(options.roots.clone()),
                     sampler: options.sampler.clone(),
+                    updates: Default::default(),
                 },
             )));
         }
         futures::future::join_all(servers.iter().map(|s| s.start())).await;
+        futures::future::join_all(servers.iter().map(|s| s.refresh_prompts_if_changed())).await;
         let servers = Servers::new(servers);
         let health = options
             .health_interval
@@ -271,6 +273,11 @@ impl McpManager {
                 health,
             }),
         }
+    }
+
+    /// The configured (not in-process) servers.
+    pub(crate) fn servers(&self) -> &Servers {
+        &self.inner.servers
     }
 
     /// `[{name, status, error?, server_info?, tools}]` for
@@ -378,6 +385,27 @@ impl McpManager {
             .find(server)
             .ok_or_else(|| McpError::UnknownServer(server.into()))?;
         s.set_enabled(enabled).await
+    }
+
+    /// Takes the `notifications/resources/updated` received since the
+    /// last call (resources read with `ReadMcpResourceTool` are subscribed
+    /// to when the server allows it): one entry per server and URI, sorted.
+    pub fn take_resource_updates(&self) -> Vec<ResourceUpdate> {
+        let mut out: Vec<ResourceUpdate> = self
+            .inner
+            .servers
+            .all()
+            .iter()
+            .flat_map(|s| {
+                s.take_updates().into_iter().map(|uri| ResourceUpdate {
+                    server: s.name().to_owned(),
+                    uri,
+                })
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Per-server health: connection open and `tools/list` answers

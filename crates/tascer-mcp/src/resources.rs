@@ -1,13 +1,35 @@
-//! `ListMcpResourcesTool` and `ReadMcpResourceTool`.
+//! `ListMcpResourcesTool` and `ReadMcpResourceTool`, and the
+//! [`ResourceUpdate`]s of the resources they subscribed to.
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
-use crate::server::Servers;
+use crate::server::{ServerEntry, Servers};
 
-/// Lists resources of one server (`{server?}`) or of all servers.
+/// A `notifications/resources/updated` of a subscribed resource.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ResourceUpdate {
+    /// The server's name.
+    pub server: String,
+    /// The resource's URI.
+    pub uri: String,
+}
+
+impl ResourceUpdate {
+    /// What the model is told (inside a `<system-reminder>`).
+    pub fn reminder(&self) -> String {
+        format!(
+            "The MCP resource {} of server {} changed since it was read; read it again if \
+             you need the current content.",
+            self.uri, self.server
+        )
+    }
+}
+
+/// Lists resources and resource templates of one server (`{server?}`)
+/// or of all servers.
 pub struct ListMcpResourcesTool {
     pub(crate) servers: Servers,
 }
@@ -27,7 +49,9 @@ impl Tool for ListMcpResourcesTool {
         "ListMcpResourcesTool"
     }
     fn description(&self) -> &str {
-        "Lists resources offered by the connected MCP servers. Pass `server` to list one server only."
+        "Lists resources offered by the connected MCP servers, and their resource templates \
+         (entries with `uriTemplate`: fill in the {variables} and read the URI with \
+         ReadMcpResourceTool). Pass `server` to list one server only."
     }
     fn input_schema(&self) -> Value {
         json!({"type":"object","properties":{"server":{"type":"string","description":"Only list this server's resources"}}})
@@ -57,6 +81,7 @@ impl Tool for ListMcpResourcesTool {
                     })),
                     Err(e) => errors.push(e.to_string()),
                 }
+                all.extend(templates(&server).await);
             }
             if filter.is_some() && !errors.is_empty() {
                 return ToolOutput::error(errors.join("\n"));
@@ -101,6 +126,9 @@ impl Tool for ReadMcpResourceTool {
             };
             match server.read_resource(uri).await {
                 Ok(result) => {
+                    if let Err(e) = server.subscribe(uri).await {
+                        tracing::warn!(server = %name, %uri, error = %e, "resources/subscribe failed");
+                    }
                     let contents: Vec<Value> = result
                         .get("contents")
                         .and_then(Value::as_array)
@@ -112,6 +140,26 @@ impl Tool for ReadMcpResourceTool {
             }
         }
         .boxed()
+    }
+}
+
+/// The server's resource templates, each with `server`; none when it
+/// has none or cannot list them (`resources/templates/list` is optional).
+async fn templates(server: &ServerEntry) -> Vec<Value> {
+    match server.list_resource_templates().await {
+        Ok(list) => list
+            .into_iter()
+            .map(|mut t| {
+                if let Some(obj) = t.as_object_mut() {
+                    obj.insert("server".into(), server.name().into());
+                }
+                t
+            })
+            .collect(),
+        Err(e) => {
+            tracing::debug!(server = %server.name(), error = %e, "no resource templates");
+            Vec::new()
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value};
 use tascer_core::ToolOutput;
 
-use crate::client::{Answerers, Connection, RemoteTool, RequestError};
+use crate::client::{Answerers, Connection, RemoteTool, RequestError, UpdateQueue};
 use crate::config::McpServerConfig;
 use crate::error::McpError;
 use crate::oauth::ServerAuth;
@@ -93,6 +93,10 @@ pub(crate) struct ServerEntry {
     reconnect: tokio::sync::Mutex<()>,
     /// Turned off by [`ServerEntry::set_enabled`].
     disabled: std::sync::atomic::AtomicBool,
+    /// The latest `prompts/list` entries, wire-shaped.
+    prompts: Mutex<Vec<Value>>,
+    /// URIs of `notifications/resources/updated` not yet taken.
+    updates: UpdateQueue,
 }
 
 impl ServerEntry {
@@ -110,10 +114,12 @@ impl ServerEntry {
             limits,
             tunnel,
             auth,
+            updates: answerers.updates.clone(),
             answerers,
             state: Mutex::new(State::default()),
             reconnect: tokio::sync::Mutex::new(()),
             disabled: std::sync::atomic::AtomicBool::new(false),
+            prompts: Mutex::new(Vec::new()),
         }
     }
 
@@ -349,6 +355,82 @@ impl ServerEntry {
         let uri = uri.to_owned();
         self.request("resources/read", self.limits.tool_timeout, |c| async move {
             c.read_resource(&uri).await
+        })
+        .await
+    }
+
+    /// `resources/templates/list`.
+    pub async fn list_resource_templates(&self) -> Result<Vec<Value>, McpError> {
+        let timeout = self.limits.tool_timeout;
+        self.request("resources/templates/list", timeout, |c| async move {
+            c.list_resource_templates().await
+        })
+        .await
+    }
+
+    /// `resources/subscribe` to `uri` when the server declares
+    /// `resources.subscribe` (once per connection); `Ok(false)` when it
+    /// does not or the URI is subscribed already.
+    pub async fn subscribe(&self, uri: &str) -> Result<bool, McpError> {
+        if !self
+            .live()
+            .is_some_and(|c| c.declares("/resources/subscribe"))
+        {
+            return Ok(false);
+        }
+        let uri = uri.to_owned();
+        self.request(
+            "resources/subscribe",
+            self.limits.tool_timeout,
+            |c| async move { c.subscribe(&uri).await },
+        )
+        .await
+    }
+
+    /// Takes the URIs the server said changed since the last call.
+    pub fn take_updates(&self) -> Vec<String> {
+        std::mem::take(&mut *self.updates.lock())
+    }
+
+    /// Re-lists prompts when the connection has not listed them yet or the
+    /// server sent `prompts/list_changed`; a server without the `prompts`
+    /// capability has none.
+    pub async fn refresh_prompts_if_changed(&self) {
+        let Some(conn) = self.live() else { return };
+        if !conn.prompts_changed.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        if !conn.declares("/prompts") {
+            self.prompts.lock().clear();
+            return;
+        }
+        // Listed at startup too: no longer than a start may take.
+        let timeout = self.limits.tool_timeout.min(self.limits.startup_timeout);
+        match self
+            .request("prompts/list", timeout, |c| async move {
+                c.list_prompts().await
+            })
+            .await
+        {
+            Ok(prompts) => *self.prompts.lock() = prompts,
+            Err(e) => tracing::warn!(server = %self.name, error = %e, "prompts/list failed"),
+        }
+    }
+
+    /// The latest `prompts/list` entries.
+    pub fn prompts(&self) -> Vec<Value> {
+        self.prompts.lock().clone()
+    }
+
+    /// `prompts/get`; the wire-shaped `GetPromptResult`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Result<Value, McpError> {
+        let name = name.to_owned();
+        self.request("prompts/get", self.limits.tool_timeout, |c| async move {
+            c.get_prompt(&name, args).await
         })
         .await
     }

@@ -6,12 +6,9 @@
 //! weighs like any other rule, and a denied tool is also kept out of the
 //! model's tool list.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use tascer_core::Behavior;
 
-use crate::config::McpServerConfig;
 use crate::names::{mcp_tool_name, sanitize_name};
 
 /// The `permissions` object of one server entry.
@@ -81,7 +78,7 @@ impl McpToolPermissions {
 
     /// True when the tool the model knows as `model_name` is denied here
     /// (by name or by `*`).
-    fn denies(&self, server: &str, model_name: &str) -> bool {
+    pub(crate) fn denies(&self, server: &str, model_name: &str) -> bool {
         self.deny.iter().any(|entry| match entry.trim() {
             "*" => model_name
                 .strip_prefix(&format!("mcp__{}__", sanitize_name(server)))
@@ -107,20 +104,6 @@ fn rule_for(server: &str, entry: &str) -> String {
         "*" => format!("mcp__{}", sanitize_name(server)),
         tool => mcp_tool_name(server, tool),
     }
-}
-
-/// True when the configuration of some server denies the tool the model
-/// knows as `model_name`: it is kept out of the model's tool list.
-pub fn denied_by_server_config(
-    servers: &BTreeMap<String, McpServerConfig>,
-    model_name: &str,
-) -> bool {
-    model_name.starts_with("mcp__")
-        && servers.iter().any(|(name, config)| {
-            config
-                .tool_permissions()
-                .is_some_and(|p| p.denies(name, model_name))
-        })
 }
 
 #[cfg(test)]

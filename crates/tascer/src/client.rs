@@ -197,7 +197,8 @@ impl Client {
     }
 
     /// The slash commands the session knows: the built-in ones, then those
-    /// of its command files. Waits for a running turn to end.
+    /// of its command files, then its MCP servers' prompts
+    /// (`mcp__<server>__<prompt>`). Waits for a running turn to end.
     pub async fn slash_commands(&self) -> Vec<CommandInfo> {
         let session = self.session.lock().await;
         let builtin = crate::commands::BUILTIN_COMMANDS
@@ -212,7 +213,19 @@ impl Client {
             description: c.description.clone(),
             argument_hint: c.argument_hint.clone(),
         });
-        builtin.chain(custom).collect()
+        let prompts = session.mcp.iter().flat_map(|m| m.prompts_snapshot());
+        let mcp = prompts.map(|p| CommandInfo {
+            argument_hint: (!p.arguments.is_empty()).then(|| {
+                let hint = p.arguments.iter().map(|a| match a.required {
+                    true => format!("<{}>", a.name),
+                    false => format!("[{}]", a.name),
+                });
+                hint.collect::<Vec<_>>().join(" ")
+            }),
+            description: format!("{} (MCP)", p.description).trim_start().to_string(),
+            name: p.command,
+        });
+        builtin.chain(custom).chain(mcp).collect()
     }
 
     /// The subagents the `Task` tool can start: `general-purpose`, then

@@ -1,6 +1,8 @@
 //! Running a `/name args` prompt: a custom command becomes the prompt it
-//! expands to (with its model and allowed tools for that turn); a built-in
-//! command runs in the session and its output is the turn's result.
+//! expands to (with its model and allowed tools for that turn); an MCP
+//! server's prompt (`/mcp__<server>__<prompt> args`) becomes the text of
+//! its messages; a built-in command runs in the session and its output is
+//! the turn's result.
 
 use serde_json::json;
 use tascer_guard::hooks::CompactTrigger;
@@ -26,8 +28,17 @@ pub(crate) enum Resolved {
         /// Its arguments.
         args: String,
     },
+    /// An MCP server's prompt, expanded by [`resolve_async`].
+    McpPrompt {
+        /// The command (`mcp__<server>__<prompt>`).
+        name: String,
+        /// Its arguments, as typed.
+        args: String,
+    },
     /// An unknown command: the error that lists the known ones.
     Unknown(String),
+    /// A command that could not be expanded: why.
+    Failed(String),
 }
 
 /// A prompt to send, with what a custom command sets for its turn.
@@ -62,6 +73,14 @@ pub(crate) fn resolve(session: &Session, prompt: String) -> Resolved {
             args: args.to_string(),
         };
     }
+    if let Some(mcp) = &session.mcp
+        && mcp.prompt_server(name).is_some()
+    {
+        return Resolved::McpPrompt {
+            name: name.to_string(),
+            args: args.to_string(),
+        };
+    }
     let known: Vec<String> = command_names(session)
         .into_iter()
         .map(|n| format!("/{n}"))
@@ -73,12 +92,43 @@ pub(crate) fn resolve(session: &Session, prompt: String) -> Resolved {
     ))
 }
 
-/// Every command name, built-in and custom, sorted.
+/// [`resolve`], with the MCP servers' prompt lists refreshed first (a
+/// server may have sent `prompts/list_changed`) and an MCP prompt run
+/// (`prompts/get`) into the text it expands to.
+pub(crate) async fn resolve_async(session: &Session, prompt: String) -> Resolved {
+    if let Some(mcp) = &session.mcp {
+        mcp.prompts().await;
+    }
+    let (name, args) = match resolve(session, prompt) {
+        Resolved::McpPrompt { name, args } => (name, args),
+        other => return other,
+    };
+    let Some(mcp) = &session.mcp else {
+        return Resolved::Failed(format!("/{name}: no MCP servers in this session"));
+    };
+    match mcp.run_prompt_command(&name, &args).await {
+        Ok(text) => Resolved::Prompt(Expanded {
+            text,
+            command: None,
+            model: None,
+            allowed_tools: Vec::new(),
+        }),
+        Err(e) => Resolved::Failed(e.to_string()),
+    }
+}
+
+/// Every command name, built-in, custom and MCP prompt, sorted.
 pub(crate) fn command_names(session: &Session) -> Vec<String> {
+    let mcp_prompts = session
+        .mcp
+        .iter()
+        .flat_map(|m| m.prompts_snapshot())
+        .map(|p| p.command);
     let mut names: Vec<String> = BUILTIN_COMMANDS
         .iter()
         .map(|(n, _)| (*n).to_string())
         .chain(session.commands.iter().map(|c| c.name.clone()))
+        .chain(mcp_prompts)
         .collect();
     names.sort();
     names.dedup();

@@ -78,7 +78,7 @@ pub(crate) async fn run_turn(
         structured_output: None,
         structured_retries: 0,
     };
-    let outcome = match crate::slash::resolve(session, prompt) {
+    let outcome = match crate::slash::resolve_async(session, prompt).await {
         crate::slash::Resolved::Prompt(expanded) => match crate::slash::begin(session, &expanded) {
             Ok(scope) => {
                 let outcome = drive(session, expanded.text, &cancel, &mut state).await;
@@ -100,9 +100,14 @@ pub(crate) async fn run_turn(
                 Err(error) => Outcome::CommandFailed(error),
             }
         }
-        crate::slash::Resolved::Unknown(error) => {
+        crate::slash::Resolved::Unknown(error) | crate::slash::Resolved::Failed(error) => {
             session.agent.env.emit(init_message(session));
             Outcome::CommandFailed(error)
+        }
+        // `resolve_async` expands these.
+        crate::slash::Resolved::McpPrompt { name, .. } => {
+            session.agent.env.emit(init_message(session));
+            Outcome::CommandFailed(format!("/{name} was not expanded"))
         }
     };
     // A failed write outranks how the turn otherwise ended: the caller
@@ -157,6 +162,7 @@ async fn drive(
         }
         refresh_mcp_tools(session).await;
         compact_if_due(session, cancel).await;
+        remind_resource_updates(session);
         let response = match session.agent.call_model(&session.history, cancel).await {
             Ok(r) => r,
             Err(ModelError::Cancelled) => {
@@ -242,6 +248,27 @@ async fn refresh_mcp_tools(session: &mut Session) {
             .agent
             .set_mcp_tools(fresh, |name| !crate::toolset::removed(options, name));
     }
+}
+
+/// Tells the model, once per update, which MCP resources it read changed
+/// since (`notifications/resources/updated` of a subscribed resource): a
+/// `<system-reminder>` added to the user or tool-result message the next
+/// model call ends with.
+fn remind_resource_updates(session: &mut Session) {
+    let Some(mcp) = &session.mcp else { return };
+    let updates = mcp.take_resource_updates();
+    if updates.is_empty() {
+        return;
+    }
+    let text = updates
+        .iter()
+        .map(|u| u.reminder())
+        .collect::<Vec<_>>()
+        .join("\n");
+    push_user(
+        &mut session.history,
+        ChatMessage::user_text(format!("<system-reminder>\n{text}\n</system-reminder>")),
+    );
 }
 
 /// Compacts the conversation when the last model call's input reached the

@@ -12,6 +12,10 @@ use super::{
     ServedResourceTemplate, ServedTool, ToolCallContext,
 };
 
+/// The resource to subscribe to (`test_update_watched_resource` notifies
+/// its subscribers).
+const WATCHED: &str = "test://watched-resource";
+
 /// A 1×1 red PNG.
 const PNG_BASE64: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
@@ -262,7 +266,8 @@ fn elicitation_tools() -> Vec<ServedTool> {
     ]
 }
 
-/// A tool with a JSON Schema 2020-12 input, and one that answers late.
+/// A tool with a JSON Schema 2020-12 input, one that changes the watched
+/// resource, and one that answers late.
 fn schema_and_timing_tools() -> Vec<ServedTool> {
     vec![
         ServedTool::new(
@@ -278,6 +283,21 @@ fn schema_and_timing_tools() -> Vec<ServedTool> {
             }),
             |args, _ctx| async move {
                 ServeToolResult::text(format!("Received: {}", Value::Object(args)))
+            },
+        ),
+        ServedTool::new(
+            "test_update_watched_resource",
+            "Marks test://watched-resource as changed: a client subscribed to it gets \
+             notifications/resources/updated",
+            no_args(),
+            |_args, ctx| async move {
+                match ctx.resource_updated(WATCHED).await {
+                    Ok(true) => {
+                        ServeToolResult::text("Subscribers of the watched resource notified")
+                    }
+                    Ok(false) => ServeToolResult::text("No subscription to the watched resource"),
+                    Err(e) => client_error("resources/updated", e),
+                }
             },
         ),
         ServedTool::new(
@@ -372,7 +392,7 @@ pub fn conformance_spec(version: &str) -> McpServerSpec {
             PNG_BASE64,
         ))
         .resource(ServedResource::text(
-            "test://watched-resource",
+            WATCHED,
             "Watched Resource",
             "A resource to subscribe to",
             "text/plain",

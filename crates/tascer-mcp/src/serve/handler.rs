@@ -99,6 +99,17 @@ impl PeerHandle {
         Ok(to_json(&result))
     }
 
+    pub async fn resource_updated(&self, uri: &str) -> Result<bool, ServeError> {
+        if !self.state.lock().subscriptions.contains(uri) {
+            return Ok(false);
+        }
+        self.peer
+            .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri))
+            .await
+            .map_err(|e| ServeError::Client(e.to_string()))?;
+        Ok(true)
+    }
+
     pub async fn elicit(&self, mut params: Value) -> Result<Value, ServeError> {
         if !self.client_has("elicitation") {
             return Err(ServeError::Unsupported("elicitation"));

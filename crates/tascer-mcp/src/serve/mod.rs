@@ -580,6 +580,15 @@ impl ToolCallContext {
             None => Err(ServeError::Unsupported("elicitation")),
         }
     }
+
+    /// Sends `notifications/resources/updated` for `uri` when the client
+    /// subscribed to it; whether it was sent.
+    pub async fn resource_updated(&self, uri: &str) -> Result<bool, ServeError> {
+        match &self.peer {
+            Some(peer) => peer.resource_updated(uri).await,
+            None => Ok(false),
+        }
+    }
 }
 
 /// Serves `spec` over standard input/output until the client closes it.
