@@ -1,6 +1,7 @@
 //! MCP servers' questions (elicitation) in `tascer run`: with a terminal,
 //! the person at it answers (driven here through a pseudo-terminal by
-//! tests/fixtures/pty_drive.py); without one, the server's question is
+//! tests/fixtures/pty_drive.py), a form field by field or a URL-mode
+//! question by confirming the page; without one, the server's question is
 //! refused. The server is `tascer mcp serve --conformance`'s, over HTTP.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -185,6 +186,35 @@ async fn the_person_at_the_terminal_can_decline() {
     assert!(output.contains("Who are you?"), "{output}");
     let (text, is_error) = tool_result(&model);
     assert!(!is_error && text.contains("action=decline"), "{text}");
+    mcp.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_url_question_shows_the_page_and_the_person_confirms() {
+    if !python3() {
+        tascer_testkit::skip("the pseudo-terminal driver", "python3 not found");
+        return;
+    }
+    let tool = "test_elicitation_url";
+    let (mcp, model) = servers(tool, json!({})).await;
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let argv = run_args(&mcp, tool);
+    let (h, w, url) = (home.path().to_owned(), ws.path().to_owned(), model.url());
+    let out = tokio::task::spawn_blocking(move || {
+        in_terminal(&argv, &h, &w, &url, &[("[y] I finished there", "y")])
+    })
+    .await
+    .unwrap();
+    let output = out["output"].as_str().unwrap();
+    assert_eq!(out["unused"], json!([]), "every prompt came: {output}");
+    assert!(output.contains("Sign in to the test service"), "{output}");
+    assert!(
+        output.contains("https://auth.example.com/authorize?state=test"),
+        "{output}"
+    );
+    let (text, is_error) = tool_result(&model);
+    assert!(!is_error && text.contains("action=accept"), "{text}");
     mcp.shutdown();
 }
 

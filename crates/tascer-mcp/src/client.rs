@@ -13,7 +13,7 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability,
     GetPromptRequestParams, Implementation, ProtocolVersion, ReadResourceRequestParams,
-    ResourceUpdatedNotificationParam,
+    ResourceUpdatedNotificationParam, UrlElicitationCapability,
 };
 // Roots are deprecated in rmcp (the 2026-07-28 protocol drops them) but are
 // part of the 2025 revisions this client speaks.
@@ -110,8 +110,13 @@ impl ClientHandler for Handler {
                 serde_json::from_value(serde_json::json!({"listChanged": false})).ok();
         }
         if self.elicitor.is_some() {
-            capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+            // Every answerer (hooks, the SDK host, the terminal) handles
+            // both modes: a `url` question shows the page to open.
+            capabilities.elicitation = Some(
+                ElicitationCapability::new()
+                    .with_form(FormElicitationCapability::new())
+                    .with_url(UrlElicitationCapability::new()),
+            );
         }
         ClientConfig::new(
             capabilities,

@@ -212,6 +212,20 @@ fn elicitation_tools() -> Vec<ServedTool> {
             },
         ),
         ServedTool::new(
+            "test_elicitation_url",
+            "Asks the user to answer on a web page (URL-mode elicitation, SEP-1036)",
+            no_args(),
+            |_args, ctx| async move {
+                let params = json!({
+                    "mode": "url",
+                    "message": "Sign in to the test service",
+                    "url": "https://auth.example.com/authorize?state=test",
+                    "elicitationId": "elicit-url-1",
+                });
+                elicit(ctx, params, "URL elicitation: ").await
+            },
+        ),
+        ServedTool::new(
             "test_elicitation_sep1034_defaults",
             "Elicitation with default values for every primitive type (SEP-1034)",
             no_args(),
