@@ -69,13 +69,14 @@ pub(crate) fn delete_session(
             ledger_entries: count("ledger_entries")?,
             file_changes: count("file_changes")?,
         };
-        let sessions = tx.execute("DELETE FROM sessions WHERE id = ?1", params![session_id])?;
+        // The rows that reference the session row first.
         for table in ["messages", "ledger_entries", "file_changes"]
             .iter()
             .chain(LEDGER_TABLES)
         {
             delete_rows(tx, table, session_id)?;
         }
+        let sessions = tx.execute("DELETE FROM sessions WHERE id = ?1", params![session_id])?;
         let nothing = sessions == 0 && deleted == DeletedSession::default();
         Ok((!nothing).then_some(deleted))
     })

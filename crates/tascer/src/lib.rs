@@ -78,6 +78,7 @@ mod context_cache; // ContextCache: git-state capturers sessions may share
 mod duration; //      milliseconds and microseconds, saturating
 mod history; //       how a user message joins the conversation
 
+pub use claude_transcript::{claude_transcript_line, claude_transcript_lines};
 pub use client::{AgentInfo, Client, CommandInfo, Interrupter, Rewinder};
 pub use context_cache::ContextCache;
 pub use error::Error;
