@@ -114,7 +114,7 @@ fn exercise(root: &Path, url: Option<&str>, rows: &Rows<'_>) {
         "{}",
         texts(&refused).1
     );
-    assert_eq!(rows.count("messages", "session_id", &a) > 0, true);
+    assert!(rows.count("messages", "session_id", &a) > 0);
     let deleted = ok(&cli(&["sessions", "delete", &a, "--yes"]));
     assert!(
         deleted.contains(&format!("deleted session {a}")),
