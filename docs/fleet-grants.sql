@@ -17,7 +17,8 @@ GRANT USAGE ON SCHEMA public TO tascer_app;
 GRANT SELECT ON tascer_schema_migrations TO tascer_app;
 
 -- The record: appended and read, never changed.
-GRANT SELECT, INSERT ON ledger_entries, ledger_evidence, messages, metrics TO tascer_app;
+GRANT SELECT, INSERT ON ledger_entries, ledger_evidence, messages, metrics, file_changes
+    TO tascer_app;
 
 -- Rewritten as a session goes on: its row (totals, status), the signed
 -- head of its ledger, and the query tables derived from the entries.

@@ -34,6 +34,7 @@ mod run;
 mod sandbox_cmd;
 mod sdk_mode;
 mod sessions;
+mod sessions_admin;
 mod table;
 mod webhook_cmds;
 
@@ -97,6 +98,7 @@ fn main() -> ExitCode {
             Some(Command::Sessions {
                 command: SessionsCommand::Show { id, json },
             }) => sessions::show(&id, json),
+            Some(Command::Sessions { command }) => sessions_admin::admin(command),
             Some(Command::Keys {
                 command: KeysCommand::Generate { force },
             }) => ledger_cmds::keys_generate(force),

@@ -1,4 +1,4 @@
-//! `tascer sessions list|show`: the store's sessions and messages, and
+//! `tascer sessions list|show` (`rename|delete|export`: `sessions_admin`): the store's sessions and messages, and
 //! with `show`, the session's permission decisions, hook runs and metrics
 //! from the audit tables.
 
@@ -10,7 +10,8 @@ use tascer_ledger::ReportAudit;
 use tascer_ledger::report_audit::{decision_counts, decision_text, hook_text, metric_lines};
 use tascer_store::DecisionFilter;
 
-fn open_store() -> anyhow::Result<SessionStore> {
+/// The home's session store.
+pub(crate) fn open_store() -> anyhow::Result<SessionStore> {
     let home = tascer::tascer_home();
     SessionStore::open_in_home(&home)
         .with_context(|| format!("cannot open the session store in {}", home.display()))
@@ -28,7 +29,7 @@ pub fn list(limit: usize, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{:<36}  {:<20}  {:>5}  {:>9}  {:<7}  PROMPT",
+        "{:<36}  {:<20}  {:>5}  {:>9}  {:<7}  TITLE OR PROMPT",
         "SESSION",
         "UPDATED",
         "TURNS",
@@ -37,7 +38,8 @@ pub fn list(limit: usize, json: bool) -> anyhow::Result<ExitCode> {
     );
     for s in sessions {
         let prompt: String = s
-            .first_prompt
+            .title
+            .or(s.first_prompt)
             .unwrap_or_default()
             .replace('\n', " ")
             .chars()
@@ -70,6 +72,9 @@ pub fn show(id: &str, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!("session {}", info.id);
+    if let Some(title) = &info.title {
+        outln!("  title    {title}");
+    }
     outln!("  cwd      {}", info.cwd);
     outln!("  model    {}", info.model);
     outln!("  created  {}", info.created_at);

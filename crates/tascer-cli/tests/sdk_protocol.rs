@@ -249,9 +249,10 @@ fn control_requests_get_an_answer_or_the_reference_error() {
         "rewind",
         json!({"subtype": "rewind_files", "user_message_id": "u"}),
     ));
+    // Without CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING, Claude Code's words.
     assert_eq!(
         cli.reply_to("rewind")["error"],
-        "Unsupported control request subtype: rewind_files"
+        "File rewinding is not enabled."
     );
     cli.send(request(
         "mode",

@@ -129,3 +129,21 @@ fn the_sdks_session_helpers_list_read_rename_and_delete_a_tascer_session() {
         common::sdk_sessions::session_helpers,
     );
 }
+
+#[test]
+fn rewind_files_restores_what_the_session_changed_since_a_prompt() {
+    cases::with(
+        Sdk::python,
+        "rewind_files_restores_what_the_session_changed_since_a_prompt",
+        common::sdk_rewind::rewind_restores_files,
+    );
+}
+
+#[test]
+fn rewind_files_refuses_a_file_changed_by_hand_and_names_it() {
+    cases::with(
+        Sdk::python,
+        "rewind_files_refuses_a_file_changed_by_hand_and_names_it",
+        common::sdk_rewind::rewind_refuses_a_file_changed_by_hand,
+    );
+}

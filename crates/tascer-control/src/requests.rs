@@ -45,6 +45,10 @@ pub fn answer(control: &Control, client: &Client, request_id: &str, request: &Ma
             mcp_change(control, client, request_id, request);
             return;
         }
+        "rewind_files" => {
+            rewind_files(control, client, request_id, request);
+            return;
+        }
         _ => Err(format!("Unsupported control request subtype: {kind}")),
     };
     match answer {
@@ -100,6 +104,48 @@ fn mcp_change(control: &Control, client: &Client, request_id: &str, request: &Ma
         match result {
             Ok(()) => control.send(&wire::success(&request_id, json!({}))),
             Err(error) => control.send(&wire::error(&request_id, &error)),
+        }
+    });
+}
+
+/// `rewind_files {user_message_id, dry_run?}`: answered once the running
+/// turn (if any) ended and the files are restored, in Claude Code's
+/// `RewindFilesResult` shape. A refusal is an error response, except on a
+/// dry run, which answers `canRewind: false` with the error (as Claude
+/// Code does).
+fn rewind_files(
+    control: &Control,
+    client: &Client,
+    request_id: &str,
+    request: &Map<String, Value>,
+) {
+    let id = request
+        .get("user_message_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let dry_run = request
+        .get("dry_run")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let (control, request_id, rewinder) =
+        (control.clone(), request_id.to_owned(), client.rewinder());
+    tokio::spawn(async move {
+        match rewinder.rewind(&id, dry_run).await {
+            Ok(summary) => control.send(&wire::success(
+                &request_id,
+                json!({
+                    "canRewind": true,
+                    "filesChanged": summary.files_changed,
+                    "insertions": summary.insertions,
+                    "deletions": summary.deletions,
+                }),
+            )),
+            Err(error) if dry_run => control.send(&wire::success(
+                &request_id,
+                json!({ "canRewind": false, "error": error.to_string() }),
+            )),
+            Err(error) => control.send(&wire::error(&request_id, &error.to_string())),
         }
     });
 }

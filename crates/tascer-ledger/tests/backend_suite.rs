@@ -547,7 +547,7 @@ fn migrations_run_once_under_concurrent_opens_and_a_changed_schema_is_refused() 
             "SELECT version, name FROM tascer_schema_migrations ORDER BY version",
         )
         .unwrap();
-    assert_eq!(rows.trim(), "1|init\n2|audit");
+    assert_eq!(rows.trim(), "1|init\n2|audit\n3|sessions");
     // Opening an up-to-date store needs no lock and changes nothing.
     let backend = PgBackend::open_with(&under.target, quick()).unwrap();
     assert!(backend.migrate().unwrap().applied.is_empty());
@@ -568,7 +568,7 @@ fn migrations_run_once_under_concurrent_opens_and_a_changed_schema_is_refused() 
             &format!(
                 "UPDATE tascer_schema_migrations SET checksum = '{}' WHERE version = 1; \
                  INSERT INTO tascer_schema_migrations (version, name, checksum) \
-                 VALUES (3, 'from-the-future', 'sha256:ff')",
+                 VALUES (4, 'from-the-future', 'sha256:ff')",
                 tascer_store::postgres::migrate::MIGRATIONS[0].checksum()
             ),
         )
@@ -576,7 +576,7 @@ fn migrations_run_once_under_concurrent_opens_and_a_changed_schema_is_refused() 
     let err = PgBackend::open_with(&under.target, quick())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("migration 3 (from-the-future)"), "{err}");
+    assert!(err.contains("migration 4 (from-the-future)"), "{err}");
     assert!(err.contains("upgrade Tascer"), "{err}");
 }
 

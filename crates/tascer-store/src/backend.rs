@@ -22,6 +22,7 @@ use crate::audit::{DecisionFilter, DecisionRow, HookRunRow, MetricRow};
 use crate::db::Db;
 pub use crate::error::BuildError;
 use crate::error::StoreError;
+use crate::file_history::{DeletedSession, FileChange};
 use crate::summary::SessionSummary;
 
 /// What is known about a stored session.
@@ -47,6 +48,8 @@ pub struct SessionInfo {
     pub status: String,
     /// The first prompt, for listings.
     pub first_prompt: Option<String>,
+    /// The title set with `tascer sessions rename`, if any.
+    pub title: Option<String>,
     /// Number of stored messages.
     pub message_count: u64,
 }
@@ -241,8 +244,9 @@ impl fmt::Display for BackendKind {
 /// Every write is one transaction that is retried on contention or a
 /// transient failure (a lock held by another process, a dropped
 /// connection, a serialization failure); when the retries are spent it
-/// returns an error naming the store. No method updates or deletes a
-/// ledger entry.
+/// returns an error naming the store. No method updates a ledger entry;
+/// only [`Backend::delete_session`] deletes them, all of one session at
+/// once (the other sessions' chains are untouched).
 pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// The engine.
     fn kind(&self) -> BackendKind;
@@ -314,6 +318,20 @@ pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// The stored summary of a session, for cross-checks against its
     /// ledger; `None` when there is no such session.
     fn session_summary(&self, session_id: &str) -> Result<Option<SessionSummary>, StoreError>;
+
+    /// Sets a session's title; false when no session has this id.
+    fn set_title(&self, session_id: &str, title: &str) -> Result<bool, StoreError>;
+
+    /// Deletes a session in one transaction: its row, messages, file
+    /// checkpoints, and its ledger (entries, head, evidence, the audit
+    /// rows). `None` when there was nothing of it to delete.
+    fn delete_session(&self, session_id: &str) -> Result<Option<DeletedSession>, StoreError>;
+
+    /// Appends one file change to a session's file checkpoints.
+    fn record_file_change(&self, session_id: &str, change: &FileChange) -> Result<(), StoreError>;
+
+    /// A session's file checkpoints, in the order they were recorded.
+    fn file_changes(&self, session_id: &str) -> Result<Vec<FileChange>, StoreError>;
 
     /// Appends to a session's ledger in one transaction: stores `blobs`
     /// (a blob already stored under its digest is left as it is), locks

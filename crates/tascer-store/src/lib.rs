@@ -20,6 +20,7 @@ pub mod baseline;
 mod config;
 pub mod db;
 mod error;
+mod file_history;
 mod history;
 mod lease;
 pub mod outbox;
@@ -28,6 +29,7 @@ mod review_cache;
 mod schema;
 mod sqlite;
 mod sqlite_audit;
+mod sqlite_sessions;
 mod store;
 mod summary;
 
@@ -43,6 +45,7 @@ pub use config::{
 };
 pub use db::{Contention, Db, DbError, HOME_DB_FILE};
 pub use error::StoreError;
+pub use file_history::{DeletedSession, FileChange, MAX_CHECKPOINT_FILE_BYTES};
 pub use history::{COMPACTED_HISTORY_PREFIX, compacted_history_start, history_from_messages};
 pub use lease::{
     Acquired, HEARTBEAT_EVERY, Holder, Lease, LeaseStore, STALE_AFTER, holder_alive, host_name,

@@ -14,6 +14,7 @@ pub(crate) const TABLES: &[&str] = &[
     "hook_executions",
     "metrics",
     "ledger_evidence",
+    "file_changes",
 ];
 
 /// Creates the tables if they are missing.
@@ -27,7 +28,8 @@ pub(crate) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sessions (
             num_turns      INTEGER NOT NULL DEFAULT 0,
             total_cost_usd REAL NOT NULL DEFAULT 0,
             status         TEXT NOT NULL DEFAULT 'open',
-            first_prompt   TEXT
+            first_prompt   TEXT,
+            title          TEXT
         );
         CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, updated_at);
         CREATE TABLE IF NOT EXISTS messages (
@@ -122,4 +124,16 @@ CREATE TABLE IF NOT EXISTS ledger_evidence (
     digest     TEXT NOT NULL,
     bytes      BLOB NOT NULL,
     PRIMARY KEY (session_id, digest)
+);
+CREATE TABLE IF NOT EXISTS file_changes (
+    session_id   TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    prompt_uuid  TEXT NOT NULL,
+    path         TEXT NOT NULL,
+    existed      INTEGER NOT NULL,
+    before       BLOB,
+    after_sha256 TEXT,
+    tool_use_id  TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
 );";

@@ -13,8 +13,10 @@ use crate::backend::{
 };
 use crate::db::Db;
 use crate::error::StoreError;
+use crate::file_history::{DeletedSession, FileChange};
 use crate::schema;
 use crate::sqlite_audit;
+use crate::sqlite_sessions;
 use crate::summary::SessionSummary;
 
 /// The SQLite backend: sessions, messages and the ledger's tables in one
@@ -49,6 +51,7 @@ impl SqliteBackend {
     pub fn with_db(db: Arc<Db>) -> Result<Self, StoreError> {
         db.ensure_schema(schema::TABLES, schema::SCHEMA)?;
         sqlite_audit::migrate(&db)?;
+        sqlite_sessions::migrate(&db)?;
         let location = db.path().display().to_string();
         let identity = file_identity(db.path());
         Ok(SqliteBackend {
@@ -282,6 +285,22 @@ impl Backend for SqliteBackend {
         })
     }
 
+    fn set_title(&self, session_id: &str, title: &str) -> Result<bool, StoreError> {
+        sqlite_sessions::set_title(&self.db, session_id, title)
+    }
+
+    fn delete_session(&self, session_id: &str) -> Result<Option<DeletedSession>, StoreError> {
+        sqlite_sessions::delete_session(&self.db, session_id)
+    }
+
+    fn record_file_change(&self, session_id: &str, change: &FileChange) -> Result<(), StoreError> {
+        sqlite_sessions::record_file_change(&self.db, session_id, change)
+    }
+
+    fn file_changes(&self, session_id: &str) -> Result<Vec<FileChange>, StoreError> {
+        sqlite_sessions::file_changes(&self.db, session_id)
+    }
+
     fn append_entries(
         &self,
         session_id: &str,
@@ -466,7 +485,7 @@ fn insert_session(
 
 const SELECT_INFO: &str = "SELECT s.id, s.cwd, s.model, s.created_at, s.updated_at, s.forked_from,
         s.num_turns, s.total_cost_usd, s.status, s.first_prompt,
-        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)
+        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.title
      FROM sessions s";
 
 fn info_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
@@ -482,6 +501,7 @@ fn info_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionInfo> {
         status: r.get(8)?,
         first_prompt: r.get(9)?,
         message_count: u64::try_from(r.get::<_, i64>(10)?).unwrap_or(0),
+        title: r.get(11)?,
     })
 }
 

@@ -8,6 +8,7 @@ use tascer_core::{ChatMessage, Message};
 use crate::backend::{Backend, MessageRow, NewSession, SessionInfo, Totals};
 use crate::db::Db;
 use crate::error::StoreError;
+use crate::file_history::{DeletedSession, FileChange};
 use crate::history::history_from_messages;
 use crate::sqlite::SqliteBackend;
 use crate::summary::SessionSummary;
@@ -164,6 +165,37 @@ impl SessionStore {
     /// The stored summary of a session (see [`SessionSummary`]).
     pub fn summary(&self, session_id: &str) -> Result<Option<SessionSummary>, StoreError> {
         self.backend.session_summary(session_id)
+    }
+
+    /// Sets a session's title ([`StoreError::NotFound`] for an unknown id).
+    pub fn rename(&self, session_id: &str, title: &str) -> Result<(), StoreError> {
+        if self.backend.set_title(session_id, title)? {
+            Ok(())
+        } else {
+            Err(StoreError::NotFound(session_id.to_string()))
+        }
+    }
+
+    /// Deletes a session with its messages, file checkpoints and ledger
+    /// ([`StoreError::NotFound`] when nothing of it is stored).
+    pub fn delete_session(&self, session_id: &str) -> Result<DeletedSession, StoreError> {
+        self.backend
+            .delete_session(session_id)?
+            .ok_or_else(|| StoreError::NotFound(session_id.to_string()))
+    }
+
+    /// Appends one change to a session's file checkpoints.
+    pub fn record_file_change(
+        &self,
+        session_id: &str,
+        change: &FileChange,
+    ) -> Result<(), StoreError> {
+        self.backend.record_file_change(session_id, change)
+    }
+
+    /// A session's file checkpoints, in order.
+    pub fn file_changes(&self, session_id: &str) -> Result<Vec<FileChange>, StoreError> {
+        self.backend.file_changes(session_id)
     }
 }
 

@@ -56,39 +56,16 @@ impl Transcript {
     /// Appends `message` when it is a user or assistant message of the
     /// main thread (a subagent's messages have a parent tool use).
     pub fn record(&self, message: &Message) {
-        let (kind, payload, uuid, session_id) = match message {
-            Message::User(m) if m.parent_tool_use_id.is_none() => (
-                "user",
-                serde_json::to_value(&m.message),
-                &m.uuid,
-                &m.session_id,
-            ),
-            Message::Assistant(m) if m.parent_tool_use_id.is_none() => (
-                "assistant",
-                serde_json::to_value(&m.message),
-                &m.uuid,
-                &m.session_id,
-            ),
-            _ => return,
-        };
         let mut state = self.state.lock();
         if state.stopped {
             return;
         }
-        let line = json!({
-            "parentUuid": state.last_uuid,
-            "isSidechain": false,
-            "userType": "external",
-            "cwd": self.cwd,
-            "sessionId": session_id,
-            "version": crate::VERSION,
-            "type": kind,
-            "message": payload.unwrap_or(Value::Null),
-            "uuid": uuid,
-            "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        });
+        let Some(line) = claude_transcript_line(message, state.last_uuid.as_deref(), &self.cwd)
+        else {
+            return;
+        };
         match self.append(&line) {
-            Ok(()) => state.last_uuid = Some(uuid.clone()),
+            Ok(()) => state.last_uuid = line["uuid"].as_str().map(str::to_owned),
             Err(e) => {
                 state.stopped = true;
                 tracing::warn!(
@@ -112,6 +89,57 @@ impl Transcript {
         text.push('\n');
         file.write_all(text.as_bytes())
     }
+}
+
+/// The Claude Code transcript line of a user or assistant message of the
+/// main thread (`None` for any other message), linked to `parent_uuid`;
+/// `cwd` is the session's working directory, the time is now.
+pub fn claude_transcript_line(
+    message: &Message,
+    parent_uuid: Option<&str>,
+    cwd: &str,
+) -> Option<Value> {
+    let (kind, payload, uuid, session_id) = match message {
+        Message::User(m) if m.parent_tool_use_id.is_none() => (
+            "user",
+            serde_json::to_value(&m.message),
+            &m.uuid,
+            &m.session_id,
+        ),
+        Message::Assistant(m) if m.parent_tool_use_id.is_none() => (
+            "assistant",
+            serde_json::to_value(&m.message),
+            &m.uuid,
+            &m.session_id,
+        ),
+        _ => return None,
+    };
+    Some(json!({
+        "parentUuid": parent_uuid,
+        "isSidechain": false,
+        "userType": "external",
+        "cwd": cwd,
+        "sessionId": session_id,
+        "version": crate::VERSION,
+        "type": kind,
+        "message": payload.unwrap_or(Value::Null),
+        "uuid": uuid,
+        "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    }))
+}
+
+/// A session's messages as Claude Code transcript lines, each linked to
+/// the one before (what `tascer sessions export --format jsonl` writes).
+pub fn claude_transcript_lines(messages: &[Message], cwd: &str) -> Vec<Value> {
+    let mut parent: Option<String> = None;
+    let mut lines = Vec::new();
+    for message in messages {
+        if let Some(line) = claude_transcript_line(message, parent.as_deref(), cwd) {
+            parent = line["uuid"].as_str().map(str::to_owned);
+            lines.push(line);
+        }
+    }
+    lines
 }
 
 /// The `uuid` of the last line of an existing transcript.

@@ -14,6 +14,7 @@ use tascer_mcp::{McpManager, McpServerStatus};
 
 use crate::error::Error;
 use crate::options::Options;
+use crate::rewind::{RewindError, RewindSummary};
 use crate::session::Session;
 use crate::stream::MessageStream;
 use crate::turn::run_turn;
@@ -260,6 +261,27 @@ impl Client {
         }
     }
 
+    /// Restores the files the session's tools changed since the prompt
+    /// `user_message_id` to their content when it was sent, removing files
+    /// created since (the SDKs' `rewind_files`; needs
+    /// [`Options::file_checkpointing`]). With `dry_run` nothing changes and
+    /// the summary says what would. Waits for a running turn to end.
+    pub async fn rewind_files(
+        &self,
+        user_message_id: &str,
+        dry_run: bool,
+    ) -> Result<RewindSummary, RewindError> {
+        self.rewinder().rewind(user_message_id, dry_run).await
+    }
+
+    /// A handle that rewinds files (see [`Client::rewind_files`]), usable
+    /// from another task.
+    pub fn rewinder(&self) -> Rewinder {
+        Rewinder {
+            session: Arc::clone(&self.session),
+        }
+    }
+
     /// True when the session sends hook events to webhooks (settings
     /// `webhooks`): events may still wait in the outbox after
     /// [`disconnect`](Self::disconnect) (see [`crate::webhook`]).
@@ -282,6 +304,24 @@ impl Client {
             .on_session_end(&session.agent.env, SessionEndReason::Other)
             .await;
         session.agent.governance.stop_webhooks().await;
+    }
+}
+
+/// Rewinds a [`Client`]'s files from another task.
+#[derive(Clone)]
+pub struct Rewinder {
+    session: Arc<AsyncMutex<Session>>,
+}
+
+impl Rewinder {
+    /// See [`Client::rewind_files`].
+    pub async fn rewind(
+        &self,
+        user_message_id: &str,
+        dry_run: bool,
+    ) -> Result<RewindSummary, RewindError> {
+        let session = self.session.lock().await;
+        crate::rewind::rewind(&session.agent.env, user_message_id, dry_run)
     }
 }
 

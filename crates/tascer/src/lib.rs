@@ -45,10 +45,12 @@ mod task_tool; //     the Task tool: runs a subagent
 mod call_context; //  the context a call is recorded with (git state, env)
 mod call_evidence; // the evidence a call's record keeps (stdout, stderr, diff, file)
 mod elicitation; //   MCP servers' questions: Elicitation hooks, then the host or terminal
+mod file_checkpoint; // file checkpoints: what writing tools changed, for rewind_files
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
 pub mod host_sandbox; // a host's Bash commands rewritten to run sandboxed
 pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
+mod rewind; //        rewind_files: restore the files as they were at a prompt
 mod sampling; //      MCP servers' sampling requests answered by the session's model
 mod sandbox_setup; // the OS sandbox of the Bash tool, from the settings
 mod setup; //         governance parts from options and settings
@@ -76,7 +78,8 @@ mod context_cache; // ContextCache: git-state capturers sessions may share
 mod duration; //      milliseconds and microseconds, saturating
 mod history; //       how a user message joins the conversation
 
-pub use client::{AgentInfo, Client, CommandInfo, Interrupter};
+pub use claude_transcript::{claude_transcript_line, claude_transcript_lines};
+pub use client::{AgentInfo, Client, CommandInfo, Interrupter, Rewinder};
 pub use context_cache::ContextCache;
 pub use error::Error;
 pub use options::{
@@ -85,6 +88,7 @@ pub use options::{
 };
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::query;
+pub use rewind::{RewindError, RewindSummary};
 pub use session::{default_model, default_model_for};
 pub use stream::MessageStream;
 pub use system_prompt::{default_system_prompt, environment_block};

@@ -61,6 +61,8 @@ pub(crate) struct LoopEnv {
     pub failure: WriteFailure,
     /// The Claude Code–format transcript stored messages are mirrored to.
     pub transcript: Option<Arc<crate::claude_transcript::Transcript>>,
+    /// The session's file checkpoints, when file checkpointing is on.
+    pub checkpoints: Option<Arc<crate::file_checkpoint::FileCheckpoints>>,
 }
 
 impl LoopEnv {

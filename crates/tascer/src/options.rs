@@ -200,6 +200,11 @@ pub struct Options {
     /// How many times the model is asked to fix an answer that does not
     /// match `output_format` before the turn fails (default 3).
     pub max_structured_output_retries: Option<u32>,
+    /// File checkpointing (the SDKs' `enable_file_checkpointing`): keep, in
+    /// the store, what each Write, Edit, MultiEdit and NotebookEdit call
+    /// changed, so [`Client::rewind_files`](crate::Client::rewind_files)
+    /// can restore it. Default off.
+    pub file_checkpointing: bool,
 }
 
 /// The shape of the final answer (the SDK's `output_format`).

@@ -143,7 +143,15 @@ impl Agent {
             &input,
             &cwd,
         );
+        let checkpoint = self
+            .env
+            .checkpoints
+            .as_ref()
+            .and_then(|c| c.before(&call.name, &input, &cwd));
         let output = self.run_tool(call, &input, &cwd, cancel, tool_time).await;
+        if let (Some(checkpoints), Some(before)) = (&self.env.checkpoints, checkpoint) {
+            checkpoints.after(before, &call.id);
+        }
         governance.context.after_call(&call.name);
         let ran = ToolCall { input, ..tool_call };
         self.close_call(call, &ran, record, output, evidence).await

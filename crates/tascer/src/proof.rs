@@ -310,6 +310,15 @@ impl Proof {
         );
     }
 
+    /// Records a file rewind (what it restores and removes) as a
+    /// `checkpoint` entry, written now. False when it could not be
+    /// written: the rewind must not run.
+    #[must_use]
+    pub fn rewind(&self, payload: Value) -> bool {
+        self.stage(EntryKind::Checkpoint, payload);
+        self.flush()
+    }
+
     /// Appends the end of a turn: usage, cost, status.
     pub fn turn_end(&self, usage: &Usage, cost_usd: f64, status: &str, num_turns: u32) {
         let end = SessionEnd {

@@ -461,10 +461,17 @@ fn loop_env(
     tool_env: HashMap<String, String>,
     proof: Proof,
 ) -> LoopEnv {
+    let checkpoints = options.file_checkpointing.then(|| {
+        Arc::new(crate::file_checkpoint::FileCheckpoints::new(
+            Arc::clone(&store),
+            opened.id.clone(),
+        ))
+    });
     LoopEnv {
         session_id: opened.id.clone(),
         client,
         store,
+        checkpoints,
         shared_cwd: tascer_core::ToolContext::shared_cwd(cwd.to_path_buf()),
         env: Arc::new(tool_env),
         include_partial_messages: options.include_partial_messages,

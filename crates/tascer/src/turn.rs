@@ -196,10 +196,11 @@ async fn submit_prompt(session: &mut Session, prompt: String) -> Result<(), Outc
         .on_prompt(&env, &prompt)
         .await
         .map_err(Outcome::PromptBlocked)?;
-    env.emit(Message::User(UserMessage::new(
-        UserContent::Text(prompt.clone()),
-        &session.id,
-    )));
+    let message = UserMessage::new(UserContent::Text(prompt.clone()), &session.id);
+    if let Some(checkpoints) = &env.checkpoints {
+        checkpoints.set_prompt(&message.uuid);
+    }
+    env.emit(Message::User(message));
     env.proof.prompt(&prompt, None);
     let mut user = ChatMessage::user_text(prompt);
     let session_context = std::mem::take(&mut session.pending_context);
@@ -370,10 +371,11 @@ async fn model_stopped(
 /// the history.
 fn send_user_text(session: &mut Session, text: String) {
     let env = &session.agent.env;
-    env.emit(Message::User(UserMessage::new(
-        UserContent::Text(text.clone()),
-        &session.id,
-    )));
+    let message = UserMessage::new(UserContent::Text(text.clone()), &session.id);
+    if let Some(checkpoints) = &env.checkpoints {
+        checkpoints.set_prompt(&message.uuid);
+    }
+    env.emit(Message::User(message));
     env.proof.prompt(&text, None);
     push_user(&mut session.history, ChatMessage::user_text(text));
 }

@@ -32,7 +32,7 @@ pub use mcp::{
 };
 pub use run::{PrintFormat, RunArgs};
 pub use sandbox::{SandboxArgs, SandboxCli};
-pub use sessions::SessionsCommand;
+pub use sessions::{ExportFormat, SessionsCommand};
 pub use webhook::{WebhookArgs, WebhookCommand};
 
 /// Tascer: a governed, provable agent runtime.

@@ -108,6 +108,8 @@ fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
         true => None,
         false => tascer::guard::settings::claude_config_dir(),
     };
+    // The SDKs' `enable_file_checkpointing` / `enableFileCheckpointing`.
+    options.file_checkpointing = env_flag("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING");
     crate::run::set_provider(&cli.run, &mut options)?;
     if let Some(betas) = &cli.sdk.betas {
         with_betas(&mut options, betas);
@@ -165,4 +167,14 @@ impl tascer_control::ResultJudge for ManagerJudge {
     fn judge(&self, result: &mut tascer::ResultMessage) {
         self.0.judge(result);
     }
+}
+
+/// True when the environment variable is set to `1`, `true`, `yes` or `on`.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
 }

@@ -16,6 +16,7 @@ use serde_json::Value;
 pub mod sdk;
 pub mod sdk_cases;
 pub mod sdk_drop_in;
+pub mod sdk_rewind;
 pub mod sdk_sessions;
 
 /// Variables that would point a session at a real provider or service.

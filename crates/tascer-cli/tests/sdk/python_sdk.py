@@ -242,6 +242,40 @@ async def case_session_helpers(config):
             "renamed": renamed, "after_delete": after_delete}
 
 
+async def case_rewind(config):
+    """Prompts that change files with file checkpointing on, an optional
+    edit by hand, then rewind_files to prompts (by index) or raw ids; the
+    watched files are read after each rewind."""
+
+    def snapshot():
+        return {p: (open(p).read() if os.path.exists(p) else None) for p in config["watch"]}
+
+    opts = options(config, permission_mode="acceptEdits", enable_file_checkpointing=True,
+                   extra_args={"replay-user-messages": None})
+    prompt_ids, turns, rewinds = [], [], []
+    async with ClaudeSDKClient(options=opts) as client:
+        for prompt in config["prompts"]:
+            await client.query(prompt)
+            turn = []
+            async for m in client.receive_response():
+                if type(m).__name__ == "UserMessage" and isinstance(m.content, str) and m.uuid:
+                    prompt_ids.append(m.uuid)
+                turn.append(plain(m))
+            turns.append(turn)
+        if config.get("hand_edit"):
+            path, text = config["hand_edit"]
+            with open(path, "w") as f:
+                f.write(text)
+        for target in config["rewinds"]:
+            message_id = prompt_ids[target] if isinstance(target, int) else target
+            try:
+                await client.rewind_files(message_id)
+                rewinds.append({"ok": True, "files": snapshot()})
+            except Exception as e:  # the SDK raises the CLI's error response
+                rewinds.append({"error": str(e), "files": snapshot()})
+    return {"prompt_ids": prompt_ids, "turns": turns, "rewinds": rewinds}
+
+
 CASES = {
     "query_tools": case_query_tools,
     "hook_deny": case_hook_deny,
@@ -254,6 +288,7 @@ CASES = {
     "ask_user_question": case_ask_user_question,
     "always_allow": case_always_allow,
     "session_helpers": case_session_helpers,
+    "rewind": case_rewind,
 }
 
 

@@ -55,6 +55,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "audit",
         sql: include_str!("../../migrations/postgres/0002_audit.sql"),
     },
+    Migration {
+        version: 3,
+        name: "sessions",
+        sql: include_str!("../../migrations/postgres/0003_sessions.sql"),
+    },
 ];
 
 /// Key of the advisory lock migrations hold (any constant; the one-key

@@ -24,6 +24,8 @@ mod error;
 pub mod migrate;
 mod pool;
 mod queries;
+mod rows;
+mod sessions;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -11,11 +11,13 @@ use std::sync::Arc;
 
 use futures::future::{BoxFuture, try_join_all};
 use parking_lot::Mutex;
-use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::audit;
 use super::error::Failure;
+use super::rows::{
+    entry_from_row, head_from_row, info_from_row, projection_params, to_i64, to_u64,
+};
 use super::{PgBackend, Tx};
 use crate::audit::{DecisionFilter, DecisionRow, HookRunRow, MetricRow};
 use crate::backend::{
@@ -23,6 +25,7 @@ use crate::backend::{
     SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::error::StoreError;
+use crate::file_history::{DeletedSession, FileChange};
 use crate::summary::SessionSummary;
 
 /// Advisory lock class of a session's messages.
@@ -32,7 +35,7 @@ const LEDGER_LOCK: i32 = 2;
 
 const SELECT_INFO: &str = "SELECT s.id, s.cwd, s.model, s.created_at, s.updated_at, s.forked_from,
         s.num_turns, s.total_cost_usd, s.status, s.first_prompt,
-        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)
+        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.title
      FROM sessions s";
 
 const SELECT_ENTRY: &str = "SELECT seq, session_id, ts, kind, payload, prev_hash, hash
@@ -51,26 +54,10 @@ const UPSERT_HEAD: &str =
      ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
          signature = excluded.signature, key_id = excluded.key_id, signed_at = excluded.signed_at";
 
-const UPSERT_TOOL_CALL: &str = "INSERT INTO tool_calls (session_id, tool_use_id, opened_seq, seq,
-         tool, status, started_at, finished_at, proof_hash, record)
-     VALUES ($1, $2, $3, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (session_id, tool_use_id) DO UPDATE SET seq = excluded.seq,
-         tool = excluded.tool, status = excluded.status, started_at = excluded.started_at,
-         finished_at = excluded.finished_at, proof_hash = excluded.proof_hash,
-         record = excluded.record";
-
 /// A statement parameter.
 type Param<'a> = &'a (dyn ToSql + Sync);
 /// One statement of a pipelined batch.
 type Write<'a> = BoxFuture<'a, Result<u64, tokio_postgres::Error>>;
-
-fn to_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn to_u64(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
 
 /// Takes the transaction-level lock of `class` for a session.
 async fn lock_session(tx: &Tx<'_>, class: i32, session_id: &str) -> Result<(), Failure> {
@@ -85,94 +72,6 @@ async fn lock_session(tx: &Tx<'_>, class: i32, session_id: &str) -> Result<(), F
 async fn exists(tx: &Tx<'_>, sql: &str, params: &[Param<'_>]) -> Result<bool, Failure> {
     let stmt = tx.prepare_cached(sql).await?;
     Ok(tx.query_opt(&stmt, params).await?.is_some())
-}
-
-fn info_from_row(r: &Row) -> Result<SessionInfo, tokio_postgres::Error> {
-    Ok(SessionInfo {
-        id: r.try_get(0)?,
-        cwd: r.try_get(1)?,
-        model: r.try_get(2)?,
-        created_at: r.try_get(3)?,
-        updated_at: r.try_get(4)?,
-        forked_from: r.try_get(5)?,
-        num_turns: u32::try_from(r.try_get::<_, i64>(6)?).unwrap_or(0),
-        total_cost_usd: r.try_get(7)?,
-        status: r.try_get(8)?,
-        first_prompt: r.try_get(9)?,
-        message_count: to_u64(r.try_get(10)?),
-    })
-}
-
-fn entry_from_row(r: &Row) -> Result<EntryRow, tokio_postgres::Error> {
-    Ok(EntryRow {
-        seq: r.try_get(0)?,
-        session_id: r.try_get(1)?,
-        ts: r.try_get(2)?,
-        kind: r.try_get(3)?,
-        payload: r.try_get(4)?,
-        prev_hash: r.try_get(5)?,
-        hash: r.try_get(6)?,
-    })
-}
-
-fn head_from_row(r: &Row) -> Result<SignedHead, tokio_postgres::Error> {
-    Ok(SignedHead {
-        session_id: r.try_get(0)?,
-        seq: to_u64(r.try_get(1)?),
-        hash: r.try_get(2)?,
-        signature: r.try_get(3)?,
-        key_id: r.try_get(4)?,
-        signed_at: r.try_get(5)?,
-    })
-}
-
-/// A projection's parameters, owned, so a batch's statements can be sent
-/// together.
-struct ProjectionParams {
-    sql: &'static str,
-    values: Vec<Box<dyn ToSql + Sync + Send>>,
-}
-
-fn projection_params(session_id: &str, projection: &Projection) -> ProjectionParams {
-    let text = |s: &str| -> Box<dyn ToSql + Sync + Send> { Box::new(s.to_string()) };
-    let opt = |s: &Option<String>| -> Box<dyn ToSql + Sync + Send> { Box::new(s.clone()) };
-    match projection {
-        Projection::ToolCall {
-            tool_use_id,
-            seq,
-            tool,
-            status,
-            started_at,
-            finished_at,
-            proof_hash,
-            record,
-        } => ProjectionParams {
-            sql: UPSERT_TOOL_CALL,
-            values: vec![
-                text(session_id),
-                text(tool_use_id),
-                Box::new(to_i64(*seq)),
-                text(tool),
-                text(status),
-                opt(started_at),
-                opt(finished_at),
-                opt(proof_hash),
-                text(record),
-            ],
-        },
-        Projection::PermissionDecision(row) => ProjectionParams {
-            sql: audit::UPSERT_DECISION,
-            values: audit::decision_params(session_id, row),
-        },
-        Projection::HookExecution(row) => ProjectionParams {
-            sql: audit::UPSERT_HOOK,
-            values: audit::hook_params(session_id, row),
-        },
-        Projection::Metric(row) => ProjectionParams {
-            sql: audit::INSERT_METRIC,
-            values: audit::metric_params(session_id, row),
-        },
-    }
 }
 
 /// Sends one statement with owned parameters (part of a pipelined batch).
@@ -599,6 +498,22 @@ impl Backend for PgBackend {
                 }))
             })
         })
+    }
+
+    fn set_title(&self, session_id: &str, title: &str) -> Result<bool, StoreError> {
+        self.pg_set_title(session_id, title)
+    }
+
+    fn delete_session(&self, session_id: &str) -> Result<Option<DeletedSession>, StoreError> {
+        self.pg_delete_session(session_id)
+    }
+
+    fn record_file_change(&self, session_id: &str, change: &FileChange) -> Result<(), StoreError> {
+        self.pg_record_file_change(session_id, change)
+    }
+
+    fn file_changes(&self, session_id: &str) -> Result<Vec<FileChange>, StoreError> {
+        self.pg_file_changes(session_id)
     }
 
     fn append_entries(
