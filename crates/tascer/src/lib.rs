@@ -48,6 +48,7 @@ mod elicitation; //   MCP servers' questions: Elicitation hooks, then the host o
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
 pub mod host_sandbox; // a host's Bash commands rewritten to run sandboxed
+pub mod policy_check; // recorded calls re-judged under other settings
 pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
 mod sampling; //      MCP servers' sampling requests answered by the session's model
 mod sandbox_setup; // the OS sandbox of the Bash tool, from the settings
