@@ -31,14 +31,8 @@ const ERROR_EXIT: u8 = 2;
 pub fn check(args: &PolicyCheckArgs) -> anyhow::Result<ExitCode> {
     match run_check(args) {
         Ok(code) => Ok(code),
-        Err(err)
-            if err.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            }) =>
-        {
-            Err(err)
-        }
+        // A reader that went away ends the command as `main` says.
+        Err(err) if crate::closed_pipe(&err) => Err(err),
         Err(err) => {
             eprintln!("error: {}", message(&err));
             Ok(ExitCode::from(ERROR_EXIT))
