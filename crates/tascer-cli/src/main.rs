@@ -28,6 +28,7 @@ mod logging;
 mod mcp_cmds;
 mod mcp_login;
 mod mcp_manage;
+mod policy_cmds;
 mod provider;
 mod render;
 mod run;
@@ -42,7 +43,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{AuditCommand, Cli, Command, KeysCommand, SessionsCommand};
+use crate::args::{AuditCommand, Cli, Command, KeysCommand, PolicyCommand, SessionsCommand};
 
 fn main() -> ExitCode {
     if sandbox_cmd::is_invocation() {
@@ -108,6 +109,9 @@ fn main() -> ExitCode {
             Some(Command::Audit {
                 command: AuditCommand::Query(args),
             }) => audit_cmds::query(&args),
+            Some(Command::Policy {
+                command: PolicyCommand::Check(args),
+            }) => policy_cmds::check(&args),
             Some(Command::Mcp(args)) => mcp_cmds::run(args).await,
             // Answered above, before the multi-threaded runtime starts.
             Some(Command::Hook) => Ok(ExitCode::FAILURE),

@@ -335,7 +335,7 @@ fn mcp_servers(
 }
 
 /// `--setting-sources`: which settings files to read (default all).
-fn setting_sources(names: Option<&[String]>) -> anyhow::Result<Vec<SettingsSource>> {
+pub(crate) fn setting_sources(names: Option<&[String]>) -> anyhow::Result<Vec<SettingsSource>> {
     let Some(names) = names else {
         return Ok(vec![
             SettingsSource::User,

@@ -243,3 +243,62 @@ fn ask_user_question_always_asks() {
     let call = ToolCall::new("AskUserQuestion", json!({"questions": []}), tmp.path());
     assert_eq!(engine.evaluate(&call).behavior, Q);
 }
+
+/// `evaluate_in_mode` judges in the mode it is given (the engine's own
+/// is left alone), denies a dontAsk ask, judges a disabled bypass in
+/// default mode, and remembers no denial.
+#[test]
+fn evaluate_in_mode_judges_in_the_given_mode_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = PermissionEngine::builder()
+        .disable_bypass(true)
+        .build()
+        .unwrap();
+    let bash = ToolCall::new("Bash", json!({"command": "cargo build"}), tmp.path());
+    let write = ToolCall::new(
+        "Write",
+        json!({"file_path": tmp.path().join("a.txt").display().to_string(), "content": "x"}),
+        tmp.path(),
+    );
+    let judged = |call: &ToolCall, mode| engine.evaluate_in_mode(call, mode);
+
+    assert_eq!(
+        judged(&bash, PermissionMode::Default).behavior,
+        Behavior::Ask
+    );
+    let edit = judged(&write, PermissionMode::AcceptEdits);
+    assert_eq!(edit.behavior, Behavior::Allow);
+    assert!(matches!(edit.decided_by, DecisionSource::Mode { .. }));
+    assert_eq!(
+        judged(&write, PermissionMode::Plan).behavior,
+        Behavior::Deny
+    );
+
+    let dont_ask = judged(&bash, PermissionMode::DontAsk);
+    assert_eq!(dont_ask.behavior, Behavior::Deny);
+    assert!(
+        dont_ask.reason.starts_with("dontAsk mode: "),
+        "{}",
+        dont_ask.reason
+    );
+    assert!(
+        tascer_guard::permissions::is_unanswered_ask(&dont_ask.reason),
+        "{}",
+        dont_ask.reason
+    );
+
+    let bypass = judged(&bash, PermissionMode::BypassPermissions);
+    assert_eq!(bypass.behavior, Behavior::Ask, "judged in default mode");
+    assert!(
+        bypass.reason.contains("bypassPermissions is disabled"),
+        "{}",
+        bypass.reason
+    );
+
+    assert_eq!(engine.mode(), PermissionMode::Default);
+    assert_eq!(
+        engine.denial_history(),
+        Default::default(),
+        "no denial remembered"
+    );
+}

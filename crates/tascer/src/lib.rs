@@ -49,6 +49,7 @@ mod file_checkpoint; // file checkpoints: what writing tools changed, for rewind
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
 pub mod host_sandbox; // a host's Bash commands rewritten to run sandboxed
+pub mod policy_check; // recorded calls re-judged under other settings
 pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
 mod rewind; //        rewind_files: restore the files as they were at a prompt
 mod sampling; //      MCP servers' sampling requests answered by the session's model

@@ -193,6 +193,27 @@ fn permission_engine(
     Ok(builder.build()?)
 }
 
+/// The permission engine of a session in `cwd` for a dry run (`tascer
+/// policy check`): as [`build`] makes it, with the sandbox's way out
+/// whenever the settings enable the sandbox (whether or not this machine
+/// could confine commands).
+pub(crate) fn dry_run_engine(
+    options: &Options,
+    settings: &LoadedSettings,
+    cwd: &Path,
+) -> Result<PermissionEngine, Error> {
+    let safety = settings.safety(std::env::home_dir().as_deref());
+    let sandboxed = settings
+        .sandbox()
+        .map_err(|e| Error::InvalidOptions(e.to_string()))?
+        .enabled;
+    let escape = match sandboxed {
+        true => Some(crate::sandbox_setup::escape_policy(settings, cwd)?),
+        false => None,
+    };
+    permission_engine(options, settings, cwd, &safety, escape)
+}
+
 /// Admission over `permissions` with the hooks and gates the options and
 /// settings configure.
 pub(crate) fn admission_over(

@@ -10,6 +10,7 @@ mod demo;
 mod install;
 mod ledger;
 mod mcp;
+mod policy;
 mod run;
 mod sandbox;
 mod sessions;
@@ -30,6 +31,7 @@ pub use mcp::{
     AddArgs, AddJsonArgs, AddTransport, GetArgs, ListArgs, LoginArgs, LogoutArgs, McpArgs,
     McpCommand, RemoveArgs, Scope, ServeArgs, Transport,
 };
+pub use policy::{PolicyCheckArgs, PolicyCommand};
 pub use run::{PrintFormat, RunArgs};
 pub use sandbox::{SandboxArgs, SandboxCli};
 pub use sessions::{ExportFormat, SessionsCommand};
@@ -131,6 +133,12 @@ pub enum Command {
         /// What to ask.
         #[command(subcommand)]
         command: AuditCommand,
+    },
+    /// Policies: what new settings would have done to recorded sessions' tool calls.
+    Policy {
+        /// What to do.
+        #[command(subcommand)]
+        command: PolicyCommand,
     },
     /// MCP: serve Tascer's tools to MCP clients, or list the configured MCP servers.
     Mcp(McpArgs),

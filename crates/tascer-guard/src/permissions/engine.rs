@@ -183,17 +183,53 @@ impl PermissionEngine {
     /// detection. Useful for dry runs ("what would happen?").
     pub fn evaluate(&self, call: &ToolCall) -> PermissionDecision {
         let facts = CallFacts::of(call, self.home.as_deref());
-        self.evaluate_with(call, &facts)
+        self.evaluate_with(call, &facts, self.mode())
     }
 
-    fn evaluate_with(&self, call: &ToolCall, facts: &CallFacts) -> PermissionDecision {
+    /// What rules, policies and `mode` decide for a call, with nothing
+    /// else run and nothing changed: no cache, hook, callback, person,
+    /// reviewer or workaround detection, and no denial remembered. In
+    /// `dontAsk` mode a call left at ask is denied (the mode's own
+    /// answer); otherwise it stays at ask, for those deciders to answer.
+    /// `bypassPermissions` where the settings disable it is judged in
+    /// `default` mode, and the reason says so. For re-judging recorded
+    /// calls (`tascer policy check`).
+    pub fn evaluate_in_mode(&self, call: &ToolCall, mode: PermissionMode) -> PermissionDecision {
+        let bypass_refused = mode == PermissionMode::BypassPermissions && self.bypass_disabled;
+        let mode = if bypass_refused {
+            PermissionMode::Default
+        } else {
+            mode
+        };
+        let facts = CallFacts::of(call, self.home.as_deref());
+        let mut d = self.evaluate_with(call, &facts, mode);
+        d.tool = call.tool_name.clone();
+        if d.behavior == Behavior::Ask && mode == PermissionMode::DontAsk {
+            d = self.unanswered(d, mode);
+            d.reason = format!("dontAsk mode: {}", d.reason);
+        }
+        if bypass_refused {
+            d.reason = format!(
+                "bypassPermissions is disabled by the settings (judged in default mode): {}",
+                d.reason
+            );
+        }
+        d
+    }
+
+    fn evaluate_with(
+        &self,
+        call: &ToolCall,
+        facts: &CallFacts,
+        mode: PermissionMode,
+    ) -> PermissionDecision {
         let session = self.session_rules();
         let working_dirs = self.working_dirs(&call.cwd);
         let lists = [&self.rules, &session];
         let inputs = Inputs {
             rules: &lists,
             policies: &self.policies,
-            mode: self.mode(),
+            mode,
             working_dirs: &working_dirs,
             home: self.home.as_deref(),
         };
@@ -261,7 +297,7 @@ impl PermissionEngine {
                 hit
             }
             None => {
-                let mut d = self.evaluate_with(call, facts());
+                let mut d = self.evaluate_with(call, facts(), self.mode());
                 d.alike = self.alike(call, facts());
                 if let (Some(k), Some(c)) = (&key, &self.cache) {
                     c.put(k.clone(), &d);

@@ -20,6 +20,20 @@ impl PermissionEngine {
         if decision.behavior != Behavior::Ask {
             return decision;
         }
+        let short = short_reason(&decision.reason);
+        let d = self.unanswered(decision, self.mode());
+        let what = format!("{} ({short})", d.tool);
+        self.tracker.lock().record(&d.alike, &what);
+        d
+    }
+
+    /// The denial of an ask no one can answer, in `mode`, with nothing
+    /// remembered (see [`resolve_non_interactive`](Self::resolve_non_interactive)).
+    pub(super) fn unanswered(
+        &self,
+        decision: PermissionDecision,
+        mode: PermissionMode,
+    ) -> PermissionDecision {
         let mut d = decision;
         let mut hints = Vec::new();
         if !d.suggestions.is_empty() {
@@ -35,7 +49,7 @@ impl PermissionEngine {
             d.decided_by,
             DecisionSource::Rule { .. } | DecisionSource::Policy { .. }
         );
-        if d.edit_like && !ask_rule && self.mode() == PermissionMode::Default {
+        if d.edit_like && !ask_rule && mode == PermissionMode::Default {
             hints.push("run with --permission-mode acceptEdits".into());
         }
         let how = if hints.is_empty() {
@@ -46,19 +60,27 @@ impl PermissionEngine {
         } else {
             hints.join(", or ")
         };
-        let short = short_reason(&d.reason);
         d.reason = if d.tool == "AskUserQuestion" && !ask_rule {
             NO_ONE_TO_ANSWER.to_string()
         } else {
             format!(
-                "Permission to use {} was not granted (needs approval and no one can be asked: {}). To allow it: {how}.",
+                "Permission to use {} was not granted (needs approval and {UNANSWERED}: {}). To allow it: {how}.",
                 d.tool, d.reason
             )
         };
         d.behavior = Behavior::Deny;
         d.updated_input = None;
-        let what = format!("{} ({short})", d.tool);
-        self.tracker.lock().record(&d.alike, &what);
         d
     }
+}
+
+/// What every denial of an unanswered ask says (headless, `dontAsk` and
+/// `auto` mode alike).
+const UNANSWERED: &str = "no one can be asked";
+
+/// True when a recorded decision's reason is that of an ask no one could
+/// answer ([`PermissionEngine::resolve_non_interactive`]): the rules,
+/// policies and mode had left the call at ask.
+pub fn is_unanswered_ask(reason: &str) -> bool {
+    reason.contains(UNANSWERED) || reason.contains(NO_ONE_TO_ANSWER)
 }

@@ -47,7 +47,7 @@ pub use engine::{PermissionEngine, PermissionEngineBuilder};
 pub use error::{PermissionError, RuleError};
 pub use facts::{CallFacts, url_host};
 pub use file_policy::{FileAccessConfig, FileAccessPolicy};
-pub use headless::NO_ONE_TO_ANSWER;
+pub use headless::{NO_ONE_TO_ANSWER, is_unanswered_ask};
 pub use mcp_policy::{McpPolicy, split_mcp_name};
 pub use mode::{EDIT_TOOLS, PermissionMode, READ_TOOLS, ToolClass, UnknownPermissionMode};
 pub use path_pattern::{PathAnchor, PathPattern};
