@@ -46,19 +46,44 @@ fn delete(id: &str, yes: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     }
+    let cwd = store.session(id)?.map(|s| s.cwd);
     let deleted = store.delete_session(id)?;
-    let evidence = tascer::tascer_home().join("evidence").join(id);
+    let home = tascer::tascer_home();
+    let evidence = home.join("evidence").join(id);
     if evidence.is_dir() {
         std::fs::remove_dir_all(&evidence)
             .with_context(|| format!("cannot remove {}", evidence.display()))?;
     }
+    let transcripts = match &cwd {
+        Some(cwd) => remove_transcripts(&home, Path::new(cwd), id)?,
+        None => 0,
+    };
     outln!(
-        "deleted session {id}: {} messages, {} ledger entries, {} file checkpoints",
+        "deleted session {id}: {} messages, {} ledger entries, {} file checkpoints, {transcripts} \
+         transcript file(s)",
         deleted.messages,
         deleted.ledger_entries,
         deleted.file_changes
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Removes the session's Claude Code–format transcripts: the one `tascer
+/// run` writes in the home, and the one written for the SDKs in Claude
+/// Code's configuration directory. Returns how many there were.
+fn remove_transcripts(home: &Path, cwd: &Path, id: &str) -> anyhow::Result<usize> {
+    let dirs =
+        std::iter::once(home.to_path_buf()).chain(tascer::guard::settings::claude_config_dir());
+    let mut removed = 0;
+    for dir in dirs {
+        let file = tascer::guard::settings::claude_transcript_file(&dir, cwd, id);
+        if file.is_file() {
+            std::fs::remove_file(&file)
+                .with_context(|| format!("cannot remove {}", file.display()))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// Asks on the terminal; refuses when stdin is not one.

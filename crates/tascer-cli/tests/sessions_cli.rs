@@ -1,8 +1,8 @@
 //! `tascer sessions rename|delete|export` on the home's SQLite store and on
 //! PostgreSQL (when a server can be started): two real sessions against
 //! the mock model; a title shown by `list` and `show`; the three export
-//! formats; a delete that removes every row of one session and leaves the
-//! other's ledger verifying.
+//! formats; a delete that removes every row and the transcript of one
+//! session and leaves the other's ledger verifying.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -115,10 +115,20 @@ fn exercise(root: &Path, url: Option<&str>, rows: &Rows<'_>) {
         texts(&refused).1
     );
     assert!(rows.count("messages", "session_id", &a) > 0);
+    let transcript = |id: &str| tascer::guard::settings::claude_transcript_file(&home, &ws, id);
+    assert!(transcript(&a).is_file() && transcript(&b).is_file());
     let deleted = ok(&cli(&["sessions", "delete", &a, "--yes"]));
     assert!(
-        deleted.contains(&format!("deleted session {a}")),
+        deleted.contains(&format!("deleted session {a}")) && deleted.contains("1 transcript file"),
         "{deleted}"
+    );
+    assert!(
+        !transcript(&a).exists(),
+        "the session's transcript goes too"
+    );
+    assert!(
+        transcript(&b).is_file(),
+        "another session's transcript stays"
     );
     for (table, column) in TABLES {
         assert_eq!(
