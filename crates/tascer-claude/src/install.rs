@@ -148,9 +148,12 @@ pub struct Target {
 
 /// The safe profile install writes into Tascer's settings: the `auto`
 /// permission mode (the floor when Claude Code's own mode is not accepted,
-/// as `bypassPermissions` is not by default) and the `tool-approve` /
-/// `tool-appeal` reviewers, which answer for the user when a model is
-/// configured; and Claude Code's own Bash commands run under Tascer's OS
+/// as `bypassPermissions` is not by default); the whole reviewer chain,
+/// which runs when a model is configured (the provider of Claude Code's
+/// environment) — `tool-approve` / `tool-appeal` answer for the user,
+/// `error-acknowledge` refuses a call that carries on past a failure, and
+/// `intent-validate` blocks a stop when the work does not match the
+/// request; and Claude Code's own Bash commands run under Tascer's OS
 /// sandbox (`sandbox.claudeCodeBash`). Keys the file already sets are left
 /// as they are.
 pub const SAFE_PROFILE: &[(&[&str], &str)] = &[
@@ -158,6 +161,8 @@ pub const SAFE_PROFILE: &[(&[&str], &str)] = &[
     (&["sandbox", "claudeCodeBash"], "true"),
     (&["safety", "reviewers", "toolApprove"], "{}"),
     (&["safety", "reviewers", "toolAppeal"], "{}"),
+    (&["safety", "reviewers", "errorAcknowledge"], "{}"),
+    (&["safety", "reviewers", "intentValidate"], "{}"),
 ];
 
 impl Target {

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use tascer_claude::install::{SERVER, Target};
+use tascer_claude::install::{SAFE_PROFILE, SERVER, Target};
 
 /// `tascer install claude-code [--project|--user]`.
 pub fn install(user: bool) -> anyhow::Result<ExitCode> {
@@ -24,11 +24,28 @@ pub fn install(user: bool) -> anyhow::Result<ExitCode> {
         target.mcp.display(),
         what(installed.mcp_changed)
     );
+    let reviewers: Vec<&str> = SAFE_PROFILE
+        .iter()
+        .filter_map(|(path, _)| match path {
+            ["safety", "reviewers", name] => Some(*name),
+            _ => None,
+        })
+        .collect();
     println!(
-        "Safe profile (auto permission mode, tool-approve and tool-appeal reviewers) in {} {}.",
+        "Safe profile (auto permission mode, Claude Code's Bash sandboxed, reviewers {}) in {} {}.",
+        reviewers.join(", "),
         target.profile.display(),
         what(installed.profile_changed)
     );
+    if !user {
+        // Claude Code 2.1 reads a project's .claude/settings.json only in
+        // sessions started in that very directory (docs/claude-code.md).
+        println!(
+            "Claude Code loads these hooks only in sessions started in {}; a session started \
+             in a subdirectory is not governed (install with --user for that).",
+            cwd.display()
+        );
+    }
     for (file, outcome) in commands {
         println!("Slash command {}: {outcome}.", file.display());
     }

@@ -276,7 +276,8 @@ fn install_writes_the_safe_profile_next_to_the_project_s_own_rules() {
     );
     assert_eq!(
         settings["safety"]["reviewers"],
-        json!({"toolApprove": {}, "toolAppeal": {}})
+        json!({"toolApprove": {}, "toolAppeal": {},
+               "errorAcknowledge": {}, "intentValidate": {}})
     );
     let out = p
         .tascer(&p.root)
