@@ -13,9 +13,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::{Value, json};
 use tascer_testkit::{
@@ -23,17 +22,8 @@ use tascer_testkit::{
     reviewer_verdict,
 };
 
+use common::claude_code::{ClaudeRun, claude_code, results_sent};
 use common::{content_text, exchanges, json_lines, report_json, tascer, texts};
-
-/// Claude Code's native binary as `scripts/install-test-deps` installs it.
-fn claude_code() -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.test-deps/node_modules/@anthropic-ai/claude-code/bin/claude.exe");
-    path.is_file().then_some(path)
-}
-
-/// The longest a Claude Code run may take before the test gives up on it.
-const CLAUDE_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// What the private key and the `.env` file hold: neither may reach the
 /// model.
@@ -114,6 +104,12 @@ fn scenario(work: &Path, user_home: &Path) -> Scenario {
             "",
             reviewer_verdict("deny", "the user did not ask for it"),
         ))
+        // The profile's intent-validate judges the final stop.
+        .route(Route::reviewer(
+            "intent-validate",
+            "",
+            reviewer_verdict("complete", "the note was written and checked"),
+        ))
 }
 
 /// Runs Claude Code in print mode with nothing of this machine's
@@ -138,84 +134,20 @@ fn run_claude_in(
 fn run_claude_with(
     claude: &Path,
     work: &Path,
-    (user_home, home): (&Path, &Path),
+    (user_home, tascer_home): (&Path, &Path),
     url: &str,
     (mode, prompt, allowed): (&str, &str, &str),
 ) -> Output {
-    let mut cmd = Command::new(claude);
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", user_home)
-        .env("CLAUDE_CONFIG_DIR", user_home.join(".claude"))
-        .env("TASCER_HOME", home)
-        .env("ANTHROPIC_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .current_dir(work);
-    // Claude Code refuses bypassPermissions to root unless the machine says
-    // it is a deliberate sandbox (CI machines run tests as root); the
-    // variable means nothing else to it.
-    if mode == "bypassPermissions" {
-        cmd.env("IS_SANDBOX", "1");
-    }
-    cmd.args([
-        "-p",
+    ClaudeRun {
+        claude,
+        cwd: work,
+        user_home,
+        tascer_home,
+        url,
         prompt,
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        mode,
-        "--allowedTools",
-        allowed,
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap();
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let started = Instant::now();
-    match rx.recv_timeout(CLAUDE_TIMEOUT) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            panic!(
-                "Claude Code did not finish within {:?} (started {:?} ago)",
-                CLAUDE_TIMEOUT,
-                started.elapsed()
-            );
-        }
+        flags: &["--permission-mode", mode, "--allowedTools", allowed],
     }
-}
-
-/// The `tool_result` blocks Claude Code sent the mock, by `tool_use_id`.
-fn results_sent(requests: &[RecordedRequest]) -> Vec<(String, String, bool)> {
-    let mut out: Vec<(String, String, bool)> = Vec::new();
-    for request in requests {
-        for message in request.body["messages"].as_array().into_iter().flatten() {
-            for block in message["content"].as_array().into_iter().flatten() {
-                if block["type"] != "tool_result" {
-                    continue;
-                }
-                let id = block["tool_use_id"].as_str().unwrap_or_default().to_owned();
-                if out.iter().any(|(seen, _, _)| *seen == id) {
-                    continue;
-                }
-                let is_error = block["is_error"].as_bool().unwrap_or(false);
-                out.push((id, content_text(&block["content"]), is_error));
-            }
-        }
-    }
-    out
+    .run()
 }
 
 #[test]
@@ -360,6 +292,11 @@ fn claude_code_runs_under_tascer_hook() {
     // check, are recorded and answered 404.)
     let requests = server.requests();
     assert!(reviewer_requests(&requests, "tool-approve") >= 4);
+    assert_eq!(
+        reviewer_requests(&requests, "intent-validate"),
+        1,
+        "the one stop is judged"
+    );
     let model_requests: Vec<RecordedRequest> = requests
         .into_iter()
         .filter(|r| r.path == "/v1/messages")
@@ -473,7 +410,12 @@ fn claude_codes_bash_runs_sandboxed_in_bypass_permissions() {
                     bash("echo inside > made-here.txt".into()),
                 ),
         )
-        .turn(Turn::text("All done."));
+        .turn(Turn::text("All done."))
+        .route(Route::reviewer(
+            "intent-validate",
+            "",
+            reviewer_verdict("complete", "both writes were tried"),
+        ));
     let server = MockServer::start_blocking(scenario).unwrap();
     let out = run_claude_in(
         &claude,
@@ -595,6 +537,11 @@ fn the_commit_slash_command_commits_through_the_gatekeeper() {
             "tool-approve",
             "",
             reviewer_verdict("allow", "the user asked to commit"),
+        ))
+        .route(Route::reviewer(
+            "intent-validate",
+            "",
+            reviewer_verdict("complete", "committed as asked"),
         ));
     let server = MockServer::start_blocking(scenario).unwrap();
     let out = run_claude_with(

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+pub mod claude_code;
 pub mod sdk;
 pub mod sdk_cases;
 pub mod sdk_drop_in;
