@@ -148,16 +148,21 @@ pub struct Target {
 
 /// The safe profile install writes into Tascer's settings: the `auto`
 /// permission mode (the floor when Claude Code's own mode is not accepted,
-/// as `bypassPermissions` is not by default) and the `tool-approve` /
-/// `tool-appeal` reviewers, which answer for the user when a model is
-/// configured; and Claude Code's own Bash commands run under Tascer's OS
-/// sandbox (`sandbox.claudeCodeBash`). Keys the file already sets are left
-/// as they are.
+/// as `bypassPermissions` is not by default); the `tool-approve` /
+/// `tool-appeal` reviewers, which answer for the user, and the validators
+/// `plan-validate`, `style-drift` and `claude-md-validate`, which check
+/// plans, edits and `CLAUDE.md` changes that would run — all only when a
+/// model is configured; and Claude Code's own Bash commands run under
+/// Tascer's OS sandbox (`sandbox.claudeCodeBash`). Keys the file already
+/// sets are left as they are.
 pub const SAFE_PROFILE: &[(&[&str], &str)] = &[
     (&["permissions", "defaultMode"], "\"auto\""),
     (&["sandbox", "claudeCodeBash"], "true"),
     (&["safety", "reviewers", "toolApprove"], "{}"),
     (&["safety", "reviewers", "toolAppeal"], "{}"),
+    (&["safety", "reviewers", "planValidate"], "{}"),
+    (&["safety", "reviewers", "styleDrift"], "{}"),
+    (&["safety", "reviewers", "claudeMdValidate"], "{}"),
 ];
 
 impl Target {

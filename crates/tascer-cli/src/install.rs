@@ -25,7 +25,8 @@ pub fn install(user: bool) -> anyhow::Result<ExitCode> {
         what(installed.mcp_changed)
     );
     println!(
-        "Safe profile (auto permission mode, tool-approve and tool-appeal reviewers) in {} {}.",
+        "Safe profile (auto permission mode; reviewers tool-approve, tool-appeal, \
+         plan-validate, style-drift, claude-md-validate) in {} {}.",
         target.profile.display(),
         what(installed.profile_changed)
     );
