@@ -12,7 +12,7 @@ use tascer_core::ToolCall;
 
 use super::chain::{CallReview, Question, Reviewers};
 use super::prompt::{cut, shown, transcript_text};
-use super::validators::{FileText, Places, Validation, refusal, validation_for};
+use super::validators::{FileText, Places, Validation, may_change, refusal, validation_for};
 use super::{ReviewOutcome, ReviewerKind};
 use crate::permissions::paths::canonicalize;
 
@@ -38,7 +38,7 @@ impl Reviewers {
         home: Option<&Path>,
         working_dirs: &dyn Fn() -> Vec<PathBuf>,
     ) -> Option<Validation> {
-        if !self.config.validates_changes() {
+        if !self.config.validates_changes() || !may_change(&call.tool_name) {
             return None;
         }
         let plans_dir = self

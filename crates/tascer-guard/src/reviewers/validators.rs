@@ -70,6 +70,12 @@ impl std::fmt::Debug for Places<'_> {
     }
 }
 
+/// True for the tools a validator may review: `Write`, `Edit`,
+/// `MultiEdit`, `ExitPlanMode` (the first, cheap test).
+pub fn may_change(tool: &str) -> bool {
+    tool == "ExitPlanMode" || FILE_TOOLS.contains(&tool)
+}
+
 /// The validator `call` goes to, if any is on and matches (module docs).
 pub fn validation_for(
     config: &ReviewersConfig,
