@@ -366,3 +366,25 @@ async fn the_same_change_for_the_same_request_is_answered_from_the_cache() {
     let off = Reviewers::new(ReviewersConfig::default(), Arc::new(Scripted::new(vec![])));
     assert!(off.validate_change(&v, &edit, None, None).await.is_none());
 }
+
+#[test]
+fn each_validator_s_system_prompt_names_it_its_verdicts_and_its_task() {
+    for kind in [
+        ReviewerKind::PlanValidate,
+        ReviewerKind::StyleDrift,
+        ReviewerKind::ClaudeMdValidate,
+    ] {
+        let p = super::super::system_prompt(kind);
+        assert!(p.starts_with(&format!("Tascer reviewer: {}\n", kind.name())));
+        let (yes, no) = kind.verdicts();
+        assert!(p.contains(&format!("\"{yes}\" or \"{no}\"")), "{p}");
+        assert!(
+            p.contains(super::super::validators::task(kind).unwrap()),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        super::super::validators::task(ReviewerKind::ToolApprove),
+        None
+    );
+}
