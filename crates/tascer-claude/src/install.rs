@@ -151,9 +151,11 @@ pub struct Target {
 /// as `bypassPermissions` is not by default); the whole reviewer chain,
 /// which runs when a model is configured (the provider of Claude Code's
 /// environment) — `tool-approve` / `tool-appeal` answer for the user,
-/// `error-acknowledge` refuses a call that carries on past a failure, and
+/// `error-acknowledge` refuses a call that carries on past a failure,
 /// `intent-validate` blocks a stop when the work does not match the
-/// request; and Claude Code's own Bash commands run under Tascer's OS
+/// request, and the validators `plan-validate`, `style-drift` and
+/// `claude-md-validate` check plans, edits and `CLAUDE.md` changes that
+/// would run; and Claude Code's own Bash commands run under Tascer's OS
 /// sandbox (`sandbox.claudeCodeBash`). Keys the file already sets are left
 /// as they are.
 pub const SAFE_PROFILE: &[(&[&str], &str)] = &[
@@ -163,6 +165,9 @@ pub const SAFE_PROFILE: &[(&[&str], &str)] = &[
     (&["safety", "reviewers", "toolAppeal"], "{}"),
     (&["safety", "reviewers", "errorAcknowledge"], "{}"),
     (&["safety", "reviewers", "intentValidate"], "{}"),
+    (&["safety", "reviewers", "planValidate"], "{}"),
+    (&["safety", "reviewers", "styleDrift"], "{}"),
+    (&["safety", "reviewers", "claudeMdValidate"], "{}"),
 ];
 
 impl Target {

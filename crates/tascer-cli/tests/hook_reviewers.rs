@@ -485,3 +485,102 @@ fn on_the_shared_postgres_store_the_chain_records_there_and_keeps_its_cache_and_
     }
     assert!(session.home.path().join("tascer.db").is_file());
 }
+
+#[test]
+fn style_drift_denies_an_edit_with_unrequested_cosmetic_changes_under_the_hook() {
+    let server = MockServer::start_blocking(
+        Scenario::new()
+            .route(Route::reviewer(
+                "style-drift",
+                "def total(",
+                reviewer_verdict(
+                    "drift",
+                    "it also renames sum_all to total and re-indents it",
+                ),
+            ))
+            .route(Route::reviewer(
+                "style-drift",
+                "return a + b",
+                reviewer_verdict("focused", "only the requested fix"),
+            )),
+    )
+    .unwrap();
+    let session = Session::new(
+        "6a1b2c3d-0000-4e5f-8a9b-validators001",
+        &server,
+        json!({"reviewers": {"styleDrift": {}}}),
+        "make add() return the sum",
+    );
+    let util = session.cwd().join("util.py");
+    std::fs::write(
+        &util,
+        "def add(a, b):\n    return a - b\n\ndef sum_all(xs):\n  return sum(xs)\n",
+    )
+    .unwrap();
+    // Not a change: no validator is asked, Claude Code decides.
+    assert_eq!(session.pre("v0", "Read", json!({"file_path": util})), None);
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "style-drift"),
+        0
+    );
+
+    let (d, reason) = decision(&session.pre(
+        "v1",
+        "MultiEdit",
+        json!({"file_path": util, "edits": [
+            {"old_string": "return a - b", "new_string": "return a + b"},
+            {"old_string": "def sum_all(xs):\n  return sum(xs)",
+             "new_string": "def total(xs):\n    return sum(xs)"}
+        ]}),
+    ));
+    assert_eq!(d, "deny");
+    assert!(
+        reason.contains("style-drift reviewer: the edit makes cosmetic changes"),
+        "{reason}"
+    );
+    assert!(reason.contains("renames sum_all to total"), "{reason}");
+    assert!(
+        reason.contains("Redo the edit without the unrequested cosmetic changes"),
+        "{reason}"
+    );
+    // The focused retry passes; in `default` mode Claude Code asks its user.
+    assert_eq!(
+        session.pre(
+            "v2",
+            "Edit",
+            json!({"file_path": util, "old_string": "return a - b", "new_string": "return a + b"}),
+        ),
+        None
+    );
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "style-drift"),
+        2
+    );
+
+    session.verify();
+    let report = report_json(session.home.path(), session.cwd(), session.id);
+    let reviews: Vec<String> = report["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r["reviewer"].as_str().unwrap(),
+                r["verdict"].as_str().unwrap(),
+                r["tool_use_id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(reviews, ["style-drift drift v1", "style-drift focused v2"]);
+    let text = session
+        .tascer()
+        .args(["report", session.id])
+        .output()
+        .unwrap();
+    let (stdout, _) = texts(&text);
+    assert!(
+        stdout.contains("reviewers   style-drift drift (decided"),
+        "{stdout}"
+    );
+}

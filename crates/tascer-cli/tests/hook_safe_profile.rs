@@ -277,7 +277,8 @@ fn install_writes_the_safe_profile_next_to_the_project_s_own_rules() {
     assert_eq!(
         settings["safety"]["reviewers"],
         json!({"toolApprove": {}, "toolAppeal": {},
-               "errorAcknowledge": {}, "intentValidate": {}})
+               "errorAcknowledge": {}, "intentValidate": {},
+               "planValidate": {}, "styleDrift": {}, "claudeMdValidate": {}})
     );
     let out = p
         .tascer(&p.root)
@@ -342,11 +343,17 @@ fn in_bypass_permissions_from_a_subdirectory_without_a_model_dangerous_calls_are
 
 #[test]
 fn with_a_model_dangerous_calls_go_to_the_reviewers_and_benign_ones_do_not() {
-    let mut scenario = Scenario::new().route(Route::reviewer(
-        "tool-approve",
-        "generated",
-        reviewer_verdict("allow", "the user asked to remove generated/"),
-    ));
+    let mut scenario = Scenario::new()
+        .route(Route::reviewer(
+            "tool-approve",
+            "generated",
+            reviewer_verdict("allow", "the user asked to remove generated/"),
+        ))
+        .route(Route::reviewer(
+            "style-drift",
+            "fn main() { }",
+            reviewer_verdict("focused", "the spacing is the requested change"),
+        ));
     for needle in [
         "shadow",
         "bashrc",
@@ -403,13 +410,19 @@ fn with_a_model_dangerous_calls_go_to_the_reviewers_and_benign_ones_do_not() {
         asked,
         "benign calls are not reviewed"
     );
+    // The profile's validators: the edit is checked by style-drift (and
+    // runs), the reads and commands by none.
+    assert_eq!(
+        tascer_testkit::reviewer_requests(&server.requests(), "style-drift"),
+        1
+    );
     let report = p.verified_report(session);
     assert_eq!(status(&report, "read_shadow"), "blocked");
     assert_eq!(status(&report, "ls"), "validated");
     let reviews = report["reviews"].as_array().unwrap();
     assert_eq!(
         reviews.len(),
-        1 + 2 * (dangerous(&p).len() - 1),
+        1 + 2 * (dangerous(&p).len() - 1) + 1,
         "{reviews:?}"
     );
 }

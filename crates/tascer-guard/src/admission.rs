@@ -13,7 +13,8 @@
 //!    else a `Notification` and the asker when someone can answer, else a
 //!    denial that says what would allow the call;
 //! 4. after a failed call, the `error-acknowledge` reviewer on the next
-//!    call that would run;
+//!    call that would run; then the validator of a call that would change
+//!    a plan, a `CLAUDE.md` or a workspace file (`admission/validate.rs`);
 //! 5. pre-gates.
 //!
 //! [`Admission::review`] runs after the tool: post-gates, then
@@ -48,6 +49,7 @@ use crate::permissions::{
 use crate::reviewers::{CallReview, FailedCall, ReviewRecord, Reviewers, StopReview};
 
 mod outcome;
+mod validate;
 
 pub use outcome::{Admitted, CallRequest, HookActivity, Refusal, RefusedBy, Reviewed, StopRun};
 
@@ -268,6 +270,9 @@ impl Admission {
         // 4. After a failure: does this call acknowledge it?
         let decision = self
             .check_acknowledged(&call_now, decision, &mut reviews, deadline)
+            .await;
+        let decision = self
+            .check_change(&call_now, decision, &mut reviews, deadline)
             .await;
         let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
         if decision.behavior != Behavior::Allow && !deferred {

@@ -216,6 +216,11 @@ impl LoadedSettings {
                 .error_acknowledge
                 .or_else(|| r.error_acknowledge.clone());
             merged.intent_validate = merged.intent_validate.or_else(|| r.intent_validate.clone());
+            merged.plan_validate = merged.plan_validate.or_else(|| r.plan_validate.clone());
+            merged.style_drift = merged.style_drift.or_else(|| r.style_drift.clone());
+            merged.claude_md_validate = merged
+                .claude_md_validate
+                .or_else(|| r.claude_md_validate.clone());
         }
         SafetyConfig {
             auto_approve,

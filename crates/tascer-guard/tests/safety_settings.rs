@@ -293,3 +293,47 @@ async fn low_risk_tools_are_approved_and_configurable() {
         assert_eq!(d.behavior, Behavior::Allow, "{tool}: {}", d.reason);
     }
 }
+
+#[test]
+fn the_validators_take_the_reviewer_keys_fail_open_by_default_and_refuse_unknown_ones() {
+    let loaded = load_inline(json!({"safety": {"reviewers": {
+        "model": "review-model",
+        "planValidate": {"contextMessages": 6},
+        "styleDrift": {"failMode": "closed", "timeoutMs": 5000, "cacheTtlSeconds": 0},
+        "claudeMdValidate": {"model": "md-model"},
+    }}}))
+    .unwrap();
+    let safety = loaded.safety(None);
+    let r = &safety.reviewers;
+    let plan = r.plan_validate.as_ref().unwrap();
+    assert_eq!(plan.context_messages, 6);
+    assert_eq!(plan.fail_mode, FailMode::Open);
+    assert_eq!(plan.model.as_deref(), Some("review-model"));
+    let style = r.style_drift.as_ref().unwrap();
+    assert_eq!(style.fail_mode, FailMode::Closed);
+    assert_eq!(style.timeout, Duration::from_millis(5000));
+    assert_eq!(style.cache_ttl, Duration::ZERO);
+    let md = r.claude_md_validate.as_ref().unwrap();
+    assert_eq!(md.model.as_deref(), Some("md-model"));
+    assert_eq!(md.fail_mode, FailMode::Open);
+    assert!(!r.is_empty(), "validators alone turn the reviewers on");
+
+    let off =
+        load_inline(json!({"safety": {"reviewers": {"styleDrift": {"enabled": false}}}})).unwrap();
+    assert!(off.safety(None).reviewers.is_empty());
+
+    let unknown = error_of(json!({"safety": {"reviewers": {"styleDrift": {"strict": true}}}}));
+    assert!(unknown.contains("unknown field `strict`"), "{unknown}");
+    let misspelt = error_of(json!({"safety": {"reviewers": {"claudeMDValidate": {}}}}));
+    assert!(
+        misspelt.contains("unknown field `claudeMDValidate`"),
+        "{misspelt}"
+    );
+    let blocks = error_of(json!({"safety": {"reviewers": {"planValidate": {"maxBlocks": 1}}}}));
+    assert!(
+        blocks.contains("safety.reviewers.planValidate.maxBlocks"),
+        "{blocks}"
+    );
+    let zero = error_of(json!({"safety": {"reviewers": {"claudeMdValidate": {"timeoutMs": 0}}}}));
+    assert!(zero.contains("claudeMdValidate"), "{zero}");
+}

@@ -36,7 +36,8 @@ pub enum EntryKind {
     /// The session ended: usage, cost, status.
     SessionEnd,
     /// An LLM reviewer's verdict (tool-approve, tool-appeal,
-    /// error-acknowledge, intent-validate): reviewer, model, verdict,
+    /// error-acknowledge, plan-validate, style-drift, claude-md-validate,
+    /// intent-validate): reviewer, model, verdict,
     /// reason, duration, cache hit, and what a failure fell back to.
     ReviewerVerdict,
 }

@@ -75,7 +75,8 @@ pub struct SessionEnd {
 /// what one LLM reviewer said and what came of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReviewerVerdict {
-    /// `tool-approve`, `tool-appeal`, `error-acknowledge` or
+    /// `tool-approve`, `tool-appeal`, `error-acknowledge`,
+    /// `plan-validate`, `style-drift`, `claude-md-validate` or
     /// `intent-validate`.
     pub reviewer: String,
     /// The model asked (empty when none was asked: a skipped review).

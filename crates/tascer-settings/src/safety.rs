@@ -115,6 +115,17 @@ pub struct ReviewersSettings {
     /// On Stop, checks that the work matches the user's request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent_validate: Option<ReviewerSettings>,
+    /// A plan written to Claude Code's plans directory, or presented with
+    /// `ExitPlanMode`, must match the user's request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_validate: Option<ReviewerSettings>,
+    /// An edit of a workspace file must not carry cosmetic changes the
+    /// user did not ask for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style_drift: Option<ReviewerSettings>,
+    /// A change to a `CLAUDE.md` must follow the file's own conventions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claude_md_validate: Option<ReviewerSettings>,
 }
 
 /// One reviewer's settings.
@@ -209,6 +220,9 @@ impl SafetySettings {
                 ("toolApprove", &r.tool_approve),
                 ("toolAppeal", &r.tool_appeal),
                 ("errorAcknowledge", &r.error_acknowledge),
+                ("planValidate", &r.plan_validate),
+                ("styleDrift", &r.style_drift),
+                ("claudeMdValidate", &r.claude_md_validate),
             ] {
                 if settings.as_ref().is_some_and(|s| s.max_blocks.is_some()) {
                     return Err(format!(
@@ -221,6 +235,9 @@ impl SafetySettings {
                 ("toolAppeal", &r.tool_appeal),
                 ("errorAcknowledge", &r.error_acknowledge),
                 ("intentValidate", &r.intent_validate),
+                ("planValidate", &r.plan_validate),
+                ("styleDrift", &r.style_drift),
+                ("claudeMdValidate", &r.claude_md_validate),
             ] {
                 if settings
                     .as_ref()

@@ -223,22 +223,36 @@ pub fn reviewers(
     if config.is_empty() {
         return None;
     }
-    let mut chain = Reviewers::new(config.clone(), model).transcript(transcript);
+    Some(Arc::new(chain(config, model, db, transcript)))
+}
+
+/// The reviewers of `config` asking `model`, with the store's cache and
+/// `transcript`.
+fn chain(
+    config: &ReviewersConfig,
+    model: Arc<dyn ReviewModel>,
+    db: &Arc<Db>,
+    transcript: Arc<dyn Transcript>,
+) -> Reviewers {
+    let chain = Reviewers::new(config.clone(), model).transcript(transcript);
     match StoreReviewCache::open(Arc::clone(db)) {
-        Ok(cache) => chain = chain.cache(Arc::new(cache)),
-        Err(err) => tracing::warn!("reviewers run without a cache: {err}"),
+        Ok(cache) => chain.cache(Arc::new(cache)),
+        Err(err) => {
+            tracing::warn!("reviewers run without a cache: {err}");
+            chain
+        }
     }
-    Some(Arc::new(chain))
 }
 
 /// The reviewers of a loop session: the session's provider client and
 /// model (reviewer calls count toward the session's cost), the stored
-/// messages as the transcript.
+/// messages as the transcript, `claude_dir` for `plan-validate`'s plans.
 pub(crate) fn for_session(
     config: &ReviewersConfig,
     env: &LoopEnv,
     model: &str,
     db: &Arc<Db>,
+    claude_dir: Option<std::path::PathBuf>,
 ) -> Option<Arc<Reviewers>> {
     if config.is_empty() {
         return None;
@@ -256,5 +270,7 @@ pub(crate) fn for_session(
         store: Arc::clone(&env.store),
         session_id: env.session_id.clone(),
     });
-    reviewers(config, model, db, transcript)
+    Some(Arc::new(
+        chain(config, model, db, transcript).claude_dir(claude_dir),
+    ))
 }

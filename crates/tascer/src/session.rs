@@ -510,9 +510,10 @@ fn governance(
         true => Some(crate::setup::local_db(&env.store, home)?),
         false => None,
     };
-    let reviewers = local_db
-        .as_ref()
-        .and_then(|db| crate::reviewer::for_session(&parts.safety.reviewers, env, model, db));
+    let reviewers = local_db.as_ref().and_then(|db| {
+        let reviewers = &parts.safety.reviewers;
+        crate::reviewer::for_session(reviewers, env, model, db, parts.claude_dir.clone())
+    });
     let webhooks = match &local_db {
         Some(db) => {
             tascer_webhook::Webhooks::open(settings.webhooks(), db, tascer_webhook::Source::Run)?

@@ -34,6 +34,10 @@ pub(crate) struct GovernanceParts {
     pub safety: SafetyConfig,
     /// Whether tool records are sealed with their proof hash.
     pub generate_proofs: bool,
+    /// Claude Code's configuration directory (the options', else
+    /// `$CLAUDE_CONFIG_DIR`, else `~/.claude`): `plan-validate` checks
+    /// the plans in its `plans/`.
+    pub claude_dir: Option<std::path::PathBuf>,
 }
 
 /// The home's local SQLite database, for what stays on this host (the
@@ -137,6 +141,10 @@ pub(crate) fn build(
         env,
         safety,
         generate_proofs,
+        claude_dir: options
+            .claude_config_dir
+            .clone()
+            .or_else(crate::memory::default_user_dir),
     })
 }
 

@@ -47,7 +47,7 @@ pub enum DecisionSource {
         name: Option<String>,
     },
     /// An LLM reviewer (`tool-approve`, `tool-appeal`,
-    /// `error-acknowledge`) answered in place of a human.
+    /// `error-acknowledge`, a validator) decided the call.
     Reviewer {
         /// The reviewer's name.
         name: String,

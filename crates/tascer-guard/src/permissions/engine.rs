@@ -145,6 +145,11 @@ impl PermissionEngine {
         }
     }
 
+    /// The user's home directory paths are expanded with (`~`), if set.
+    pub fn home_dir(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
     /// The canonical working directories of a call: its cwd plus the
     /// additional directories.
     pub fn working_dirs(&self, cwd: &Path) -> Vec<PathBuf> {

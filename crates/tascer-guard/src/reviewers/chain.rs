@@ -2,7 +2,8 @@
 //! a timeout, strict parsing, fail mode — and says what their verdicts
 //! mean for a call or a stop.
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -50,20 +51,25 @@ pub struct StopReview {
 }
 
 /// One question for one reviewer.
-struct Question {
-    kind: ReviewerKind,
-    user: String,
+pub(super) struct Question {
+    pub(super) kind: ReviewerKind,
+    pub(super) user: String,
     /// What the verdict depends on besides the reviewer and model.
-    key: Value,
-    call: Option<(String, String)>,
+    pub(super) key: Value,
+    pub(super) call: Option<(String, String)>,
 }
 
 /// The reviewers of a session.
 pub struct Reviewers {
-    config: ReviewersConfig,
+    pub(super) config: ReviewersConfig,
     model: Arc<dyn ReviewModel>,
     cache: Option<Arc<dyn ReviewCache>>,
     transcript: Option<Arc<dyn Transcript>>,
+    /// Claude Code's configuration directory (`plan-validate` looks in
+    /// its `plans/`).
+    claude_dir: Option<PathBuf>,
+    /// Its `plans/` directory, resolved once when first needed.
+    pub(super) plans_dir: OnceLock<Option<PathBuf>>,
 }
 
 impl std::fmt::Debug for Reviewers {
@@ -84,7 +90,23 @@ impl Reviewers {
             model,
             cache: None,
             transcript: None,
+            claude_dir: tascer_settings::claude_config_dir(),
+            plans_dir: OnceLock::new(),
         }
+    }
+
+    /// Claude Code's configuration directory, whose `plans/` holds the
+    /// plans `plan-validate` checks (default `$CLAUDE_CONFIG_DIR`, else
+    /// `~/.claude`).
+    pub fn claude_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.claude_dir = dir;
+        self.plans_dir = OnceLock::new();
+        self
+    }
+
+    /// Claude Code's configuration directory, if known.
+    pub(super) fn claude_config_dir(&self) -> Option<&PathBuf> {
+        self.claude_dir.as_ref()
     }
 
     /// Reuses verdicts kept in `cache`.
@@ -119,7 +141,7 @@ impl Reviewers {
         self.config.intent_validate.is_some()
     }
 
-    fn excerpt(&self, config: &ReviewerConfig) -> TranscriptExcerpt {
+    pub(super) fn excerpt(&self, config: &ReviewerConfig) -> TranscriptExcerpt {
         match &self.transcript {
             Some(t) if config.context_messages > 0 => t.excerpt(config.context_messages),
             Some(t) => TranscriptExcerpt {
@@ -377,7 +399,7 @@ impl Reviewers {
     /// Asks one reviewer: the cache, else the model under the timeout (or
     /// until `deadline`, when that comes first); a failure is decided by
     /// the fail mode.
-    async fn run(
+    pub(super) async fn run(
         &self,
         config: &ReviewerConfig,
         q: Question,

@@ -1,6 +1,6 @@
 //! LLM reviewers: a model stands in for the human who would answer.
 //!
-//! Four reviewers, each optional ([`ReviewersConfig`], from the settings'
+//! Seven reviewers, each optional ([`ReviewersConfig`], from the settings'
 //! `safety.reviewers`):
 //!
 //! - `tool-approve` answers a call the rules would ask a human about;
@@ -10,7 +10,12 @@
 //!   must acknowledge the failure, or it is refused with a reason telling
 //!   the agent to address it first;
 //! - `intent-validate`: on Stop, did the work match the user's request?
-//!   A "no" blocks the stop with a course correction.
+//!   A "no" blocks the stop with a course correction;
+//! - the validators, on calls that would run and change something they
+//!   know (see [`validators`]): `plan-validate` (a plan that drifts from
+//!   the request), `style-drift` (an edit with unrequested cosmetic
+//!   changes) and `claude-md-validate` (a `CLAUDE.md` change against the
+//!   file's own conventions); a "no" refuses the call with what to redo.
 //!
 //! [`Reviewers`] runs them: each with a timeout, a cache and a fail mode,
 //! its answer parsed strictly (one JSON object `{"verdict", "reason"}`; a
@@ -20,8 +25,12 @@
 //! crate). Every verdict is returned as a [`ReviewRecord`] for the ledger.
 
 mod chain;
+mod change_review;
 mod excerpt;
 mod prompt;
+#[cfg(test)]
+pub(crate) mod test_model;
+pub mod validators;
 
 use std::time::Duration;
 
@@ -48,17 +57,27 @@ pub enum ReviewerKind {
     ErrorAcknowledge,
     /// Checks on Stop that the work matches the request.
     IntentValidate,
+    /// Checks that a plan matches the request.
+    PlanValidate,
+    /// Checks that an edit carries no unrequested cosmetic changes.
+    StyleDrift,
+    /// Checks a `CLAUDE.md` change against the file's conventions.
+    ClaudeMdValidate,
 }
 
 impl ReviewerKind {
     /// The reviewer's name: `tool-approve`, `tool-appeal`,
-    /// `error-acknowledge`, `intent-validate`.
+    /// `error-acknowledge`, `intent-validate`, `plan-validate`,
+    /// `style-drift`, `claude-md-validate`.
     pub fn name(self) -> &'static str {
         match self {
             ReviewerKind::ToolApprove => "tool-approve",
             ReviewerKind::ToolAppeal => "tool-appeal",
             ReviewerKind::ErrorAcknowledge => "error-acknowledge",
             ReviewerKind::IntentValidate => "intent-validate",
+            ReviewerKind::PlanValidate => "plan-validate",
+            ReviewerKind::StyleDrift => "style-drift",
+            ReviewerKind::ClaudeMdValidate => "claude-md-validate",
         }
     }
 
@@ -68,6 +87,9 @@ impl ReviewerKind {
             ReviewerKind::ToolApprove | ReviewerKind::ToolAppeal => ("allow", "deny"),
             ReviewerKind::ErrorAcknowledge => ("acknowledged", "unacknowledged"),
             ReviewerKind::IntentValidate => ("complete", "incomplete"),
+            ReviewerKind::PlanValidate => ("aligned", "drift"),
+            ReviewerKind::StyleDrift => ("focused", "drift"),
+            ReviewerKind::ClaudeMdValidate => ("conforms", "violates"),
         }
     }
 
@@ -122,11 +144,15 @@ impl ReviewerConfig {
         if s.enabled == Some(false) {
             return None;
         }
-        // Calls fail closed; a failed error check or stop check lets the
-        // agent go on.
+        // Calls fail closed; a failed error check, stop check or
+        // validator lets the agent go on.
         let default_fail = match kind {
             ReviewerKind::ToolApprove | ReviewerKind::ToolAppeal => FailMode::Closed,
-            ReviewerKind::ErrorAcknowledge | ReviewerKind::IntentValidate => FailMode::Open,
+            ReviewerKind::ErrorAcknowledge
+            | ReviewerKind::IntentValidate
+            | ReviewerKind::PlanValidate
+            | ReviewerKind::StyleDrift
+            | ReviewerKind::ClaudeMdValidate => FailMode::Open,
         };
         Some(ReviewerConfig {
             model: s.model.clone().or_else(|| model.cloned()),
@@ -156,6 +182,12 @@ pub struct ReviewersConfig {
     pub error_acknowledge: Option<ReviewerConfig>,
     /// `intent-validate`.
     pub intent_validate: Option<ReviewerConfig>,
+    /// `plan-validate`.
+    pub plan_validate: Option<ReviewerConfig>,
+    /// `style-drift`.
+    pub style_drift: Option<ReviewerConfig>,
+    /// `claude-md-validate`.
+    pub claude_md_validate: Option<ReviewerConfig>,
 }
 
 impl ReviewersConfig {
@@ -183,6 +215,21 @@ impl ReviewersConfig {
                 settings.intent_validate.as_ref(),
                 model,
             ),
+            plan_validate: ReviewerConfig::from_settings(
+                ReviewerKind::PlanValidate,
+                settings.plan_validate.as_ref(),
+                model,
+            ),
+            style_drift: ReviewerConfig::from_settings(
+                ReviewerKind::StyleDrift,
+                settings.style_drift.as_ref(),
+                model,
+            ),
+            claude_md_validate: ReviewerConfig::from_settings(
+                ReviewerKind::ClaudeMdValidate,
+                settings.claude_md_validate.as_ref(),
+                model,
+            ),
         }
     }
 
@@ -191,6 +238,15 @@ impl ReviewersConfig {
         self.tool_approve.is_none()
             && self.error_acknowledge.is_none()
             && self.intent_validate.is_none()
+            && !self.validates_changes()
+    }
+
+    /// True when a validator (`plan-validate`, `style-drift`,
+    /// `claude-md-validate`) is on.
+    pub fn validates_changes(&self) -> bool {
+        self.plan_validate.is_some()
+            || self.style_drift.is_some()
+            || self.claude_md_validate.is_some()
     }
 
     /// The configuration of one reviewer, if it is on.
@@ -200,6 +256,9 @@ impl ReviewersConfig {
             ReviewerKind::ToolAppeal => self.tool_appeal.as_ref(),
             ReviewerKind::ErrorAcknowledge => self.error_acknowledge.as_ref(),
             ReviewerKind::IntentValidate => self.intent_validate.as_ref(),
+            ReviewerKind::PlanValidate => self.plan_validate.as_ref(),
+            ReviewerKind::StyleDrift => self.style_drift.as_ref(),
+            ReviewerKind::ClaudeMdValidate => self.claude_md_validate.as_ref(),
         }
     }
 }
@@ -237,7 +296,8 @@ pub struct ReviewRecord {
     pub reviewer: ReviewerKind,
     /// The model asked (or that gave the cached verdict).
     pub model: String,
-    /// True for a pass (allow, acknowledged, complete).
+    /// True for a pass (allow, acknowledged, complete, aligned, focused,
+    /// conforms).
     pub passed: bool,
     /// The reviewer's reason, or what went wrong.
     pub reason: String,

@@ -50,6 +50,9 @@ pub fn system_prompt(kind: ReviewerKind) -> String {
              incomplete when something asked for is missing, wrong or only claimed; then the \
              reason is an instruction to the agent saying what to do next."
         }
+        ReviewerKind::PlanValidate | ReviewerKind::StyleDrift | ReviewerKind::ClaudeMdValidate => {
+            super::validators::task(kind).unwrap_or_default()
+        }
     };
     format!(
         "Tascer reviewer: {name}\n\n{task}\n\nAnswer with one JSON object and nothing else:\n\
