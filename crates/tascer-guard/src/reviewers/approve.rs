@@ -15,9 +15,9 @@
 use serde_json::{Value, json};
 use tascer_core::ToolCall;
 
+use super::TranscriptExcerpt;
 use super::memory::{InstructionFile, instructions_key, instructions_text};
 use super::prompt::{input_text, shown, transcript_text};
-use super::TranscriptExcerpt;
 
 /// One call's question, for either reviewer.
 pub(crate) struct CallQuestion<'a> {
@@ -222,8 +222,16 @@ mod tests {
         let chain = reviewers(claude_md("Never push to main without asking."));
         chain.approve(&call(), "no allow rule", None).await.unwrap();
         let asked = model.calls.lock().unwrap()[0].clone();
-        assert!(asked.user.contains("--- /w/CLAUDE.md ---\nNever push to main without asking."));
-        assert!(asked.user.contains("The user's latest request: publish the release"));
+        assert!(
+            asked
+                .user
+                .contains("--- /w/CLAUDE.md ---\nNever push to main without asking.")
+        );
+        assert!(
+            asked
+                .user
+                .contains("The user's latest request: publish the release")
+        );
         // The last 6 messages (tool-approve's default), not the earlier ones.
         assert!(asked.user.contains("[assistant] step 9"), "{}", asked.user);
         assert!(asked.user.contains("[assistant] step 4"));
@@ -231,7 +239,11 @@ mod tests {
         assert!(asked.system.contains("standing wishes"), "{}", asked.system);
 
         // Later messages in the same request: the same key.
-        live.0.lock().unwrap().messages.push(message("user", "[tool_result ok]"));
+        live.0
+            .lock()
+            .unwrap()
+            .messages
+            .push(message("user", "[tool_result ok]"));
         chain.approve(&call(), "no allow rule", None).await.unwrap();
         // Another CLAUDE.md, then another request: new keys.
         reviewers(claude_md("Push when the tests pass."))
@@ -242,7 +254,10 @@ mod tests {
         chain.approve(&call(), "no allow rule", None).await.unwrap();
         let keys = keys.0.lock().unwrap().clone();
         assert_eq!(keys.len(), 4);
-        assert_eq!(keys[0], keys[1], "a later message does not change the question");
+        assert_eq!(
+            keys[0], keys[1],
+            "a later message does not change the question"
+        );
         assert_ne!(keys[0], keys[2], "CLAUDE.md counts");
         assert_ne!(keys[0], keys[3], "the request counts");
         assert_eq!(keys[0]["question"]["request"], "publish the release");

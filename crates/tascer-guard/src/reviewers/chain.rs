@@ -361,6 +361,20 @@ impl Reviewers {
         }
     }
 
+    /// The model id a reviewer asks: the configured model (an alias
+    /// resolved), else the reviewer's class where the provider knows the
+    /// aliases, else the default. The id recorded and keyed is the one
+    /// sent.
+    fn model_id(&self, config: &ReviewerConfig, kind: ReviewerKind) -> String {
+        match &config.model {
+            Some(model) => self.model.resolve_model(model),
+            None => self
+                .model
+                .class_model(kind.default_model_class())
+                .unwrap_or_else(|| self.model.default_model()),
+        }
+    }
+
     /// Asks one reviewer: the cache, else the model under the timeout (or
     /// until `deadline`, when that comes first); a failure is decided by
     /// the fail mode.
@@ -371,16 +385,7 @@ impl Reviewers {
         deadline: Option<Instant>,
     ) -> ReviewRecord {
         let started = Instant::now();
-        // The configured model (an alias resolved), else the reviewer's
-        // class where the provider knows the aliases, else the default:
-        // the id recorded and keyed is the one sent.
-        let model = match &config.model {
-            Some(model) => self.model.resolve_model(model),
-            None => self
-                .model
-                .class_model(q.kind.default_model_class())
-                .unwrap_or_else(|| self.model.default_model()),
-        };
+        let model = self.model_id(config, q.kind);
         let key = json!({"reviewer": q.kind.name(), "model": model, "question": q.key});
         let cache = self.cache.as_ref().filter(|_| !config.cache_ttl.is_zero());
         let record = |passed, reason: String, outcome, error, model: String, usage| ReviewRecord {

@@ -69,10 +69,8 @@ pub(crate) fn checks_text() -> String {
 /// check means (the generic "does not yet match" when the reason names no
 /// check), then the reviewer's reason.
 pub(crate) fn correction(reason: &str) -> String {
-    let lead = StopCheck::named_in(reason).map_or(
-        "the work does not yet match the request.",
-        |c| c.lead,
-    );
+    let lead =
+        StopCheck::named_in(reason).map_or("the work does not yet match the request.", |c| c.lead);
     format!("{CORRECTION_PREFIX} {lead} {reason}")
 }
 

@@ -57,12 +57,7 @@ pub(crate) fn instructions_text(files: &[InstructionFile]) -> String {
 /// What a verdict depends on of the files: each file's path and digest
 /// (so an edit to `CLAUDE.md` asks the question again).
 pub(crate) fn instructions_key(files: &[InstructionFile]) -> Value {
-    Value::Array(
-        files
-            .iter()
-            .map(|f| json!([f.path, f.sha256]))
-            .collect(),
-    )
+    Value::Array(files.iter().map(|f| json!([f.path, f.sha256])).collect())
 }
 
 /// The longest prefix of `text` of at most `max` bytes ending on a
@@ -100,7 +95,10 @@ mod tests {
             file("/p/CLAUDE.md", &big),
             file("/p/CLAUDE.local.md", "Use tabs."),
         ]);
-        assert!(text.contains("… (cut: 8192 of 16384 bytes shown)"), "{text}");
+        assert!(
+            text.contains("… (cut: 8192 of 16384 bytes shown)"),
+            "{text}"
+        );
         assert!(
             text.ends_with("--- /p/CLAUDE.local.md --- (not shown: past the 8192-byte limit)"),
             "{text}"
