@@ -80,13 +80,9 @@ impl HookSession {
         let instructions =
             tascer::reviewer::project_instructions(&tascer::host::project_root(&self.cwd));
         match self.local_db() {
-            Ok(db) => tascer::reviewer::reviewers(
-                &safety.reviewers,
-                model,
-                &db,
-                transcript,
-                instructions,
-            ),
+            Ok(db) => {
+                tascer::reviewer::reviewers(&safety.reviewers, model, &db, transcript, instructions)
+            }
             Err(err) => {
                 // The reviewers still answer, without a cache.
                 tracing::warn!("reviewers run without a cache: {err}");

@@ -18,11 +18,11 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tascer_core::{ChatMessage, ContentBlock, Usage};
-use tascer_guard::settings::SettingsSource;
 use tascer_guard::reviewers::{
     CachedVerdict, InstructionFile, ModelCall, ModelClass, ModelReply, ReviewCache, ReviewModel,
     Reviewers, ReviewersConfig, Transcript,
 };
+use tascer_guard::settings::SettingsSource;
 use tascer_model::{ModelClient, ModelError, ModelRequest};
 use tascer_store::{CachedReview, Db, ReviewCacheStore};
 use tokio_util::sync::CancellationToken;

@@ -520,11 +520,9 @@ fn governance(
         true => Some(crate::setup::local_db(&env.store, home)?),
         false => None,
     };
-    let reviewers = local_db
-        .as_ref()
-        .and_then(|db| {
-            crate::reviewer::for_session(&parts.safety.reviewers, env, model, db, memory)
-        });
+    let reviewers = local_db.as_ref().and_then(|db| {
+        crate::reviewer::for_session(&parts.safety.reviewers, env, model, db, memory)
+    });
     let webhooks = match &local_db {
         Some(db) => {
             tascer_webhook::Webhooks::open(settings.webhooks(), db, tascer_webhook::Source::Run)?

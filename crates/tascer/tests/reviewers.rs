@@ -493,7 +493,12 @@ async fn tool_approve_sees_claude_md_and_the_request_and_intent_validate_names_i
         .find(|r| text_of(&r.body["system"]).contains("Tascer reviewer: intent-validate\n"))
         .expect("intent-validate was asked");
     let system = text_of(&validate.body["system"]);
-    for check in ["1. re-asked — ", "2. off-topic — ", "3. unrequested — ", "4. incomplete — "] {
+    for check in [
+        "1. re-asked — ",
+        "2. off-topic — ",
+        "3. unrequested — ",
+        "4. incomplete — ",
+    ] {
         assert!(system.contains(check), "{check}: {system}");
     }
     assert!(
@@ -574,13 +579,9 @@ async fn on_anthropic_without_a_configured_model_each_reviewer_asks_its_class() 
         ),
     ] {
         server.clear_requests();
-        let mut client = Client::connect(options(
-            &server,
-            &env,
-            json!({ "reviewers": reviewers }),
-        ))
-        .await
-        .unwrap();
+        let mut client = Client::connect(options(&server, &env, json!({ "reviewers": reviewers })))
+            .await
+            .unwrap();
         run(&mut client, "clean the build output").await;
         assert_eq!(models(&server, "tool-approve"), [approve]);
         assert_eq!(models(&server, "tool-appeal"), [appeal]);
