@@ -7,6 +7,7 @@ use super::excerpt::CORRECTION_PREFIX;
 
 /// One check of `intent-validate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StopCheck {
     /// Its name, which starts the reason of a failed check (`re-asked`).
     pub name: &'static str,
