@@ -75,12 +75,20 @@ impl HookSession {
         let transcript = Arc::new(ClaudeTranscript {
             path: PathBuf::from(transcript),
         });
+        // The project's CLAUDE.md & co., from the project root the
+        // settings are found at (the hook's cwd may be a subdirectory).
+        let instructions =
+            tascer::reviewer::project_instructions(&tascer::host::project_root(&self.cwd));
         match self.local_db() {
-            Ok(db) => tascer::reviewer::reviewers(&safety.reviewers, model, &db, transcript),
+            Ok(db) => {
+                tascer::reviewer::reviewers(&safety.reviewers, model, &db, transcript, instructions)
+            }
             Err(err) => {
                 // The reviewers still answer, without a cache.
                 tracing::warn!("reviewers run without a cache: {err}");
-                let chain = Reviewers::new(safety.reviewers.clone(), model).transcript(transcript);
+                let chain = Reviewers::new(safety.reviewers.clone(), model)
+                    .transcript(transcript)
+                    .instructions(instructions);
                 Some(Arc::new(chain))
             }
         }

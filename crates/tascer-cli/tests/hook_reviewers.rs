@@ -73,7 +73,12 @@ impl Session {
 
     /// `tascer` in this session's home and project, on its store.
     fn tascer(&self) -> Command {
-        let mut cmd = tascer(self.home.path(), self.cwd());
+        self.tascer_in(self.cwd())
+    }
+
+    /// `tascer` in this session's home, run in `dir`, on its store.
+    fn tascer_in(&self, dir: &Path) -> Command {
+        let mut cmd = tascer(self.home.path(), dir);
         if let Some(url) = &self.store {
             cmd.env("TASCER_STORE", url);
         }
@@ -86,17 +91,22 @@ impl Session {
 
     /// Runs `tascer hook` with the event on standard input.
     fn hook(&self, name: &str, extra: Value) -> Output {
+        self.hook_in(self.cwd(), name, extra)
+    }
+
+    /// Runs `tascer hook` in `dir` (the event's `cwd` too).
+    fn hook_in(&self, dir: &Path, name: &str, extra: Value) -> Output {
         let mut event = json!({
             "hook_event_name": name,
             "session_id": self.id,
             "transcript_path": self.transcript.display().to_string(),
-            "cwd": self.cwd().display().to_string(),
+            "cwd": dir.display().to_string(),
             "permission_mode": "default",
         });
         for (k, v) in extra.as_object().unwrap() {
             event[k] = v.clone();
         }
-        let mut cmd = self.tascer();
+        let mut cmd = self.tascer_in(dir);
         cmd.arg("hook")
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", &self.server_url)
@@ -583,4 +593,72 @@ fn style_drift_denies_an_edit_with_unrequested_cosmetic_changes_under_the_hook()
         stdout.contains("reviewers   style-drift drift (decided"),
         "{stdout}"
     );
+}
+
+#[test]
+fn from_a_subdirectory_the_project_roots_claude_md_reaches_tool_approve() {
+    let server = MockServer::start_blocking(Scenario::new().route(Route::reviewer(
+        "tool-approve",
+        "make deploy-docs",
+        reviewer_verdict("allow", "CLAUDE.md names this deploy"),
+    )))
+    .unwrap();
+    let session = Session::new(
+        "6a1b2c3d-0000-4e5f-8a9b-reviewers0007",
+        &server,
+        json!({"reviewers": {"toolApprove": {}}}),
+        "publish the docs",
+    );
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(session.cwd())
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{git:?}");
+    std::fs::write(
+        session.cwd().join("CLAUDE.md"),
+        "Deploy the docs only with `make deploy-docs`; never touch production.\n",
+    )
+    .unwrap();
+    let src = session.cwd().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+
+    let out = session.hook_in(
+        &src,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "make deploy-docs"},
+               "tool_use_id": "d1"}),
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    let (d, reason) = decision(&answer(&out));
+    assert_eq!(d, "allow", "{reason}");
+    let asked: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.body["system"]
+                .to_string()
+                .contains("Tascer reviewer: tool-approve\\n")
+        })
+        .map(|r| {
+            // No model configured, an Anthropic provider: tool-approve's
+            // class.
+            assert_eq!(r.body["model"], "claude-haiku-4-5");
+            r.body["messages"][0]["content"].to_string()
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let root = session.cwd().canonicalize().unwrap();
+    let shown = format!(
+        "--- {}/CLAUDE.md ---\\nDeploy the docs only with `make deploy-docs`; never touch \
+         production.",
+        root.display()
+    );
+    assert!(asked[0].contains(&shown), "{shown} in {}", asked[0]);
+    assert!(
+        asked[0].contains("The user's latest request: publish the docs"),
+        "{}",
+        asked[0]
+    );
+    session.verify();
 }

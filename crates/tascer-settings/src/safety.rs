@@ -99,7 +99,9 @@ pub struct PathClassSettings {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReviewersSettings {
     /// The model every reviewer uses unless it names its own (default:
-    /// the session's model).
+    /// each reviewer's model class where the provider knows the aliases,
+    /// else the session's model); `haiku`, `sonnet`, `opus` are resolved
+    /// for the provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Reviews calls the rules would ask a human about.
@@ -135,7 +137,8 @@ pub struct ReviewerSettings {
     /// Off switch (default on when the object is present).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// The model (default: `reviewers.model`, else the session's).
+    /// The model (default: `reviewers.model`, else the reviewer's model
+    /// class where the provider knows the aliases, else the session's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Longest wait for the verdict, model call included (default 30000).
@@ -149,8 +152,8 @@ pub struct ReviewerSettings {
     /// 0 turns the cache off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_ttl_seconds: Option<u64>,
-    /// Transcript messages shown to the reviewer (default 12; not used by
-    /// `toolApprove`).
+    /// Transcript messages shown to the reviewer besides the user's
+    /// latest request (default 6 for `toolApprove`, 12 for the others).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_messages: Option<usize>,
     /// `intentValidate` only: most Stops it may block in one session

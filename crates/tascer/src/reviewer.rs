@@ -19,15 +19,17 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tascer_core::{ChatMessage, ContentBlock, Usage};
 use tascer_guard::reviewers::{
-    CachedVerdict, ModelCall, ModelReply, ReviewCache, ReviewModel, Reviewers, ReviewersConfig,
-    Transcript,
+    CachedVerdict, InstructionFile, ModelCall, ModelClass, ModelReply, ReviewCache, ReviewModel,
+    Reviewers, ReviewersConfig, Transcript,
 };
+use tascer_guard::settings::SettingsSource;
 use tascer_model::{ModelClient, ModelError, ModelRequest};
 use tascer_store::{CachedReview, Db, ReviewCacheStore};
 use tokio_util::sync::CancellationToken;
 
 use crate::duration::millis;
 use crate::loop_env::LoopEnv;
+use crate::memory::{MemoryFile, MemoryKind};
 pub use crate::records::{intent_blocks, verdict_entries, verdict_payload};
 
 /// Output tokens a reviewer may use (a verdict and a sentence or two).
@@ -86,6 +88,19 @@ impl ReviewModel for ModelReviewer {
 
     fn default_model(&self) -> String {
         self.default_model.clone()
+    }
+
+    fn resolve_model(&self, model: &str) -> String {
+        self.client.resolve_model(model)
+    }
+
+    /// The class's alias as the provider spells it; a provider that does
+    /// not know the aliases (a plain OpenAI-compatible server) sends the
+    /// alias unchanged, so it has no class model.
+    fn class_model(&self, class: ModelClass) -> Option<String> {
+        let alias = class.alias();
+        let id = self.client.resolve_model(alias);
+        (id != alias).then_some(id)
     }
 }
 
@@ -212,29 +227,66 @@ impl ReviewCache for StoreReviewCache {
     }
 }
 
+/// The project's instruction files among `memory`, for `tool-approve` and
+/// `tool-appeal`: the project's and the local ones (`CLAUDE.md`,
+/// `.claude/CLAUDE.md`, `AGENTS.md`, `CLAUDE.local.md` and what they
+/// import), not the user's own `~/.claude/CLAUDE.md`.
+pub fn instruction_files(memory: &[MemoryFile]) -> Vec<InstructionFile> {
+    memory
+        .iter()
+        .filter(|f| matches!(f.kind, MemoryKind::Project | MemoryKind::Local))
+        .map(|f| InstructionFile {
+            path: f.path.display().to_string(),
+            sha256: f.sha256.clone(),
+            content: f.content.clone(),
+        })
+        .collect()
+}
+
+/// The project's instruction files for a host's call (`tascer hook`):
+/// the project and local memory files of `root` (the project root, found
+/// as for the settings) and its parents up to the repository root, read
+/// now ([`instruction_files`]).
+pub fn project_instructions(root: &std::path::Path) -> Vec<InstructionFile> {
+    let home = std::env::home_dir();
+    let memory = crate::memory::load(
+        &crate::memory::MemoryLocations {
+            cwd: root,
+            user_dir: None,
+            home: home.as_deref(),
+        },
+        &[SettingsSource::Project, SettingsSource::Local],
+    );
+    instruction_files(&memory)
+}
+
 /// The reviewers `config` turns on (`None` when none is), asking `model`,
-/// with the store's cache and `transcript`.
+/// with the store's cache, `transcript` and the project's `instructions`.
 pub fn reviewers(
     config: &ReviewersConfig,
     model: Arc<dyn ReviewModel>,
     db: &Arc<Db>,
     transcript: Arc<dyn Transcript>,
+    instructions: Vec<InstructionFile>,
 ) -> Option<Arc<Reviewers>> {
     if config.is_empty() {
         return None;
     }
-    Some(Arc::new(chain(config, model, db, transcript)))
+    Some(Arc::new(chain(config, model, db, transcript, instructions)))
 }
 
-/// The reviewers of `config` asking `model`, with the store's cache and
-/// `transcript`.
+/// The reviewers of `config` asking `model`, with the store's cache,
+/// `transcript` and the project's `instructions`.
 fn chain(
     config: &ReviewersConfig,
     model: Arc<dyn ReviewModel>,
     db: &Arc<Db>,
     transcript: Arc<dyn Transcript>,
+    instructions: Vec<InstructionFile>,
 ) -> Reviewers {
-    let chain = Reviewers::new(config.clone(), model).transcript(transcript);
+    let chain = Reviewers::new(config.clone(), model)
+        .transcript(transcript)
+        .instructions(instructions);
     match StoreReviewCache::open(Arc::clone(db)) {
         Ok(cache) => chain.cache(Arc::new(cache)),
         Err(err) => {
@@ -246,12 +298,16 @@ fn chain(
 
 /// The reviewers of a loop session: the session's provider client and
 /// model (reviewer calls count toward the session's cost), the stored
-/// messages as the transcript, `claude_dir` for `plan-validate`'s plans.
+/// messages as the transcript, the project's memory files the session
+/// loaded at its start (`memory`) as the instructions — what the agent was
+/// told, not what it may have written since — and `claude_dir` for
+/// `plan-validate`'s plans.
 pub(crate) fn for_session(
     config: &ReviewersConfig,
     env: &LoopEnv,
     model: &str,
     db: &Arc<Db>,
+    memory: &[MemoryFile],
     claude_dir: Option<std::path::PathBuf>,
 ) -> Option<Arc<Reviewers>> {
     if config.is_empty() {
@@ -271,6 +327,6 @@ pub(crate) fn for_session(
         session_id: env.session_id.clone(),
     });
     Some(Arc::new(
-        chain(config, model, db, transcript).claude_dir(claude_dir),
+        chain(config, model, db, transcript, instruction_files(memory)).claude_dir(claude_dir),
     ))
 }

@@ -151,7 +151,15 @@ impl Session {
             tool_env,
             proof,
         );
-        let governance = governance(&env, &provider.model, &home, &settings, &cwd, parts)?;
+        let governance = governance(
+            &env,
+            &provider.model,
+            &home,
+            &settings,
+            &cwd,
+            parts,
+            &files.memory,
+        )?;
         governance.context.prewarm(&cwd);
 
         let elicitor = crate::elicitation::SessionElicitor::for_session(
@@ -493,8 +501,9 @@ fn loop_env(
 }
 
 /// The session's governance: the admission the options and settings
-/// configure with the LLM reviewers they turn on, context capture, and
-/// the webhooks (their delivery started).
+/// configure with the LLM reviewers they turn on (shown the session's
+/// project `memory` files), context capture, and the webhooks (their
+/// delivery started).
 fn governance(
     env: &LoopEnv,
     model: &str,
@@ -502,6 +511,7 @@ fn governance(
     settings: &LoadedSettings,
     cwd: &Path,
     parts: GovernanceParts,
+    memory: &[MemoryFile],
 ) -> Result<Arc<Governance>, Error> {
     // The reviewers' cache and the webhook outbox live in the home's
     // local SQLite file (the store's own when it is SQLite).
@@ -512,7 +522,7 @@ fn governance(
     };
     let reviewers = local_db.as_ref().and_then(|db| {
         let reviewers = &parts.safety.reviewers;
-        crate::reviewer::for_session(reviewers, env, model, db, parts.claude_dir.clone())
+        crate::reviewer::for_session(reviewers, env, model, db, memory, parts.claude_dir.clone())
     });
     let webhooks = match &local_db {
         Some(db) => {

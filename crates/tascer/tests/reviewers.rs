@@ -43,8 +43,9 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
         .turn(bash("rm -rf build-output"))
         .turn(bash("git push --force origin main"))
         .turn(Turn::text("done"))
-        // The first matching route answers, and an appeal's question holds
-        // the transcript (earlier calls too): the later call's routes first.
+        // The first matching route answers, and every reviewer's question
+        // holds the recent transcript (earlier calls too): the later
+        // call's routes first.
         .route(Route::reviewer(
             "tool-approve",
             "git push",
@@ -57,11 +58,6 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
         ))
         .route(Route::reviewer(
             "tool-approve",
-            "echo reviewed",
-            reviewer_verdict("allow", "harmless echo"),
-        ))
-        .route(Route::reviewer(
-            "tool-approve",
             "rm -rf build",
             reviewer_verdict("deny", "deletes files"),
         ))
@@ -69,6 +65,11 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
             "tool-appeal",
             "rm -rf build",
             reviewer_verdict("allow", "the user asked to clean the build"),
+        ))
+        .route(Route::reviewer(
+            "tool-approve",
+            "echo reviewed",
+            reviewer_verdict("allow", "harmless echo"),
         ));
     let server = MockServer::start(scenario).await.unwrap();
     let safety = json!({"reviewers": {"toolApprove": {}, "toolAppeal": {"contextMessages": 6}}});
@@ -94,8 +95,11 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
     assert!(!result.is_error);
     assert_eq!(result.permission_denials.len(), 1);
     assert!(
-        result.model_usage.contains_key("mock-model"),
-        "reviewer calls use the session's provider and model and count in its usage"
+        result.model_usage.contains_key("claude-haiku-4-5")
+            && result.model_usage.contains_key("claude-sonnet-4-5"),
+        "reviewer calls use the session's provider, their model class on Anthropic, and \
+         count in its usage: {:?}",
+        result.model_usage.keys().collect::<Vec<_>>()
     );
 
     // The appeal saw the conversation: the user's request is in it.
@@ -130,7 +134,11 @@ async fn approve_deny_appeal_allow_and_deny_are_decided_recorded_and_verified() 
             .collect::<Vec<_>>()
     );
     for r in &report.reviews {
-        assert_eq!(r.verdict.model, "mock-model");
+        let class = match r.verdict.reviewer.as_str() {
+            "tool-approve" => "claude-haiku-4-5",
+            _ => "claude-sonnet-4-5",
+        };
+        assert_eq!(r.verdict.model, class);
         assert_eq!(r.verdict.outcome, "decided");
         assert!(r.verdict.usage.is_some());
         let tool = report
@@ -160,15 +168,17 @@ async fn a_failed_review_follows_its_fail_mode_and_says_why() {
         .turn(bash("make slow-review"))
         .turn(bash("make babble"))
         .turn(Turn::text("done"))
-        .route(Route::reviewer(
-            "tool-approve",
-            "slow-review",
-            reviewer_verdict("allow", "too late").with_latency_ms(3_000),
-        ))
+        // The second call's question shows the first in its transcript:
+        // its route first.
         .route(Route::reviewer(
             "tool-approve",
             "babble",
             Turn::text("Looks fine to me!"),
+        ))
+        .route(Route::reviewer(
+            "tool-approve",
+            "slow-review",
+            reviewer_verdict("allow", "too late").with_latency_ms(3_000),
         ));
     let server = MockServer::start(scenario).await.unwrap();
     for (mode, runs) in [("closed", false), ("open", true)] {
@@ -410,4 +420,186 @@ async fn a_call_that_ignores_a_failure_is_refused_until_the_failure_is_addressed
     );
     assert!(client.verify_proofs().await.unwrap().ok);
     client.disconnect().await;
+}
+
+/// The last user message's text of a recorded request.
+fn last_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(|m| text_of(&m["content"]))
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_approve_sees_claude_md_and_the_request_and_intent_validate_names_its_check() {
+    let env = Env::new();
+    write_file(
+        env.ws().join("CLAUDE.md"),
+        "Always run the linter with `echo lint-ok` before you finish.\n",
+    );
+    let scenario = Scenario::new()
+        .turn(bash("echo lint-ok"))
+        .turn(Turn::text("Should I run the linter?"))
+        .turn(Turn::text("The linter ran; all clean."))
+        .route(Route::reviewer(
+            "tool-approve",
+            "echo lint-ok",
+            reviewer_verdict("allow", "CLAUDE.md asks for the linter"),
+        ))
+        .route(Route::when_system_contains(
+            "Tascer reviewer: intent-validate\n",
+            reviewer_verdict(
+                "incomplete",
+                "re-asked: the user already asked for the linter; report its result.",
+            ),
+        ));
+    let server = MockServer::start(scenario).await.unwrap();
+    let safety = json!({"reviewers": {"toolApprove": {}, "intentValidate": {}}});
+    // The project setting source: the session reads the project's CLAUDE.md.
+    let options = options(&server, &env, safety)
+        .setting_sources([tascer::guard::settings::SettingsSource::Project]);
+    let mut client = Client::connect(options).await.unwrap();
+    let messages = run(&mut client, "tidy up the code and lint it").await;
+    assert_eq!(
+        result_of(&messages).result.as_deref(),
+        Some("The linter ran; all clean.")
+    );
+
+    let requests = server.requests();
+    let approve = requests
+        .iter()
+        .find(|r| text_of(&r.body["system"]).contains("Tascer reviewer: tool-approve\n"))
+        .expect("tool-approve was asked");
+    let question = last_user_text(&approve.body);
+    let claude_md = env.ws().join("CLAUDE.md");
+    assert!(
+        question.contains(&format!(
+            "--- {} ---\nAlways run the linter with `echo lint-ok` before you finish.",
+            claude_md.display()
+        )),
+        "{question}"
+    );
+    assert!(
+        question.contains("The user's latest request: tidy up the code and lint it"),
+        "{question}"
+    );
+
+    let validate = requests
+        .iter()
+        .find(|r| text_of(&r.body["system"]).contains("Tascer reviewer: intent-validate\n"))
+        .expect("intent-validate was asked");
+    let system = text_of(&validate.body["system"]);
+    for check in [
+        "1. re-asked — ",
+        "2. off-topic — ",
+        "3. unrequested — ",
+        "4. incomplete — ",
+    ] {
+        assert!(system.contains(check), "{check}: {system}");
+    }
+    assert!(
+        last_user_text(&validate.body).contains("Should I run the linter?"),
+        "the final answer is reviewed"
+    );
+    // The block went back to the agent's model as the next user message.
+    let corrected = requests
+        .iter()
+        .filter(|r| !text_of(&r.body["system"]).contains(tascer_testkit::REVIEWER_MARK))
+        .map(|r| last_user_text(&r.body))
+        .find(|t| t.starts_with("Tascer intent-validate:"))
+        .expect("the correction reached the model");
+    assert!(
+        corrected.contains(
+            "do not ask the user what the conversation already answers. re-asked: the user \
+             already asked for the linter"
+        ),
+        "{corrected}"
+    );
+    let report = client.validation_report().await.unwrap();
+    let reasons: Vec<(&str, &str)> = report
+        .reviews
+        .iter()
+        .map(|r| (r.verdict.reviewer.as_str(), r.verdict.reason.as_str()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("tool-approve", "CLAUDE.md asks for the linter"),
+            (
+                "intent-validate",
+                "re-asked: the user already asked for the linter; report its result."
+            ),
+        ]
+    );
+    client.disconnect().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_anthropic_without_a_configured_model_each_reviewer_asks_its_class() {
+    let env = Env::new();
+    let scenario = Scenario::new()
+        .turn(bash("rm -rf build-output"))
+        .turn(Turn::text("done"))
+        .route(Route::reviewer(
+            "tool-approve",
+            "rm -rf",
+            reviewer_verdict("deny", "deletes files"),
+        ))
+        .route(Route::reviewer(
+            "tool-appeal",
+            "rm -rf",
+            reviewer_verdict("allow", "the user asked to clean"),
+        ));
+    let server = MockServer::start(scenario).await.unwrap();
+    let models = |server: &MockServer, name: &str| -> Vec<String> {
+        let mark = format!("{}{name}\n", tascer_testkit::REVIEWER_MARK);
+        server
+            .requests()
+            .iter()
+            .filter(|r| text_of(&r.body["system"]).contains(&mark))
+            .map(|r| r.body["model"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    for (reviewers, approve, appeal) in [
+        (
+            json!({"toolApprove": {"cacheTtlSeconds": 0}, "toolAppeal": {"cacheTtlSeconds": 0}}),
+            "claude-haiku-4-5",
+            "claude-sonnet-4-5",
+        ),
+        // A configured model wins over the class; an alias is resolved.
+        (
+            json!({"model": "mock-reviewer", "toolApprove": {"cacheTtlSeconds": 0},
+                   "toolAppeal": {"model": "opus", "cacheTtlSeconds": 0}}),
+            "mock-reviewer",
+            "claude-opus-4-5",
+        ),
+    ] {
+        server.clear_requests();
+        let mut client = Client::connect(options(&server, &env, json!({ "reviewers": reviewers })))
+            .await
+            .unwrap();
+        run(&mut client, "clean the build output").await;
+        assert_eq!(models(&server, "tool-approve"), [approve]);
+        assert_eq!(models(&server, "tool-appeal"), [appeal]);
+        // The agent itself still asks the session's model.
+        assert!(
+            server
+                .requests()
+                .iter()
+                .filter(|r| !text_of(&r.body["system"]).contains(tascer_testkit::REVIEWER_MARK))
+                .all(|r| r.body["model"] == "mock-model")
+        );
+        let report = client.validation_report().await.unwrap();
+        let recorded: Vec<&str> = report
+            .reviews
+            .iter()
+            .map(|r| r.verdict.model.as_str())
+            .collect();
+        assert_eq!(recorded, [approve, appeal], "the ledger has the ids sent");
+        client.disconnect().await;
+    }
 }

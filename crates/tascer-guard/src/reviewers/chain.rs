@@ -9,10 +9,13 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tascer_core::ToolCall;
 
+use super::approve::CallQuestion;
+use super::intent::correction;
+use super::memory::InstructionFile;
 use super::prompt::{input_text, parse_verdict, shown, system_prompt, transcript_text};
 use super::{
-    CORRECTION_PREFIX, CachedVerdict, FailMode, ModelCall, ReviewCache, ReviewModel, ReviewOutcome,
-    ReviewRecord, ReviewerConfig, ReviewerKind, ReviewersConfig, Transcript, TranscriptExcerpt,
+    CachedVerdict, FailMode, ModelCall, ReviewCache, ReviewModel, ReviewOutcome, ReviewRecord,
+    ReviewerConfig, ReviewerKind, ReviewersConfig, Transcript, TranscriptExcerpt,
 };
 
 /// A tool call that ran and failed, waiting for the agent to acknowledge it.
@@ -70,6 +73,7 @@ pub struct Reviewers {
     claude_dir: Option<PathBuf>,
     /// Its `plans/` directory, resolved once when first needed.
     pub(super) plans_dir: OnceLock<Option<PathBuf>>,
+    instructions: Vec<InstructionFile>,
 }
 
 impl std::fmt::Debug for Reviewers {
@@ -78,6 +82,7 @@ impl std::fmt::Debug for Reviewers {
             .field("config", &self.config)
             .field("cache", &self.cache.is_some())
             .field("transcript", &self.transcript.is_some())
+            .field("instructions", &self.instructions.len())
             .finish_non_exhaustive()
     }
 }
@@ -92,6 +97,7 @@ impl Reviewers {
             transcript: None,
             claude_dir: tascer_settings::claude_config_dir(),
             plans_dir: OnceLock::new(),
+            instructions: Vec::new(),
         }
     }
 
@@ -118,6 +124,13 @@ impl Reviewers {
     /// Shows reviewers this conversation.
     pub fn transcript(mut self, transcript: Arc<dyn Transcript>) -> Self {
         self.transcript = Some(transcript);
+        self
+    }
+
+    /// Shows `tool-approve` and `tool-appeal` the project's instruction
+    /// files (`CLAUDE.md`, …): the user's standing wishes.
+    pub fn instructions(mut self, files: Vec<InstructionFile>) -> Self {
+        self.instructions = files;
         self
     }
 
@@ -166,27 +179,19 @@ impl Reviewers {
     ) -> Option<CallReview> {
         let config = self.config.tool_approve.as_ref()?;
         let call_id = Some((call.tool_name.clone(), call.tool_use_id.clone()));
-        let about = format!(
-            "Tool call to review:\ntool: {}\ninput: {}\nworking directory: {}\n\nWhy the \
-             permission rules ask about it: {}",
-            call.tool_name,
-            input_text(&call.input),
-            call.cwd.display(),
-            shown(why)
-        );
+        let question = CallQuestion {
+            call,
+            why,
+            instructions: &self.instructions,
+        };
+        let (user, key) = question.approve(&self.excerpt(config));
         let approve = self
             .run(
                 config,
                 Question {
                     kind: ReviewerKind::ToolApprove,
-                    user: about.clone(),
-                    // The rules' wording of why they ask is left out:
-                    // the same call in the same place is the same question.
-                    key: json!({
-                        "tool": call.tool_name,
-                        "input": call.input,
-                        "cwd": call.cwd,
-                    }),
+                    user,
+                    key,
                     call: call_id.clone(),
                 },
                 deadline,
@@ -207,28 +212,14 @@ impl Reviewers {
         else {
             return Some(review);
         };
-        let excerpt = self.excerpt(appeal_config);
-        let user = format!(
-            "{about}\n\nThe first reviewer (tool-approve) denied it: {}\n\nThe user's latest \
-             request: {}\n\nRecent conversation (oldest first):\n{}",
-            shown(&review.reason),
-            excerpt.request.as_deref().map_or("(unknown)".into(), shown),
-            transcript_text(&excerpt)
-        );
+        let (user, key) = question.appeal(&review.reason, &self.excerpt(appeal_config));
         let appeal = self
             .run(
                 appeal_config,
                 Question {
                     kind: ReviewerKind::ToolAppeal,
                     user,
-                    key: json!({
-                        "tool": call.tool_name,
-                        "input": call.input,
-                        "cwd": call.cwd,
-                        "denied": review.reason,
-                        "request": excerpt.request,
-                        "transcript": transcript_text(&excerpt),
-                    }),
+                    key,
                     call: call_id,
                 },
                 deadline,
@@ -384,15 +375,25 @@ impl Reviewers {
                 deadline,
             )
             .await;
-        let block = (!record.passed).then(|| {
-            format!(
-                "{CORRECTION_PREFIX} the work does not yet match the request. {}",
-                record.reason
-            )
-        });
+        // The reason starts with the failed check's name (`re-asked: …`).
+        let block = (!record.passed).then(|| correction(&record.reason));
         StopReview {
             block,
             records: vec![record],
+        }
+    }
+
+    /// The model id a reviewer asks: the configured model (an alias
+    /// resolved), else the reviewer's class where the provider knows the
+    /// aliases, else the default. The id recorded and keyed is the one
+    /// sent.
+    fn model_id(&self, config: &ReviewerConfig, kind: ReviewerKind) -> String {
+        match &config.model {
+            Some(model) => self.model.resolve_model(model),
+            None => self
+                .model
+                .class_model(kind.default_model_class())
+                .unwrap_or_else(|| self.model.default_model()),
         }
     }
 
@@ -406,10 +407,7 @@ impl Reviewers {
         deadline: Option<Instant>,
     ) -> ReviewRecord {
         let started = Instant::now();
-        let model = config
-            .model
-            .clone()
-            .unwrap_or_else(|| self.model.default_model());
+        let model = self.model_id(config, q.kind);
         let key = json!({"reviewer": q.kind.name(), "model": model, "question": q.key});
         let cache = self.cache.as_ref().filter(|_| !config.cache_ttl.is_zero());
         let record = |passed, reason: String, outcome, error, model: String, usage| ReviewRecord {

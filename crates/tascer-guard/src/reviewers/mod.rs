@@ -3,19 +3,29 @@
 //! Seven reviewers, each optional ([`ReviewersConfig`], from the settings'
 //! `safety.reviewers`):
 //!
-//! - `tool-approve` answers a call the rules would ask a human about;
+//! - `tool-approve` answers a call the rules would ask a human about,
+//!   seeing the project's instruction files (`CLAUDE.md`, …), the user's
+//!   latest request and the last few messages;
 //! - `tool-appeal` looks again, with recent transcript context, at a call
 //!   `tool-approve` denied; its verdict is final;
 //! - `error-acknowledge`: after a failed tool call, the agent's next call
 //!   must acknowledge the failure, or it is refused with a reason telling
 //!   the agent to address it first;
 //! - `intent-validate`: on Stop, did the work match the user's request?
-//!   A "no" blocks the stop with a course correction;
+//!   It checks for a question the conversation already answered, an
+//!   off-topic question, an action nobody asked for and work claimed but
+//!   missing; a "no" blocks the stop with a course correction naming the
+//!   check;
 //! - the validators, on calls that would run and change something they
 //!   know (see [`validators`]): `plan-validate` (a plan that drifts from
 //!   the request), `style-drift` (an edit with unrequested cosmetic
 //!   changes) and `claude-md-validate` (a `CLAUDE.md` change against the
 //!   file's own conventions); a "no" refuses the call with what to redo.
+//!
+//! Each reviewer has a model class ([`ReviewerKind::default_model_class`]):
+//! Haiku for the quick ones, Sonnet for the ones that judge a whole
+//! conversation or a plan, used when no model is configured and the
+//! provider knows the aliases ([`ReviewModel::class_model`]).
 //!
 //! [`Reviewers`] runs them: each with a timeout, a cache and a fail mode,
 //! its answer parsed strictly (one JSON object `{"verdict", "reason"}`; a
@@ -24,9 +34,12 @@
 //! transcript a [`Transcript`], all implemented by the caller (the `tascer`
 //! crate). Every verdict is returned as a [`ReviewRecord`] for the ledger.
 
+mod approve;
 mod chain;
 mod change_review;
 mod excerpt;
+mod intent;
+mod memory;
 mod prompt;
 #[cfg(test)]
 pub(crate) mod test_model;
@@ -40,6 +53,8 @@ use tascer_core::Usage;
 
 pub use chain::{CallReview, FailedCall, Reviewers, StopReview};
 pub use excerpt::CORRECTION_PREFIX;
+pub use intent::{STOP_CHECKS, StopCheck};
+pub use memory::{INSTRUCTIONS_BYTES, InstructionFile};
 pub use prompt::{parse_verdict, system_prompt};
 
 pub use crate::safety::settings::FailMode;
@@ -98,6 +113,53 @@ impl ReviewerKind {
         let (yes, no) = self.verdicts();
         if pass { yes } else { no }
     }
+
+    /// The class of model asked when none is configured (and the provider
+    /// knows the aliases): Haiku for the quick, frequent questions about
+    /// one call, Sonnet for the ones that weigh a whole conversation.
+    pub fn default_model_class(self) -> ModelClass {
+        match self {
+            ReviewerKind::ToolApprove => ModelClass::Haiku,
+            ReviewerKind::ErrorAcknowledge => ModelClass::Haiku,
+            ReviewerKind::ToolAppeal => ModelClass::Sonnet,
+            ReviewerKind::IntentValidate => ModelClass::Sonnet,
+            ReviewerKind::StyleDrift => ModelClass::Haiku,
+            ReviewerKind::ClaudeMdValidate => ModelClass::Haiku,
+            ReviewerKind::PlanValidate => ModelClass::Sonnet,
+        }
+    }
+
+    /// Transcript messages shown unless `contextMessages` says otherwise:
+    /// 6 for `tool-approve` (asked about many calls, each with the user's
+    /// request anyway), [`DEFAULT_CONTEXT_MESSAGES`] for the others.
+    pub fn default_context_messages(self) -> usize {
+        match self {
+            ReviewerKind::ToolApprove => DEFAULT_APPROVE_CONTEXT_MESSAGES,
+            _ => DEFAULT_CONTEXT_MESSAGES,
+        }
+    }
+}
+
+/// A class of model, named by the alias every provider that knows aliases
+/// resolves (`haiku` → `claude-haiku-4-5` on Anthropic,
+/// `anthropic/claude-haiku-4.5` on OpenRouter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ModelClass {
+    /// Small and fast.
+    Haiku,
+    /// Stronger, slower.
+    Sonnet,
+}
+
+impl ModelClass {
+    /// The alias: `haiku` or `sonnet`.
+    pub fn alias(self) -> &'static str {
+        match self {
+            ModelClass::Haiku => "haiku",
+            ModelClass::Sonnet => "sonnet",
+        }
+    }
 }
 
 impl std::fmt::Display for ReviewerKind {
@@ -109,7 +171,11 @@ impl std::fmt::Display for ReviewerKind {
 /// One reviewer's configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReviewerConfig {
-    /// The model; `None` for the caller's default (the session's model).
+    /// The model configured (the reviewer's `model`, else
+    /// `reviewers.model`; an alias such as `haiku` is resolved by the
+    /// [`ReviewModel`]); `None`: the reviewer's model class when the
+    /// provider knows the aliases, else the caller's default (the
+    /// session's model).
     pub model: Option<String>,
     /// Longest wait for the verdict, model call included.
     pub timeout: Duration,
@@ -129,6 +195,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(3600);
 /// Default number of transcript messages shown.
 pub const DEFAULT_CONTEXT_MESSAGES: usize = 12;
+/// Default number of transcript messages `tool-approve` is shown.
+pub const DEFAULT_APPROVE_CONTEXT_MESSAGES: usize = 6;
 /// Default most Stops `intent-validate` blocks per session.
 pub const DEFAULT_MAX_BLOCKS: u32 = 2;
 
@@ -165,7 +233,9 @@ impl ReviewerConfig {
                 .cache_ttl_seconds
                 .map(Duration::from_secs)
                 .unwrap_or(DEFAULT_CACHE_TTL),
-            context_messages: s.context_messages.unwrap_or(DEFAULT_CONTEXT_MESSAGES),
+            context_messages: s
+                .context_messages
+                .unwrap_or_else(|| kind.default_context_messages()),
             max_blocks: s.max_blocks.unwrap_or(DEFAULT_MAX_BLOCKS),
         })
     }
@@ -350,8 +420,22 @@ pub trait ReviewModel: Send + Sync {
     /// Sends one request; `Err` says what went wrong (no verdict).
     fn complete<'a>(&'a self, call: &'a ModelCall) -> BoxFuture<'a, Result<ModelReply, String>>;
 
-    /// The model used when a reviewer names none.
+    /// The model used when a reviewer names none and has no class the
+    /// provider knows.
     fn default_model(&self) -> String;
+
+    /// `model` as the provider spells it (an alias such as `haiku`
+    /// resolved); by default as given.
+    fn resolve_model(&self, model: &str) -> String {
+        model.to_string()
+    }
+
+    /// The provider's model of `class`, when it knows the aliases; by
+    /// default none (the [`default_model`](Self::default_model) is used).
+    fn class_model(&self, class: ModelClass) -> Option<String> {
+        let _ = class;
+        None
+    }
 }
 
 /// A cached verdict.
