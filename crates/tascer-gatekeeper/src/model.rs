@@ -58,7 +58,8 @@ impl GateQuestion {
         }
     }
 
-    /// Its name as an agent in the webhooks' `agents`.
+    /// Its name as an agent in the webhooks' `agents` (a commit message is
+    /// not a verdict, and is not reported as one).
     pub fn agent(self) -> &'static str {
         match self {
             GateQuestion::Confirm => "confirm",

@@ -32,7 +32,7 @@ pub enum AgentLevel {
 #[non_exhaustive]
 pub struct AgentVerdict {
     /// The agent: a reviewer (`tool-approve`, …) or a gatekeeper tool's
-    /// model (`confirm`, `validate_intent`, `commit_message`).
+    /// model (`confirm`, `validate_intent`).
     pub agent: String,
     /// `pass`, `block` or `error`.
     pub level: AgentLevel,
