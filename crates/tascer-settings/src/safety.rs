@@ -315,3 +315,37 @@ impl WebhookSettings {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_events_are_hook_events_or_mcp_tool_call() {
+        let hook: WebhookSettings = serde_json::from_str(
+            r#"{"url": "https://x.example", "events": ["Stop", "McpToolCall"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            hook.events,
+            Some(vec![
+                WebhookEvent::Hook(HookEvent::Stop),
+                WebhookEvent::McpToolCall
+            ])
+        );
+        assert_eq!(
+            serde_json::to_value(&hook.events).unwrap(),
+            serde_json::json!(["Stop", "McpToolCall"])
+        );
+        let err = serde_json::from_str::<WebhookSettings>(
+            r#"{"url": "https://x.example", "events": ["McpToolCalls"]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("unknown webhook event \"McpToolCalls\""),
+            "{err}"
+        );
+    }
+}
