@@ -402,13 +402,13 @@ fn reviewer_routes(scenario: Scenario) -> Scenario {
         ))
 }
 
-/// Settings with the two call reviewers and one webhook for `events`.
-fn reviewed_settings(dir: &Path, url: &str, events: Value) {
+/// Settings with the `reviewers` and one webhook for `events`.
+fn reviewed_settings(dir: &Path, url: &str, events: Value, reviewers: Value) {
     std::fs::create_dir_all(dir.join(".tascer")).unwrap();
     std::fs::write(
         dir.join(".tascer/settings.json"),
         json!({
-            "safety": {"reviewers": {"toolApprove": {}, "toolAppeal": {}}},
+            "safety": {"reviewers": reviewers},
             "webhooks": [{"url": url, "events": events}],
         })
         .to_string(),
@@ -455,22 +455,33 @@ fn tascer_hook_payloads_carry_each_reviewers_verdict_as_agents() {
     let work = tempfile::tempdir().unwrap();
     let user_home = tempfile::tempdir().unwrap();
     let receiver = Receiver::start(|_| (200, Duration::ZERO));
-    reviewed_settings(work.path(), &receiver.url, json!(["PreToolUse"]));
-    let server = MockServer::start_blocking(reviewer_routes(Scenario::new())).unwrap();
+    reviewed_settings(
+        work.path(),
+        &receiver.url,
+        json!(["PreToolUse", "Stop"]),
+        json!({"toolApprove": {}, "toolAppeal": {}, "intentValidate": {}}),
+    );
+    let server = MockServer::start_blocking(reviewer_routes(Scenario::new()).route(
+        Route::when_system_contains(
+            "Tascer reviewer: intent-validate\n",
+            reviewer_verdict("incomplete", "Run the build's tests too."),
+        ),
+    ))
+    .unwrap();
     let transcript = work.path().join("t.jsonl");
     let line = json!({"type": "user", "message": {"role": "user", "content": "build it"}});
     std::fs::write(&transcript, format!("{line}\n")).unwrap();
-    let pre = |id: &str, command: &str| -> Value {
-        let event = json!({
-            "hook_event_name": "PreToolUse",
+    let hook = |name: &str, extra: Value| -> Value {
+        let mut event = json!({
+            "hook_event_name": name,
             "session_id": SESSION,
             "transcript_path": transcript.display().to_string(),
             "cwd": work.path().display().to_string(),
             "permission_mode": "default",
-            "tool_name": "Bash",
-            "tool_input": {"command": command},
-            "tool_use_id": id,
         });
+        for (k, v) in extra.as_object().unwrap() {
+            event[k] = v.clone();
+        }
         let mut cmd = tascer(home.path(), work.path());
         cmd.arg("hook")
             .env("ANTHROPIC_API_KEY", "test-key")
@@ -478,16 +489,24 @@ fn tascer_hook_payloads_carry_each_reviewers_verdict_as_agents() {
             .env("HOME", user_home.path());
         let out = run_with_stdin(cmd, &event.to_string());
         assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()["hookSpecificOutput"].clone()
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let pre = |id: &str, command: &str| -> Value {
+        let input =
+            json!({"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": id});
+        hook("PreToolUse", input)["hookSpecificOutput"].clone()
     };
     let denied = pre("t-push", "git push origin main");
     assert_eq!(denied["permissionDecision"], "deny", "{denied}");
     let allowed = pre("t-build", "make build");
     assert_eq!(allowed["permissionDecision"], "allow", "{allowed}");
+    let stop = hook(
+        "Stop",
+        json!({"stop_hook_active": false, "last_assistant_message": "Built."}),
+    );
+    assert_eq!(stop["decision"], "block", "{stop}");
 
-    wait_for(30, "both PreToolUse events", || {
-        receiver.delivered().len() == 2
-    });
+    wait_for(30, "the three events", || receiver.delivered().len() == 3);
     let push = pre_event(&receiver, "t-push");
     let told = denied["permissionDecisionReason"].as_str().unwrap();
     assert_push_blocked(&push["tascer"]["agents"], told, "t-push");
@@ -502,6 +521,21 @@ fn tascer_hook_payloads_carry_each_reviewers_verdict_as_agents() {
     assert_eq!(agents[0]["problem"], Value::Null);
     assert_eq!(agents[0]["answer"], Value::Null);
     assert_eq!(agents[0]["tool_use_id"], "t-build");
+
+    // The stop's correction is intent-validate's answer.
+    let events = receiver.delivered();
+    let stopped = events
+        .iter()
+        .find(|e| e["hook_event_name"] == "Stop")
+        .unwrap();
+    let agents = stopped["tascer"]["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    assert_eq!(agents[0]["agent"], "intent-validate");
+    assert_eq!(agents[0]["level"], "block");
+    assert_eq!(agents[0]["verdict"], "incomplete");
+    assert_eq!(agents[0]["problem"], "Run the build's tests too.");
+    assert_eq!(agents[0]["answer"], stop["reason"]);
+    assert_eq!(agents[0]["tool_use_id"], Value::Null);
 }
 
 #[test]
@@ -509,7 +543,12 @@ fn a_tascer_run_session_carries_each_reviewers_verdict_as_agents() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let receiver = Receiver::start(|_| (200, Duration::ZERO));
-    reviewed_settings(work.path(), &receiver.url, json!(["PreToolUse"]));
+    reviewed_settings(
+        work.path(),
+        &receiver.url,
+        json!(["PreToolUse"]),
+        json!({"toolApprove": {}, "toolAppeal": {}}),
+    );
     let server = MockServer::start_blocking(reviewer_routes(
         Scenario::new()
             .turn(Turn::new().with_tool_id("t-build", "Bash", json!({"command": "make build"})))
