@@ -599,12 +599,32 @@ fn git(repo: &Path, args: &[&str]) {
     assert!(out.is_ok(), "git {args:?}: {out:?}");
 }
 
-/// `tascer mcp serve` over stdio on `repo`, asking the mock at `url`.
+/// The children of process `pid` that exited and were not waited for.
+fn zombie_children(pid: u32) -> Vec<String> {
+    let mut zombies = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: comm may hold spaces, so split after it.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") && fields.get(1) == Some(&pid.to_string().as_str()) {
+            zombies.push(stat);
+        }
+    }
+    zombies
+}
+
+/// `tascer mcp serve` over stdio on `repo`, asking the mock at `url`, and
+/// its process id.
 async fn mcp_serve(
     repo: &Path,
     home: &Path,
     url: &str,
-) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+) -> (rmcp::service::RunningService<rmcp::RoleClient, ()>, u32) {
     use rmcp::ServiceExt;
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tascer"));
     cmd.args(["mcp", "serve", "--cwd"])
@@ -616,9 +636,10 @@ async fn mcp_serve(
         .env_remove("TASCER_REVIEW_MODEL")
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL");
-    ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap())
-        .await
-        .expect("initialize tascer mcp serve")
+    let child = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    let pid = child.id().unwrap();
+    let client = ().serve(child).await.expect("initialize tascer mcp serve");
+    (client, pid)
 }
 
 async fn mcp_call(
@@ -660,7 +681,7 @@ async fn mcp_tool_calls_deliver_mcp_tool_call_events_with_the_verdict_and_agents
     ))
     .await
     .unwrap();
-    let client = mcp_serve(repo.path(), home.path(), &model.url()).await;
+    let (client, server_pid) = mcp_serve(repo.path(), home.path(), &model.url()).await;
     std::fs::write(repo.path().join("a.txt"), "two\n").unwrap();
     let check = mcp_call(&client, "check", json!({})).await;
     assert_eq!(check["structuredContent"]["passed"], true, "{check}");
@@ -669,11 +690,19 @@ async fn mcp_tool_calls_deliver_mcp_tool_call_events_with_the_verdict_and_agents
         confirm["structuredContent"]["verdict"], "DECLINED",
         "{confirm}"
     );
-    client.cancel().await.unwrap();
 
     wait_for(30, "the two McpToolCall events", || {
         receiver.delivered().len() == 2
     });
+    // The flusher the server started ends with the outbox empty, and the
+    // server, still running, has waited for it.
+    wait_for(30, "the flusher to end", || {
+        status(home.path(), repo.path())["flusher_running"] == false
+    });
+    wait_for(10, "no zombie child of the server", || {
+        zombie_children(server_pid).is_empty()
+    });
+    client.cancel().await.unwrap();
     let events = receiver.delivered();
     let event = |tool: &str| {
         events
