@@ -7,12 +7,11 @@
 use std::path::Path;
 
 use serde_json::{Map, Value};
-
-use crate::error::text;
-use crate::git;
 use tascer::reviewer::{AgentLevel, AgentVerdict};
 
+use crate::error::text;
 use crate::events::note_agent;
+use crate::git;
 use crate::model::{self, GateModel, GateQuestion, MODEL_DIFF_BYTES};
 use crate::server::{ConfirmRecord, Server, str_arg};
 

@@ -8,10 +8,10 @@
 //! `tascer-claude`): they connect the same reviewers over the provider of
 //! their environment ([`reviewers`]) and record their verdicts as a loop
 //! session does ([`verdict_entries`], [`intent_blocks`]), and give the
-//! webhooks each agent's verdict in one shape ([`agent_verdicts`]). [`ask_model`] is
-//! the reviewers' one kind of model call (a system prompt, one user
-//! message, the answer's text), for hosts that ask a model questions of
-//! their own (the gatekeeper).
+//! webhooks each agent's verdict in one shape ([`agent_verdicts`]).
+//! [`ask_model`] is the reviewers' one kind of model call (a system
+//! prompt, one user message, the answer's text), for hosts that ask a
+//! model questions of their own (the gatekeeper).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,13 +3,12 @@
 //! session (its JSONL transcript) or a stored Tascer session.
 
 use serde_json::{Map, Value, json};
+use tascer::reviewer::{AgentLevel, AgentVerdict};
 use tascer::{ContentBlock, Message, UserContent};
 use tascer_mcp::ServeToolResult;
 
 use crate::claude_sessions::{self, TOOL_RESULT_CHARS};
 use crate::error::{GatekeeperError, Result};
-use tascer::reviewer::{AgentLevel, AgentVerdict};
-
 use crate::events::note_agent;
 use crate::model::{self, GateModel, GateQuestion};
 use crate::server::{Server, str_arg, tool_error};
