@@ -142,6 +142,11 @@ impl HookSession {
         if admitted.decision.is_some() {
             entries.push((EntryKind::PermissionDecision, record.permission.clone()));
         }
+        let told = match &answer {
+            HostAnswer::Deny { reason } => Some(reason.as_str()),
+            _ => None,
+        };
+        self.note_agents(&admitted.reviews, told);
         if let HostAnswer::Deny { reason } = &answer {
             // Refused: the record is closed in the same transaction.
             let message = match &admitted.verdict {

@@ -200,6 +200,7 @@ impl HookSession {
             .await;
         if !review.records.is_empty() {
             self.write(verdict_entries(&review.records), &[])?;
+            self.note_agents(&review.records, review.block.as_deref());
         }
         Ok(match review.block {
             Some(reason) => HookReply::json(&json!({"decision": "block", "reason": reason})),

@@ -23,6 +23,9 @@ pub(crate) struct HookSession {
     pub(crate) hook_common: HookCommon,
     settings: OnceLock<Result<LoadedSettings, String>>,
     local_db: OnceLock<Result<Arc<Db>, String>>,
+    /// The agents' verdicts this event produced, for the webhooks
+    /// (`tascer.agents`).
+    agents: parking_lot::Mutex<Vec<Value>>,
 }
 
 impl HookSession {
@@ -57,6 +60,7 @@ impl HookSession {
             ledger,
             settings: OnceLock::new(),
             local_db: OnceLock::new(),
+            agents: parking_lot::Mutex::new(Vec::new()),
         };
         session.start_if_new(input)?;
         Ok(session)
@@ -68,6 +72,24 @@ impl HookSession {
     /// ([`Backend::bound_wal`](tascer_store::Backend::bound_wal)).
     pub(crate) fn close(self) {
         self.ledger.store().backend().bound_wal();
+    }
+
+    /// Keeps the reviewers' verdicts of this event for its webhook
+    /// payload; `told` is what Claude Code was told when they refused
+    /// the call or blocked the stop.
+    pub(crate) fn note_agents(
+        &self,
+        records: &[tascer_guard::reviewers::ReviewRecord],
+        told: Option<&str>,
+    ) {
+        self.agents
+            .lock()
+            .extend(tascer::reviewer::agent_verdicts(records, told));
+    }
+
+    /// The agents' verdicts kept by [`Self::note_agents`].
+    pub(crate) fn agents(&self) -> Vec<Value> {
+        self.agents.lock().clone()
     }
 
     /// The session's first event opens its ledger session.

@@ -1,6 +1,7 @@
-//! Every hook event, as Claude Code sent it and with Tascer's answer,
-//! queued for the settings' webhooks (`tascer-webhook`); the process that
-//! answered starts the flusher that delivers them.
+//! Every hook event, as Claude Code sent it and with Tascer's answer and
+//! each reviewer's verdict (`agents`), queued for the settings' webhooks
+//! (`tascer-webhook`); the process that answered starts the flusher that
+//! delivers them.
 
 use serde_json::{Value, json};
 use tascer_guard::hooks::HookEvent;
@@ -44,6 +45,7 @@ impl HookSession {
             "answer": answer,
             "message": Some(&reply.stderr).filter(|m| !m.is_empty()),
             "transcript_path": text(input, "transcript_path"),
+            "agents": self.agents(),
         });
         sink.send(event, input.clone(), tascer)
     }

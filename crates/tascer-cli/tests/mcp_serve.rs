@@ -510,6 +510,119 @@ async fn reviewer_model_decides_and_writes() {
     client.cancel().await.unwrap();
 }
 
+/// The model of the request to the mock whose system prompt contains
+/// `system`.
+fn model_asked(model: &MockServer, system: &str) -> String {
+    let request = model
+        .requests()
+        .into_iter()
+        .find(|r| r.body["system"].to_string().contains(system))
+        .unwrap_or_else(|| panic!("no request with {system:?}"));
+    request.body["model"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn each_tool_asks_the_model_its_settings_or_environment_name() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    repo_with_check(repo.path(), "true", "true");
+    let mut settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(".tascer/settings.json")).unwrap(),
+    )
+    .unwrap();
+    settings["mcpServe"] = json!({"models": {"confirm": "confirm-model-x"}});
+    std::fs::write(
+        repo.path().join(".tascer/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let scenario = Scenario::new()
+        .conversation(
+            "meant to do:",
+            vec![Turn::text(
+                r#"{"verdict": "CONFIRMED", "reasons": ["fine"]}"#,
+            )],
+        )
+        .conversation(
+            "User's request:",
+            vec![Turn::text(
+                r#"{"aligned": true, "drift": [], "summary": "Did what was asked."}"#,
+            )],
+        );
+    let model = MockServer::start(scenario).await.unwrap();
+    let url = model.url();
+    // The setting beats the tool's variable; validate_intent's variable
+    // names an alias, sent as the provider's id.
+    let client = serve_with(
+        repo.path(),
+        home.path(),
+        &[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", &url),
+            ("TASCER_MCP_MODEL_CONFIRM", "env-confirm-model"),
+            ("TASCER_MCP_MODEL_VALIDATE_INTENT", "haiku"),
+            ("TASCER_REVIEW_MODEL", "review-model"),
+        ],
+    )
+    .await;
+    std::fs::write(repo.path().join("a.txt"), "two\n").unwrap();
+    let r = call(&client, "check", json!({})).await;
+    assert_eq!(r["structuredContent"]["passed"], true, "{r}");
+    let r = call(&client, "confirm", json!({})).await;
+    assert_eq!(r["structuredContent"]["verdict"], "CONFIRMED", "{r}");
+    assert_eq!(
+        r["structuredContent"]["reviewed_by"], "anthropic/confirm-model-x",
+        "{r}"
+    );
+    assert!(
+        r["structuredContent"]["model_from"]
+            .as_str()
+            .unwrap()
+            .starts_with("mcpServe.models.confirm in "),
+        "{r}"
+    );
+    let r = call(
+        &client,
+        "validate_intent",
+        json!({"transcript": "USER: fix the typo", "request": "fix the typo"}),
+    )
+    .await;
+    assert_eq!(r["structuredContent"]["aligned"], true, "{r}");
+    assert_eq!(
+        r["structuredContent"]["reviewed_by"], "anthropic/claude-haiku-4-5",
+        "{r}"
+    );
+    assert_eq!(
+        r["structuredContent"]["model_from"], "TASCER_MCP_MODEL_VALIDATE_INTENT",
+        "{r}"
+    );
+    assert_eq!(
+        model_asked(&model, "strict code reviewer"),
+        "confirm-model-x"
+    );
+    assert_eq!(
+        model_asked(&model, "You audit an AI coding agent"),
+        "claude-haiku-4-5"
+    );
+
+    // An unknown tool under mcpServe.models is an error, not ignored.
+    settings["mcpServe"] = json!({"models": {"review": "opus"}});
+    std::fs::write(
+        repo.path().join(".tascer/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let r = call(
+        &client,
+        "validate_intent",
+        json!({"transcript": "USER: fix the typo"}),
+    )
+    .await;
+    assert!(is_error(&r), "{r}");
+    assert!(text(&r).contains("unknown tool \"review\""), "{r}");
+    client.cancel().await.unwrap();
+}
+
 /// A repository with one commit whose only check is its Makefile's
 /// `check` target, which fails while `a.txt` says BROKEN.
 fn repo_with_makefile(dir: &Path) {

@@ -7,10 +7,12 @@
 use std::path::Path;
 
 use serde_json::{Map, Value};
+use tascer::reviewer::{AgentLevel, AgentVerdict};
 
 use crate::error::text;
+use crate::events::note_agent;
 use crate::git;
-use crate::model::{self, GateModel, MODEL_DIFF_BYTES};
+use crate::model::{self, GateModel, GateQuestion, MODEL_DIFF_BYTES};
 use crate::server::{ConfirmRecord, Server, str_arg};
 
 /// `confirm`'s binary answer.
@@ -43,6 +45,9 @@ pub(crate) struct Decision {
     pub reviewed_by: Option<String>,
     /// The working-tree digest decided on (`None` when it could not be read).
     pub digest: Option<String>,
+    /// Where the reviewer's model was chosen (`mcpServe.models.confirm in
+    /// …`, an environment variable, `default`), when one was asked.
+    pub model_from: Option<String>,
 }
 
 impl Decision {
@@ -53,6 +58,7 @@ impl Decision {
             reasons: vec![reason],
             reviewed_by: None,
             digest,
+            model_from: None,
         }
     }
 }
@@ -76,8 +82,15 @@ impl Server {
         if let Err(reason) = self.ready_to_confirm(repo, &digest).await {
             return Decision::declined(reason, Some(digest));
         }
-        let Some(reviewer) = GateModel::from_env() else {
-            return self.unreviewed(repo, digest);
+        let reviewer = match GateModel::for_question(GateQuestion::Confirm, repo, &self.home) {
+            Ok(Some(reviewer)) => reviewer,
+            Ok(None) => return self.unreviewed(repo, digest),
+            Err(e) => {
+                return Decision::declined(
+                    format!("cannot choose confirm's model: {}", text(&e)),
+                    Some(digest),
+                );
+            }
         };
         let diff = match git::review_diff(repo, MODEL_DIFF_BYTES).await {
             Ok(d) => d,
@@ -91,14 +104,28 @@ impl Server {
         let intent = str_arg(args, "intent").unwrap_or("(not given)");
         let prompt = format!("What the change is meant to do: {intent}\n\nDiff:\n{diff}");
         let reviewed_by = Some(reviewer.name());
-        match reviewer.ask(model::CONFIRM_SYSTEM, prompt).await {
-            Ok(answer) => reviewed(&answer, reviewed_by, digest),
-            Err(e) => Decision {
-                verdict: Verdict::Declined,
-                reasons: vec![text(&e), "fails closed: no review, no confirmation".into()],
-                reviewed_by,
-                digest: Some(digest),
-            },
+        let (decision, agent) = match reviewer.ask(model::CONFIRM_SYSTEM, prompt).await {
+            Ok(answer) => {
+                let (decision, malformed) = reviewed(&answer.text, reviewed_by, digest);
+                let agent = confirm_agent(&decision, &answer.model, answer.duration_ms, malformed);
+                (decision, agent)
+            }
+            Err(e) => {
+                let decision = Decision {
+                    verdict: Verdict::Declined,
+                    reasons: vec![text(&e), "fails closed: no review, no confirmation".into()],
+                    reviewed_by,
+                    digest: Some(digest),
+                    model_from: None,
+                };
+                let agent = confirm_agent(&decision, reviewer.model(), 0, true);
+                (decision, agent)
+            }
+        };
+        note_agent(&agent);
+        Decision {
+            model_from: Some(reviewer.chosen_by().to_owned()),
+            ..decision
         }
     }
 
@@ -123,6 +150,7 @@ impl Server {
                 ],
                 reviewed_by: None,
                 digest: Some(digest),
+                model_from: None,
             },
             Ok(_) => Decision::declined(
                 format!(
@@ -183,10 +211,38 @@ impl Server {
     }
 }
 
+/// The `confirm` agent's verdict on `decision` (for the webhooks), by
+/// `model`; `failed` when there was no usable answer (a provider error, an
+/// answer without a verdict): it failed closed.
+fn confirm_agent(decision: &Decision, model: &str, duration_ms: u64, failed: bool) -> AgentVerdict {
+    let confirmed = decision.verdict == Verdict::Confirmed;
+    let level = match (failed, confirmed) {
+        (true, _) => AgentLevel::Error,
+        (false, true) => AgentLevel::Pass,
+        (false, false) => AgentLevel::Block,
+    };
+    let mut agent = AgentVerdict::new(
+        GateQuestion::Confirm.agent(),
+        model,
+        decision.verdict.as_str(),
+        level,
+    );
+    agent.duration_ms = duration_ms;
+    if failed {
+        agent.outcome = "failed_closed".into();
+    }
+    if !confirmed {
+        let reasons = decision.reasons.join("; ");
+        agent.answer = Some(format!("{}: {reasons}", decision.verdict.as_str()));
+        agent.problem = Some(reasons);
+    }
+    agent
+}
+
 /// The decision the reviewer's `answer` holds: its verdict and reasons
 /// (a passing check first when it confirms); an answer without a verdict
-/// declines.
-fn reviewed(answer: &str, reviewed_by: Option<String>, digest: String) -> Decision {
+/// declines (and the second value is true).
+fn reviewed(answer: &str, reviewed_by: Option<String>, digest: String) -> (Decision, bool) {
     let parsed = model::extract_json(answer);
     let verdict = parsed
         .as_ref()
@@ -203,6 +259,7 @@ fn reviewed(answer: &str, reviewed_by: Option<String>, digest: String) -> Decisi
                 .collect()
         })
         .unwrap_or_default();
+    let mut malformed = false;
     let verdict = match verdict.as_deref() {
         Some("CONFIRMED") => {
             reasons.insert(0, CHECK_PASSED.into());
@@ -214,15 +271,18 @@ fn reviewed(answer: &str, reviewed_by: Option<String>, digest: String) -> Decisi
                 "the reviewer's answer has no verdict: {}",
                 answer.chars().take(500).collect::<String>()
             )];
+            malformed = true;
             Verdict::Declined
         }
     };
-    Decision {
+    let decision = Decision {
         verdict,
         reasons,
         reviewed_by,
         digest: Some(digest),
-    }
+        model_from: None,
+    };
+    (decision, malformed)
 }
 
 /// Why `commit` may not commit the state `digest` after `confirm`, if it

@@ -81,6 +81,9 @@ pub enum GatekeeperError {
     /// Tascer's settings (rules, policies, hooks) could not be loaded.
     #[error(transparent)]
     Settings(Box<tascer::Error>),
+    /// A settings file's `mcpServe` section is malformed (`models`).
+    #[error(transparent)]
+    McpServeSettings(#[from] tascer_settings::FileError),
     /// The reviewer model's call failed.
     #[error("the reviewer model {model} failed")]
     GateModel {

@@ -31,6 +31,7 @@ mod check_plan;
 mod claude_sessions;
 mod decision;
 mod error;
+mod events;
 mod git;
 mod model;
 mod server;

@@ -20,6 +20,7 @@ use tascer_mcp::ServeToolResult;
 
 use crate::admit::{Admitter, Refused};
 use crate::error::{GatekeeperError, Result, text};
+use crate::events::{EventSink, ToolCallEvent};
 use crate::git;
 
 /// The last check of a repository.
@@ -68,6 +69,8 @@ pub(crate) struct Server {
     pub ledger_session: String,
     /// The ledger, opened on the first record.
     ledger: Mutex<Option<Ledger>>,
+    /// Where each call's `McpToolCall` event is queued for the webhooks.
+    events: EventSink,
 }
 
 /// A string argument, trimmed; `None` when absent or blank.
@@ -93,12 +96,34 @@ impl Server {
     /// ledger session of its own.
     pub fn new(cwd: PathBuf, home: PathBuf) -> Server {
         Server {
-            home,
             cwd,
             repos: Mutex::default(),
             ledger_session: format!("mcp-serve-{}", uuid::Uuid::new_v4()),
             ledger: Mutex::new(None),
+            events: EventSink::new(home.clone()),
+            home,
         }
+    }
+
+    /// Queues the `McpToolCall` event of a call of `tool` with `args`
+    /// (its result and the agents' verdicts it obtained) for the webhooks
+    /// of the directory it acted on (its `working_dir`, else the
+    /// server's).
+    pub fn tool_event(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        result: &ServeToolResult,
+        agents: Vec<Value>,
+    ) {
+        let dir = self.working_dir(args).unwrap_or_else(|_| self.cwd.clone());
+        let call = ToolCallEvent {
+            tool,
+            args,
+            dir: &dir,
+            session: &self.ledger_session,
+        };
+        self.events.send(call, result, agents);
     }
 
     /// The directory a call names: `working_dir` (the framework's

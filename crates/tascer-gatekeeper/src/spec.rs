@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tascer_mcp::{McpServerSpec, ServeToolResult, ServedTool, ToolCallContext};
 
+use crate::events::collect_agents;
 use crate::server::Server;
 
 /// What the server tells clients about itself.
@@ -48,7 +49,9 @@ fn path_prop() -> Value {
     json!({"type": "string", "description": "A directory of the repository, relative to working_dir (kept for older callers)"})
 }
 
-/// Registers one tool whose handler calls `f` on the shared server.
+/// Registers one tool whose handler calls `f` on the shared server, then
+/// queues the call's `McpToolCall` event for the webhooks (see
+/// `events.rs`).
 fn tool<F, Fut>(
     server: &Arc<Server>,
     name: &str,
@@ -62,8 +65,15 @@ where
     Fut: std::future::Future<Output = ServeToolResult> + Send + 'static,
 {
     let server = server.clone();
+    let tool_name = name.to_owned();
     ServedTool::new(name, description, schema, move |args, ctx| {
-        f(server.clone(), args, ctx)
+        let call = f(server.clone(), args.clone(), ctx);
+        let (server, tool_name) = (server.clone(), tool_name.clone());
+        async move {
+            let (result, agents) = collect_agents(call).await;
+            server.tool_event(&tool_name, &args, &result, agents);
+            result
+        }
     })
     .annotations(json!({"readOnlyHint": read_only}))
 }

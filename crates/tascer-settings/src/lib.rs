@@ -42,8 +42,9 @@
 //! not stop them; errors are [`FileError`]s): `store`, a per-host setting
 //! that only the home's own file sets ([`HostSettings`]), and `check`,
 //! the repository's lint and test commands ([`check_settings`]).
-//! `mcpServe.confirmWithoutModel` is read the same way, from the project's
-//! files and then the home's ([`confirm_without_model`]).
+//! `mcpServe.confirmWithoutModel` and `mcpServe.models` are read the same
+//! way, from the project's files and then the home's
+//! ([`confirm_without_model`], [`mcp_model`]).
 
 mod check;
 mod claude_paths;
@@ -69,7 +70,9 @@ pub use file::{parse, read_json};
 pub use home::{HOME_SETTINGS_FILE, HostSettings, STORE, home_settings_file};
 pub use layers::{LayeredSettings, SettingsLayer, SettingsSource};
 pub use loader::{SettingsFile, SettingsLoader};
-pub use mcp_serve::{CONFIRM_WITHOUT_MODEL, confirm_without_model};
+pub use mcp_serve::{
+    CONFIRM_WITHOUT_MODEL, MCP_MODEL_TOOLS, MCP_MODELS, confirm_without_model, mcp_model,
+};
 pub use policies::{FileAccessSettings, McpPolicySettings, PoliciesSettings};
 pub use project::{CLAUDE_PROJECT_DIR, project_root};
 pub use sandbox::{SANDBOX, SandboxSettings};

@@ -179,9 +179,10 @@ pub enum FailMode {
 pub struct WebhookSettings {
     /// Where events are POSTed (`http://` or `https://`).
     pub url: String,
-    /// The hook events sent (default: every event).
+    /// The events sent (default: every event): hook event names, and
+    /// `McpToolCall` for the gatekeeper's tool calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<Vec<HookEvent>>,
+    pub events: Option<Vec<WebhookEvent>>,
     /// Extra request headers (e.g. `Authorization`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
@@ -256,6 +257,65 @@ impl SafetySettings {
     }
 }
 
+/// An event a webhook may receive: a hook event, or a tool call of the
+/// gatekeeper (`tascer mcp serve`). Written as its name (`"PreToolUse"`,
+/// `"McpToolCall"`); any other name is an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WebhookEvent {
+    /// A hook event (`PreToolUse`, `Stop`, …).
+    Hook(HookEvent),
+    /// A gatekeeper tool call (`check`, `confirm`, `commit`, `push`,
+    /// `validate_intent`, the audit tools) under `tascer mcp serve`.
+    McpToolCall,
+}
+
+impl WebhookEvent {
+    /// The event's name, as written in settings and in the payload's
+    /// `hook_event_name`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookEvent::Hook(event) => event.as_str(),
+            WebhookEvent::McpToolCall => "McpToolCall",
+        }
+    }
+}
+
+impl From<HookEvent> for WebhookEvent {
+    fn from(event: HookEvent) -> Self {
+        WebhookEvent::Hook(event)
+    }
+}
+
+impl std::str::FromStr for WebhookEvent {
+    type Err = String;
+
+    /// A hook event's name, or `McpToolCall` (case-sensitive).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        if name == "McpToolCall" {
+            return Ok(WebhookEvent::McpToolCall);
+        }
+        name.parse::<HookEvent>()
+            .map(WebhookEvent::Hook)
+            .map_err(|_| {
+                format!("unknown webhook event {name:?}: expected a hook event name or McpToolCall")
+            })
+    }
+}
+
+impl Serialize for WebhookEvent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for WebhookEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl WebhookSettings {
     /// Checks the URL scheme and the numbers.
     pub fn validate(&self) -> Result<(), String> {
@@ -273,5 +333,39 @@ impl WebhookSettings {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_events_are_hook_events_or_mcp_tool_call() {
+        let hook: WebhookSettings = serde_json::from_str(
+            r#"{"url": "https://x.example", "events": ["Stop", "McpToolCall"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            hook.events,
+            Some(vec![
+                WebhookEvent::Hook(HookEvent::Stop),
+                WebhookEvent::McpToolCall
+            ])
+        );
+        assert_eq!(
+            serde_json::to_value(&hook.events).unwrap(),
+            serde_json::json!(["Stop", "McpToolCall"])
+        );
+        let err = serde_json::from_str::<WebhookSettings>(
+            r#"{"url": "https://x.example", "events": ["McpToolCalls"]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("unknown webhook event \"McpToolCalls\""),
+            "{err}"
+        );
     }
 }

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 use tascer_core::HookEvent;
+pub use tascer_settings::safety::WebhookEvent;
 use tascer_settings::safety::WebhookSettings;
 use tascer_store::{Db, Enqueued, NewDelivery, StoreError, WebhookOutbox, now_ms};
 use tokio::sync::Notify;
@@ -59,6 +60,8 @@ pub enum Source {
     Run,
     /// Claude Code, through `tascer hook`.
     ClaudeCode,
+    /// The gatekeeper's tools, through `tascer mcp serve`.
+    Mcp,
 }
 
 impl Source {
@@ -66,6 +69,7 @@ impl Source {
         match self {
             Source::Run => "tascer",
             Source::ClaudeCode => "claude-code",
+            Source::Mcp => "tascer-mcp",
         }
     }
 }
@@ -131,6 +135,12 @@ impl Webhooks {
     /// was queued. A full queue or a store that cannot be written is
     /// logged (and the drop recorded); it never fails the caller.
     pub fn send(&self, event: HookEvent, input: Value, tascer: Value) -> bool {
+        self.send_event(WebhookEvent::Hook(event), input, tascer)
+    }
+
+    /// [`send`](Self::send) for any event a webhook may receive: a hook
+    /// event or `McpToolCall` (the gatekeeper's tool calls).
+    pub fn send_event(&self, event: WebhookEvent, input: Value, tascer: Value) -> bool {
         let mut body = match input {
             Value::Object(map) => map,
             _ => Map::new(),

@@ -17,9 +17,11 @@ use tascer_guard::hooks::{
     HookRun, HookRunner, PostCompactInput, PreCompactInput, SessionEndInput, SessionEndReason,
     SessionStartInput, SessionStartSource, StopInput, SubagentStopInput, UserPromptSubmitInput,
 };
+use tascer_guard::reviewers::ReviewRecord;
 use tascer_mcp::{ElicitationRequest, ElicitationResponse};
 use tascer_webhook::Webhooks;
 
+use crate::agent_log::agent_verdicts;
 use crate::call_context::ContextCapture;
 use crate::loop_env::LoopEnv;
 use crate::records::{hook_run_payload, intent_blocks, verdict_payload};
@@ -330,22 +332,30 @@ impl Governance {
             StopVerdict::Continue(text) => ("block", Some(text.as_str())),
             StopVerdict::Stop(reason) => ("stop", Some(reason.as_str())),
         };
+        let told = matches!(verdict, StopVerdict::Continue(_))
+            .then_some(reason)
+            .flatten();
         self.webhook(
             HookEvent::Stop,
             &input,
-            json!({ "decision": decision, "reason": reason, "reviews": reviews }),
+            json!({
+                "decision": decision,
+                "reason": reason,
+                "reviews": reviews.iter().map(verdict_payload).collect::<Vec<_>>(),
+                "agents": agent_verdicts(&reviews, told),
+            }),
         );
         verdict
     }
 
     /// `intent-validate` on the main agent's stop; its verdict goes into
-    /// the ledger. Returns what to do and the verdicts' payloads.
+    /// the ledger. Returns what to do and the verdicts.
     async fn validate_stop(
         &self,
         env: &LoopEnv,
         stop_hook_active: bool,
         last_text: &str,
-    ) -> (StopVerdict, Vec<Value>) {
+    ) -> (StopVerdict, Vec<ReviewRecord>) {
         if !self
             .admission
             .reviewer_chain()
@@ -365,10 +375,9 @@ impl Governance {
             .validate_stop(last_text, blocks, stop_hook_active)
             .await;
         env.proof.reviews(&review.records);
-        let payloads = review.records.iter().map(verdict_payload).collect();
         match review.block {
-            Some(text) => (StopVerdict::Continue(text), payloads),
-            None => (StopVerdict::Finish, payloads),
+            Some(text) => (StopVerdict::Continue(text), review.records),
+            None => (StopVerdict::Finish, review.records),
         }
     }
 

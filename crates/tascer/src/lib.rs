@@ -58,6 +58,7 @@ mod setup; //         governance parts from options and settings
 mod transcript; //    what reviewers see of a loop session's conversation
 
 // The handles every agent of a session shares, and its ledger.
+mod agent_log; //     each agent's verdict as the webhooks carry it
 mod loop_env; //      LoopEnv: client, store, ledger, sink, costs
 mod proof; //         the session's ledger writer
 mod records; //       what the ledger records of decisions and verdicts

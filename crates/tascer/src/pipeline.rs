@@ -309,15 +309,17 @@ impl Agent {
                 &recorded_input,
             )
         });
+        let refusal = admitted.verdict.as_ref().err().map(|r| r.message.as_str());
         let tascer = json!({
             "allowed": admitted.verdict.is_ok(),
-            "reason": admitted.verdict.as_ref().err().map(|r| r.message.clone()),
+            "reason": refusal,
             "decision": decision,
             "reviews": admitted
                 .reviews
                 .iter()
                 .map(verdict_payload)
                 .collect::<Vec<_>>(),
+            "agents": crate::reviewer::agent_verdicts(&admitted.reviews, refusal),
         });
         self.governance
             .webhook(HookEvent::PreToolUse, &input, tascer);

@@ -7,10 +7,11 @@
 //! Public for the hosts that run tools themselves (the Claude Code hook in
 //! `tascer-claude`): they connect the same reviewers over the provider of
 //! their environment ([`reviewers`]) and record their verdicts as a loop
-//! session does ([`verdict_entries`], [`intent_blocks`]). [`ask_model`] is
-//! the reviewers' one kind of model call (a system prompt, one user
-//! message, the answer's text), for hosts that ask a model questions of
-//! their own (the gatekeeper).
+//! session does ([`verdict_entries`], [`intent_blocks`]), and give the
+//! webhooks each agent's verdict in one shape ([`agent_verdicts`]).
+//! [`ask_model`] is the reviewers' one kind of model call (a system
+//! prompt, one user message, the answer's text), for hosts that ask a
+//! model questions of their own (the gatekeeper).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +28,7 @@ use tascer_model::{ModelClient, ModelError, ModelRequest};
 use tascer_store::{CachedReview, Db, ReviewCacheStore};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::agent_log::{AgentLevel, AgentVerdict, agent_verdicts};
 use crate::duration::millis;
 use crate::loop_env::LoopEnv;
 use crate::memory::{MemoryFile, MemoryKind};

@@ -11,7 +11,7 @@ use tascer_mcp::{ServeToolResult, ToolCallContext};
 use crate::decision::commit_refusal;
 use crate::error::text;
 use crate::git;
-use crate::model::{self, GateModel, MODEL_DIFF_BYTES};
+use crate::model::{self, GateModel, GateQuestion, MODEL_DIFF_BYTES};
 use crate::server::{Server, str_arg, tool_error};
 
 impl Server {
@@ -49,11 +49,11 @@ impl Server {
             Ok(c) => c,
             Err(e) => return tool_error(&e),
         };
-        let (message, author) = match str_arg(&args, "message") {
-            Some(m) => (m.to_owned(), "caller"),
+        let (message, author, message_model) = match str_arg(&args, "message") {
+            Some(m) => (m.to_owned(), "caller", None),
             None => match self.model_message(&repo).await {
-                Some(m) => (m, "model"),
-                None => (git::fallback_message(&changes), "fallback"),
+                Some((m, model)) => (m, "model", Some(model)),
+                None => (git::fallback_message(&changes), "fallback", None),
             },
         };
         let git_commit = format!("git commit -q -m {}", tascer_core::shell_quote(&message));
@@ -89,6 +89,7 @@ impl Server {
             "commit": commit,
             "message": message,
             "message_from": author,
+            "message_model": message_model,
             "files": changes.iter().map(|c| json!({"path": c.path, "change": c.kind})).collect::<Vec<_>>(),
             "repo": repo.display().to_string(),
             "tree_digest": digest,
@@ -101,15 +102,23 @@ impl Server {
         )
     }
 
-    /// A commit message from the reviewer model (none without a model, or
-    /// when it fails).
-    async fn model_message(&self, repo: &Path) -> Option<String> {
-        let reviewer = GateModel::from_env()?;
+    /// A commit message from the model of `mcpServe.models.commitMessage`
+    /// (see `model.rs`) and that model's `provider/model` name; none
+    /// without a model, or when it fails.
+    async fn model_message(&self, repo: &Path) -> Option<(String, String)> {
+        let reviewer = match GateModel::for_question(GateQuestion::CommitMessage, repo, &self.home)
+        {
+            Ok(reviewer) => reviewer?,
+            Err(e) => {
+                tracing::warn!("no commit message from a model: {}", text(&e));
+                return None;
+            }
+        };
         let diff = git::review_diff(repo, MODEL_DIFF_BYTES).await.ok()?;
         match reviewer.ask(model::COMMIT_SYSTEM, diff).await {
-            Ok(m) => {
-                let m = m.trim().trim_matches('`').trim().to_owned();
-                (!m.is_empty()).then_some(m)
+            Ok(answer) => {
+                let m = answer.text.trim().trim_matches('`').trim().to_owned();
+                (!m.is_empty()).then(|| (m, reviewer.name()))
             }
             Err(e) => {
                 tracing::warn!(

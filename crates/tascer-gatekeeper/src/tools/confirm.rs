@@ -68,6 +68,7 @@ impl Server {
             "verdict": verdict,
             "reasons": decision.reasons,
             "reviewed_by": decision.reviewed_by,
+            "model_from": decision.model_from,
             "repo": repo.display().to_string(),
             "tree_digest": decision.digest,
         });

@@ -3,12 +3,14 @@
 //! session (its JSONL transcript) or a stored Tascer session.
 
 use serde_json::{Map, Value, json};
+use tascer::reviewer::{AgentLevel, AgentVerdict};
 use tascer::{ContentBlock, Message, UserContent};
 use tascer_mcp::ServeToolResult;
 
 use crate::claude_sessions::{self, TOOL_RESULT_CHARS};
 use crate::error::{GatekeeperError, Result};
-use crate::model::{self, GateModel};
+use crate::events::note_agent;
+use crate::model::{self, GateModel, GateQuestion};
 use crate::server::{Server, str_arg, tool_error};
 
 /// How much transcript `validate_intent` sends.
@@ -17,11 +19,17 @@ const TRANSCRIPT_BYTES: usize = 150_000;
 impl Server {
     /// The `validate_intent` tool.
     pub(crate) async fn validate_intent(&self, args: Map<String, Value>) -> ServeToolResult {
-        let Some(reviewer) = GateModel::from_env() else {
-            return ServeToolResult::error(format!(
-                "validate_intent needs a model and none is configured: set {}",
-                model::MODEL_ENV_HINT
-            ));
+        let dir = self.working_dir(&args).unwrap_or_else(|_| self.cwd.clone());
+        let reviewer = match GateModel::for_question(GateQuestion::ValidateIntent, &dir, &self.home)
+        {
+            Ok(Some(reviewer)) => reviewer,
+            Ok(None) => {
+                return ServeToolResult::error(format!(
+                    "validate_intent needs a model and none is configured: set {}",
+                    model::MODEL_ENV_HINT
+                ));
+            }
+            Err(e) => return tool_error(&e),
         };
         let (transcript, source) = match self.intent_transcript(&args) {
             Ok(found) => found,
@@ -31,16 +39,38 @@ impl Server {
         let request = str_arg(&args, "request")
             .unwrap_or("(not given separately: take it from the first user message)");
         let prompt = format!("User's request: {request}\n\nTranscript:\n{transcript}");
-        match reviewer.ask(model::INTENT_SYSTEM, prompt).await {
-            Ok(answer) => match model::extract_json(&answer) {
-                Some(mut data) => {
-                    data["reviewed_by"] = json!(reviewer.name());
-                    data["transcript_source"] = json!(source);
-                    ServeToolResult::structured(drift_text(&data), data, false)
-                }
-                None => ServeToolResult::text(answer),
-            },
-            Err(e) => tool_error(&e),
+        let answer = match reviewer.ask(model::INTENT_SYSTEM, prompt).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                let result = tool_error(&e);
+                note_agent(&intent_agent(
+                    reviewer.model(),
+                    0,
+                    Err(tascer_core::error_chain(&e)),
+                ));
+                return result;
+            }
+        };
+        match model::extract_json(&answer.text) {
+            Some(mut data) => {
+                data["reviewed_by"] = json!(reviewer.name());
+                data["model_from"] = json!(reviewer.chosen_by());
+                data["transcript_source"] = json!(source);
+                let text = drift_text(&data);
+                let aligned = data["aligned"].as_bool().unwrap_or(false);
+                let judged = if aligned { Ok(None) } else { Ok(Some(&text)) };
+                note_agent(&intent_agent(&answer.model, answer.duration_ms, judged));
+                ServeToolResult::structured(text, data, false)
+            }
+            None => {
+                let problem = "the answer is not the JSON object asked for".to_owned();
+                note_agent(&intent_agent(
+                    &answer.model,
+                    answer.duration_ms,
+                    Err(problem),
+                ));
+                ServeToolResult::text(answer.text)
+            }
         }
     }
 
@@ -93,6 +123,35 @@ impl Server {
         }
         Ok(Some(out))
     }
+}
+
+/// The `validate_intent` agent's verdict (for the webhooks): `Ok(None)`
+/// aligned, `Ok(Some(report))` drift (the report the caller got), `Err`
+/// no usable judgement (what went wrong).
+fn intent_agent(
+    model: &str,
+    duration_ms: u64,
+    judged: std::result::Result<Option<&String>, String>,
+) -> AgentVerdict {
+    let (verdict, level) = match &judged {
+        Ok(None) => ("ALIGNED", AgentLevel::Pass),
+        Ok(Some(_)) => ("DRIFT", AgentLevel::Block),
+        Err(_) => ("ERROR", AgentLevel::Error),
+    };
+    let mut agent = AgentVerdict::new(GateQuestion::ValidateIntent.agent(), model, verdict, level);
+    agent.duration_ms = duration_ms;
+    match judged {
+        Ok(None) => {}
+        Ok(Some(report)) => {
+            agent.problem = report.lines().next().map(str::to_owned);
+            agent.answer = Some(report.clone());
+        }
+        Err(problem) => {
+            agent.outcome = "failed_open".into();
+            agent.problem = Some(problem);
+        }
+    }
+    agent
 }
 
 /// `transcript`, its start cut so that at most [`TRANSCRIPT_BYTES`] remain.
