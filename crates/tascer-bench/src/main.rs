@@ -9,6 +9,7 @@ mod contracts;
 mod gates;
 mod guard;
 mod hook;
+mod hook_profile;
 mod ledger;
 mod loop_bench;
 mod memory;
@@ -37,6 +38,10 @@ const GROUPS: &[(&str, &str)] = &[
     ("ledger", "ledger append, verify, context capture"),
     ("gates", "default pre+post gates of an Edit call"),
     ("hook", "tascer hook per invocation, tascer run cold start"),
+    (
+        "hook-profile",
+        "tascer-hook PreToolUse with the safe profile install writes, against true; the hook server's idle memory",
+    ),
     (
         "concurrency",
         "sessions/s of 20 and 50 tascer run processes on one home",
@@ -99,6 +104,7 @@ async fn main() -> anyhow::Result<()> {
             "ledger" => ledger::run().await?,
             "gates" => gates::run().await?,
             "hook" => hook::run().await?,
+            "hook-profile" => hook_profile::run().await?,
             "concurrency" => concurrency::run().await?,
             "contracts" => contracts::run().await?,
             "store" => store::run().await?,

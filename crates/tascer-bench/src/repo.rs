@@ -8,7 +8,8 @@ use anyhow::{Context, bail};
 /// Committed files in the benchmark repository.
 pub const REPO_FILES: usize = 10_000;
 
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+/// Runs `git args` in `dir` with a fixed identity and no user config.
+pub fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     let out = Command::new("git")
         .args([
             "-c",

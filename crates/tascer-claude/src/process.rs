@@ -89,7 +89,8 @@ pub fn start_flusher(home: &Path) -> Result<(), String> {
 }
 
 /// Runs the hook server for `home` on `socket` until it is idle (see
-/// [`server::serve`]), on a runtime of its own.
+/// [`server::serve`]), on a runtime of its own; when it ends to renew
+/// itself, starts a fresh server on the same socket before returning.
 pub fn serve(home: PathBuf, socket: PathBuf) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -97,10 +98,21 @@ pub fn serve(home: PathBuf, socket: PathBuf) -> Result<(), String> {
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
     let flusher: FlusherStart = Arc::new(start_flusher);
-    runtime.block_on(server::serve(
+    let ended = runtime.block_on(server::serve(
         home,
-        socket,
+        socket.clone(),
         server::idle_from_env(),
+        server::renew_from_env(),
         flusher,
-    ))
+    ))?;
+    drop(runtime);
+    if ended == server::Ended::Renew {
+        // The socket is free and the lock released: the successor binds
+        // it (a hook that came in between started one itself, and the
+        // lock lets only one of the two serve).
+        let exe = std::env::current_exe()
+            .map_err(|e| format!("cannot find this executable to renew the server: {e}"))?;
+        tascer_hook_client::spawn_server(&exe, &socket)?;
+    }
+    Ok(())
 }

@@ -14,7 +14,12 @@
 //!   one, so nothing is written to a file that is gone.
 //! - A server exits after [`IDLE_ENV`] seconds without events (default
 //!   600), or within a second of its socket being removed (its home
-//!   deleted). Its files are under `<home>/run/` (a directory only its
+//!   deleted).
+//! - A server that answered events and then stays quiet for [`RENEW_ENV`]
+//!   seconds (default 60) while holding more than [`RENEW_ABOVE_ENV`] MiB
+//!   (default 16)
+//!   hands over to a fresh server of itself, so an idle server holds what
+//!   a fresh one does, not what its busiest moment touched. Its files are under `<home>/run/` (a directory only its
 //!   owner can enter): `hook-<digest>.sock`, `.lock` (holding the server's
 //!   pid) and `.log` (its standard error).
 
@@ -44,6 +49,70 @@ pub fn idle_from_env() -> Duration {
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s > 0.0)
         .map_or(DEFAULT_IDLE, Duration::from_secs_f64)
+}
+
+/// Environment variable: seconds without events after which a server that
+/// has answered events and grown past [`RENEW_ABOVE_KIB`] hands over to a
+/// fresh server of itself (default 60; `0` never).
+pub const RENEW_ENV: &str = "TASCER_HOOK_SERVER_RENEW_SECS";
+/// Default quiet time before a grown server renews itself.
+const DEFAULT_RENEW: Duration = Duration::from_secs(60);
+/// Environment variable: the resident size in MiB above which a quiet
+/// server renews itself (default 16).
+pub const RENEW_ABOVE_ENV: &str = "TASCER_HOOK_SERVER_RENEW_ABOVE_MIB";
+/// The default resident size (KiB) above which a quiet server renews
+/// itself. What a server holds after events is mostly pages of the
+/// `tascer` binary that the events touched (BENCHMARKS.md), which no
+/// allocator gives back; a fresh process holds only what starting touches.
+pub const RENEW_ABOVE_KIB: u64 = 16 * 1024;
+
+/// The renewal threshold in KiB from [`RENEW_ABOVE_ENV`], else
+/// [`RENEW_ABOVE_KIB`].
+fn renew_above_kib() -> u64 {
+    std::env::var(RENEW_ABOVE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(RENEW_ABOVE_KIB, |mib| mib.saturating_mul(1024))
+}
+
+/// The renewal time from [`RENEW_ENV`], else the default; `None` when
+/// renewal is off.
+pub fn renew_from_env() -> Option<Duration> {
+    match std::env::var(RENEW_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+    {
+        Some(secs) if secs == 0.0 => None,
+        Some(secs) => Some(Duration::from_secs_f64(secs)),
+        None => Some(DEFAULT_RENEW),
+    }
+}
+
+/// This process's resident size in KiB (`VmRSS`), when `/proc` says.
+fn resident_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Why a server stopped serving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ended {
+    /// Idle past its time, its socket gone, or another server holds the
+    /// lock: nothing more to do.
+    Done,
+    /// It answered events, then stayed quiet for the renewal time while
+    /// holding more than the renewal threshold: its caller starts a fresh
+    /// server on the same socket (the socket is free and the lock
+    /// released by then).
+    Renew,
 }
 
 /// The home's ledger as the server keeps it: reopened when the database
@@ -82,14 +151,16 @@ fn same_file_identity(path: &Path) -> String {
 pub type FlusherStart = Arc<dyn Fn(&Path) -> Result<(), String> + Send + Sync>;
 
 /// Runs the server on `socket` for `home` until it has been idle for
-/// `idle` (or its socket is removed). Returns at once when another server
-/// holds the socket's lock.
+/// `idle` (or its socket is removed), or — after answering events — quiet
+/// for `renew` while grown past the renewal threshold ([`Ended::Renew`]).
+/// Returns at once when another server holds the socket's lock.
 pub async fn serve(
     home: PathBuf,
     socket: PathBuf,
     idle: Duration,
+    renew: Option<Duration>,
     start_flusher: FlusherStart,
-) -> Result<(), String> {
+) -> Result<Ended, String> {
     let dir = socket.parent().ok_or("the socket has no directory")?;
     make_private_dir(dir)?;
     let lock_path = socket.with_extension("lock");
@@ -100,7 +171,7 @@ pub async fn serve(
         .open(&lock_path)
         .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
     if lock.try_lock().is_err() {
-        return Ok(()); // Another server serves this socket.
+        return Ok(Ended::Done); // Another server serves this socket.
     }
     // The lock file names the server's process (kept after it exits: a
     // lock file removed while another server opens it would let two
@@ -130,14 +201,20 @@ pub async fn serve(
             Arc::clone(&start_flusher),
         ));
     };
+    let renew_above = renew_above_kib();
     let mut last = Instant::now();
+    let mut answered = 0u64;
+    let mut ended = Ended::Done;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 last = Instant::now();
                 match accepted {
-                    Ok((stream, _)) => answer(&mut events, stream),
+                    Ok((stream, _)) => {
+                        answered += 1;
+                        answer(&mut events, stream);
+                    }
                     Err(err) => tracing::warn!("hook server: cannot accept a connection: {err}"),
                 }
             }
@@ -147,6 +224,17 @@ pub async fn serve(
                     last = Instant::now();
                 }
                 if last.elapsed() >= idle || !reachable(&same_file_identity(&socket)) {
+                    break;
+                }
+                if answered > 0
+                    && renew.is_some_and(|r| last.elapsed() >= r)
+                    && resident_kib().is_some_and(|kib| kib > renew_above)
+                {
+                    tracing::info!(
+                        "hook server: quiet with {} KiB resident after {answered} events; handing over to a fresh server",
+                        resident_kib().unwrap_or(0)
+                    );
+                    ended = Ended::Renew;
                     break;
                 }
             }
@@ -164,7 +252,7 @@ pub async fn serve(
     }
     while events.join_next().await.is_some() {}
     drop(lock);
-    Ok(())
+    Ok(ended)
 }
 
 /// One connection: the event in, the answer out.

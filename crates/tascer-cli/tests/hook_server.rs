@@ -275,6 +275,45 @@ fn an_idle_server_exits_and_removes_its_socket() {
 }
 
 #[test]
+fn a_quiet_server_that_grew_hands_over_to_a_fresh_one_and_loses_nothing() {
+    let (home, work) = project();
+    let (h, w) = (home.path(), work.path());
+    // Quiet for a second after answering, above 0 MiB: renew (the default
+    // is a minute and 16 MiB; any build's server is above 0).
+    let cmd = || {
+        let mut c = hook_cmd(h, w);
+        c.env("TASCER_HOOK_SERVER_RENEW_SECS", "1")
+            .env("TASCER_HOOK_SERVER_RENEW_ABOVE_MIB", "0");
+        c
+    };
+    run_with_stdin(cmd(), &bash(w, "t1", "ls"));
+    let socket = server_socket(h);
+    let first = server_pid(&socket);
+    let denied = run_with_stdin(cmd(), &bash(w, "t2", "rm x"));
+    assert_eq!(decision(&denied).as_deref(), Some("deny"), "{denied:?}");
+
+    let lock_pid = || {
+        std::fs::read_to_string(socket.with_extension("lock"))
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+    };
+    wait_for("a fresh server on the same socket", || {
+        !alive(first) && socket.exists() && lock_pid().is_some_and(|p| p != first && alive(p))
+    });
+    let second = server_pid(&socket);
+    // The fresh server has answered nothing yet: it does not renew again.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(alive(second), "the fresh server stays up while quiet");
+    assert_eq!(lock_pid(), Some(second));
+
+    let denied = run_with_stdin(cmd(), &bash(w, "t3", "rm y"));
+    assert_eq!(decision(&denied).as_deref(), Some("deny"), "{denied:?}");
+    assert_eq!(answered_by_server(&socket), 1, "the fresh server's log");
+    assert_eq!(tool_ids(h, w), ["t1", "t2", "t3"]);
+    verify(h, w);
+}
+
+#[test]
 fn turned_off_every_event_is_answered_in_its_own_process() {
     let (home, work) = project();
     let (h, w) = (home.path(), work.path());

@@ -193,3 +193,34 @@ async fn a_policy_ask_suggests_no_allow_rule_that_could_not_allow_it() {
     assert!(!d.reason.contains("permissions.allow"), "{}", d.reason);
     assert!(d.reason.contains("approve it"), "{}", d.reason);
 }
+
+#[tokio::test]
+async fn recorded_denials_never_quote_an_earlier_escalation() {
+    let e = engine(&[], &["Bash(rm:*)"], PermissionMode::BypassPermissions);
+    // Denials whose reasons already carry an escalation inside another
+    // reason, as the `auto` mode words its refusals.
+    for n in 1..=3 {
+        e.record_denial(
+            &bash("rm victim"),
+            &format!(
+                "auto mode: not granted (needs approval and no one can be asked: \
+                 this looks like a workaround: {n} earlier alike call(s) (cmd:rm victim) \
+                 were denied: Bash `rm victim` (denied))"
+            ),
+        );
+    }
+    let d = e.decide(&bash("/bin/rm victim")).await;
+    assert_eq!(
+        d.reason.matches("looks like a workaround").count(),
+        1,
+        "{}",
+        d.reason
+    );
+    assert!(
+        d.reason.contains(
+            "Bash `rm victim` (auto mode: not granted (needs approval and no one can be asked)"
+        ),
+        "{}",
+        d.reason
+    );
+}

@@ -603,14 +603,20 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
-/// The first part of a reason, without what an escalation appended,
-/// cut short: what a denial records for workaround detection (so
-/// recorded reasons never quote each other).
+/// How an escalation message starts.
+const WORKAROUND: &str = "this looks like a workaround";
+
+/// The first part of a reason, without an escalation message wherever a
+/// wrapper put it (`…; this looks like…`, or inside another reason such as
+/// the `auto` mode's `(needs approval …: this looks like…)`), cut short:
+/// what a denial records for workaround detection, so recorded reasons
+/// never quote each other.
 pub(super) fn short_reason(reason: &str) -> String {
-    let own = reason
-        .split("; this looks like a workaround")
-        .next()
-        .unwrap_or(reason);
+    let own = match reason.find(WORKAROUND) {
+        Some(at) => reason[..at]
+            .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ';' | ':' | '(' | ',')),
+        None => reason,
+    };
     cut(own, QUOTE_CHARS)
 }
 
@@ -631,7 +637,7 @@ fn escalation_message(key: &str, earlier: &[String]) -> String {
         String::new()
     };
     format!(
-        "this looks like a workaround: {} earlier alike call(s) ({}) were denied: {}{more}",
+        "{WORKAROUND}: {} earlier alike call(s) ({}) were denied: {}{more}",
         earlier.len(),
         cut(key, QUOTE_CHARS),
         quoted.join(" | ")
