@@ -78,15 +78,13 @@ fn renew_above_kib() -> u64 {
 /// The renewal time from [`RENEW_ENV`], else the default; `None` when
 /// renewal is off.
 pub fn renew_from_env() -> Option<Duration> {
-    match std::env::var(RENEW_ENV)
+    std::env::var(RENEW_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
-    {
-        Some(secs) if secs == 0.0 => None,
-        Some(secs) => Some(Duration::from_secs_f64(secs)),
-        None => Some(DEFAULT_RENEW),
-    }
+        .map_or(Some(DEFAULT_RENEW), |secs| {
+            (secs > 0.0).then(|| Duration::from_secs_f64(secs))
+        })
 }
 
 /// This process's resident size in KiB (`VmRSS`), when `/proc` says.

@@ -59,7 +59,9 @@ pub fn system_prompt(kind: ReviewerKind) -> String {
         }
         ReviewerKind::IntentValidate => intent_task(),
         ReviewerKind::PlanValidate | ReviewerKind::StyleDrift | ReviewerKind::ClaudeMdValidate => {
-            super::validators::task(kind).unwrap_or_default().to_string()
+            super::validators::task(kind)
+                .unwrap_or_default()
+                .to_string()
         }
     };
     format!(
