@@ -433,15 +433,19 @@ fn dangerous_scenario(p: &Project, notes: &Path, dangerous: &[Dangerous]) -> Sce
     let mut turn = Turn::new();
     for d in dangerous {
         turn = turn.with_tool_id(d.id, d.tool, d.input.clone());
+        // A question also shows the recent transcript (the other calls of
+        // the same turn): each route names its call as the question's
+        // `tool:`/`input:` lines do.
+        let this_call = format!("tool: {}\ninput: {}", d.tool, d.input);
         scenario = scenario
             .route(Route::reviewer(
                 "tool-approve",
-                d.needle,
+                this_call.clone(),
                 reviewer_verdict("deny", &format!("nobody asked to touch {}", d.needle)),
             ))
             .route(Route::reviewer(
                 "tool-appeal",
-                d.needle,
+                this_call,
                 reviewer_verdict("deny", "the request does not cover it"),
             ));
     }
