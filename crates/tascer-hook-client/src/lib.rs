@@ -225,11 +225,14 @@ pub fn ask(socket: &Path, stdin: &str) -> Asked {
             return Asked::NoServer;
         }
     };
+    // A server reads the whole event before it takes it: one that closed
+    // the connection while the event was being sent (it was stopping, or
+    // was killed) did not take it, whatever the error.
     let sent = stream
         .write_all(stdin.as_bytes())
         .and_then(|()| stream.shutdown(std::net::Shutdown::Write));
-    if let Err(err) = sent {
-        return Asked::Lost(format!("cannot send the event: {err}"));
+    if sent.is_err() {
+        return Asked::NoServer;
     }
     // The server sends TAKEN once it has the whole event and before it
     // acts on it: a connection that ends before that (a server killed as
