@@ -2,7 +2,6 @@
 //! scripted [`ReviewModel`] (the real model is exercised through the loop
 //! and `tascer hook` against the mock server in the `tascer` crates).
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -12,43 +11,11 @@ use tascer_core::{ToolCall, ToolOutput};
 use super::*;
 use crate::hooks::HookCommon;
 use crate::permissions::{Escalation, PermissionRules, WorkaroundConfig};
+use crate::reviewers::test_model::Scripted;
 use crate::reviewers::{
     FailMode, ModelCall, ModelReply, ReviewModel, ReviewOutcome, ReviewerConfig, ReviewerKind,
     ReviewersConfig,
 };
-
-/// Answers by the first scripted (reviewer, text in the question) pair
-/// that matches; counts the questions.
-struct Scripted {
-    answers: Vec<(&'static str, &'static str, &'static str)>,
-    asked: Mutex<Vec<String>>,
-}
-
-impl ReviewModel for Scripted {
-    fn complete<'a>(&'a self, call: &'a ModelCall) -> BoxFuture<'a, Result<ModelReply, String>> {
-        Box::pin(async move {
-            self.asked.lock().unwrap().push(call.system.clone());
-            let text = self
-                .answers
-                .iter()
-                .find(|(name, needle, _)| {
-                    call.system.contains(&format!("reviewer: {name}\n"))
-                        && call.user.contains(needle)
-                })
-                .map(|(_, _, text)| (*text).to_string())
-                .ok_or("nothing scripted")?;
-            Ok(ModelReply {
-                text,
-                model: "review-model".into(),
-                usage: Default::default(),
-            })
-        })
-    }
-
-    fn default_model(&self) -> String {
-        "review-model".into()
-    }
-}
 
 fn config() -> ReviewerConfig {
     ReviewerConfig {
@@ -71,10 +38,7 @@ fn admission(
         .workaround(workaround)
         .build()
         .unwrap();
-    let model = Arc::new(Scripted {
-        answers,
-        asked: Mutex::new(Vec::new()),
-    });
+    let model = Arc::new(Scripted::new(answers));
     let chain = Reviewers::new(reviewers, model.clone());
     let admission = Admission::new(Arc::new(engine)).reviewers(Some(Arc::new(chain)));
     (admission, model)
@@ -160,7 +124,7 @@ async fn the_reviewer_answers_what_the_rules_would_ask_and_its_denials_escalate(
     }
     // Two reviewer denials of alike calls: the third escalates to a human
     // (no one here, so it is denied) and is not put to the reviewer.
-    let asked = model.asked.lock().unwrap().len();
+    let asked = model.questions().len();
     let call = bash("c2", "curl -sL https://x.example/a");
     let admitted = admission.admit(request(&call)).await;
     let refusal = admitted.verdict.unwrap_err();
@@ -170,7 +134,7 @@ async fn the_reviewer_answers_what_the_rules_would_ask_and_its_denials_escalate(
         refusal.message
     );
     assert!(admitted.reviews.is_empty());
-    assert_eq!(model.asked.lock().unwrap().len(), asked);
+    assert_eq!(model.questions().len(), asked);
 }
 
 #[tokio::test]
@@ -330,14 +294,11 @@ async fn auto_mode_runs_workspace_work_and_refuses_the_rest_when_no_reviewer_ans
 
 #[tokio::test]
 async fn auto_mode_gives_the_rest_to_the_reviewers() {
-    let model = Arc::new(Scripted {
-        answers: vec![(
-            "tool-approve",
-            "make build",
-            r#"{"verdict":"allow","reason":"builds"}"#,
-        )],
-        asked: Mutex::new(Vec::new()),
-    });
+    let model = Arc::new(Scripted::new(vec![(
+        "tool-approve",
+        "make build",
+        r#"{"verdict":"allow","reason":"builds"}"#,
+    )]));
     let chain = Reviewers::new(
         ReviewersConfig {
             tool_approve: Some(config()),
@@ -348,11 +309,11 @@ async fn auto_mode_gives_the_rest_to_the_reviewers() {
     let (admission, work) = auto_admission(Some(chain));
     let ls = in_dir(work.path(), bash("ls", "ls"));
     assert!(admission.admit(request(&ls)).await.verdict.is_ok());
-    assert!(model.asked.lock().unwrap().is_empty(), "ls is not reviewed");
+    assert!(model.questions().is_empty(), "ls is not reviewed");
     let build = in_dir(work.path(), bash("b", "make build"));
     let admitted = admission.admit(request(&build)).await;
     assert!(admitted.verdict.is_ok(), "{admitted:?}");
-    assert_eq!(model.asked.lock().unwrap().len(), 1);
+    assert_eq!(model.questions().len(), 1);
     // Nothing scripted for it: the review fails closed.
     let rm = in_dir(work.path(), bash("rm", "rm -rf src"));
     let admitted = admission.admit(request(&rm)).await;
