@@ -274,8 +274,7 @@ impl Admission {
         let decision = self
             .check_change(&call_now, decision, &mut reviews, deadline)
             .await;
-        let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
-        if decision.behavior != Behavior::Allow && !deferred {
+        if !self.would_run(&decision) {
             let stop = decision
                 .interrupt
                 .then(|| StopRun::Permission(decision.reason.clone()));
@@ -287,6 +286,8 @@ impl Admission {
             return Admitted::refused(refusal, Some(decision), hooks, reviews);
         }
         let input = decision.updated_input.clone().unwrap_or(input);
+        // A call that would run and is still at ask is left to the host.
+        let deferred = decision.behavior == Behavior::Ask;
 
         // 5. Pre-gates.
         let (pre_gates, verdict) = self.pre_gates(call, input, &decision, deferred).await;
@@ -416,6 +417,13 @@ impl Admission {
         decision
     }
 
+    /// True when `decision` lets the call run, or leaves it to the host to
+    /// ask about (`defer_asks`): the calls the later checks look at.
+    fn would_run(&self, decision: &PermissionDecision) -> bool {
+        decision.behavior == Behavior::Allow
+            || (decision.behavior == Behavior::Ask && self.defer_asks)
+    }
+
     /// Step 4: after a failed call, `error-acknowledge` on the next call
     /// that would run (or is left to the host); a call that ignores the
     /// failure is denied.
@@ -426,8 +434,7 @@ impl Admission {
         reviews: &mut Vec<ReviewRecord>,
         deadline: Option<Instant>,
     ) -> PermissionDecision {
-        let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
-        if (decision.behavior == Behavior::Allow || deferred)
+        if self.would_run(&decision)
             && let Some(reviewers) = &self.reviewers
             && let Some(failure) = self.take_failure()
             && let Some(review) = reviewers.acknowledge(&failure, call, deadline).await

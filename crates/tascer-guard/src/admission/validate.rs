@@ -9,7 +9,7 @@ use std::time::Instant;
 use tascer_core::ToolCall;
 
 use super::Admission;
-use crate::permissions::{Behavior, PermissionDecision};
+use crate::permissions::PermissionDecision;
 use crate::reviewers::ReviewRecord;
 use crate::reviewers::validators::read_capped;
 
@@ -25,11 +25,10 @@ impl Admission {
         reviews: &mut Vec<ReviewRecord>,
         deadline: Option<Instant>,
     ) -> PermissionDecision {
-        let deferred = decision.behavior == Behavior::Ask && self.defer_asks;
         let Some(reviewers) = &self.reviewers else {
             return decision;
         };
-        if !(decision.behavior == Behavior::Allow || deferred) || !reviewers.validates_changes() {
+        if !self.would_run(&decision) || !reviewers.validates_changes() {
             return decision;
         }
         // The input that would run (a hook or the callback may have
