@@ -12,6 +12,7 @@ use crate::anthropic_stream::AnthropicAssembler;
 use crate::config::{ProviderConfig, ProviderKind};
 use crate::error::{ModelError, api_error_from_body, transport_cause};
 use crate::openai_stream::OpenAiAssembler;
+use crate::source::AnswerSource;
 use crate::types::{ModelEvent, ModelRequest, ModelResponse, Parsed};
 use crate::{anthropic, openai, retry, sse};
 
@@ -24,11 +25,14 @@ pub struct ModelClient {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 struct Inner {
     config: ProviderConfig,
     http: reqwest::Client,
     endpoint: String,
     headers: HeaderMap,
+    /// Answers from here instead of the provider, when set.
+    source: Option<Arc<dyn AnswerSource>>,
 }
 
 /// A failed attempt, with the server's retry hint.
@@ -89,6 +93,24 @@ impl ModelClient {
                 http,
                 endpoint,
                 headers,
+                source: None,
+            }),
+        })
+    }
+
+    /// A client whose answers come from `source` instead of a provider
+    /// (no HTTP request is made); `config` still names the prices and
+    /// model aliases.
+    pub fn from_source(
+        config: ProviderConfig,
+        source: Arc<dyn AnswerSource>,
+    ) -> Result<Self, ModelError> {
+        let client = ModelClient::new(config)?;
+        let inner = Arc::unwrap_or_clone(client.inner);
+        Ok(ModelClient {
+            inner: Arc::new(Inner {
+                source: Some(source),
+                ..inner
             }),
         })
     }
@@ -98,9 +120,12 @@ impl ModelClient {
         &self.inner.config
     }
 
-    /// `anthropic` or `openai`.
+    /// `anthropic` or `openai` (or the [`AnswerSource`]'s name).
     pub fn provider_name(&self) -> &'static str {
-        self.inner.config.kind.name()
+        match &self.inner.source {
+            Some(source) => source.name(),
+            None => self.inner.config.kind.name(),
+        }
     }
 
     /// The cost of `usage` on `model`, USD, from the configured prices (0
@@ -147,6 +172,9 @@ impl ModelClient {
         events: Option<&UnboundedSender<ModelEvent>>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
+        if let Some(source) = &self.inner.source {
+            return source.answer(request, events, cancel).await;
+        }
         let config = &self.inner.config;
         let emit = |event: ModelEvent| {
             if let Some(tx) = events {

@@ -84,6 +84,10 @@ pub enum ModelError {
     /// The configuration cannot work (bad URL, bad price JSON …).
     #[error("invalid model configuration: {0}")]
     InvalidConfig(String),
+    /// An [`AnswerSource`](crate::AnswerSource) has no answer (a replay
+    /// past the end of its record, or stopped where it was asked to).
+    #[error("{0}")]
+    NoAnswer(String),
 }
 
 impl ModelError {
@@ -146,7 +150,7 @@ impl ModelError {
                 "try again later, or allow a slower provider with --request-timeout SECONDS (TASCER_REQUEST_TIMEOUT)"
             }
             ModelError::InvalidConfig(_) => "fix the configuration named above",
-            ModelError::Cancelled => return None,
+            ModelError::Cancelled | ModelError::NoAnswer(_) => return None,
         })
     }
 }

@@ -37,6 +37,7 @@ mod openai;
 mod openai_stream;
 mod price;
 mod retry;
+mod source;
 mod sse;
 mod types;
 
@@ -53,4 +54,5 @@ pub use env::{
 };
 pub use error::ModelError;
 pub use price::{Price, PriceTable};
+pub use source::AnswerSource;
 pub use types::{ModelEvent, ModelRequest, ModelResponse};
