@@ -62,6 +62,7 @@ mod agent_log; //     each agent's verdict as the webhooks carry it
 mod loop_env; //      LoopEnv: client, store, ledger, sink, costs
 mod proof; //         the session's ledger writer
 mod records; //       what the ledger records of decisions and verdicts
+pub mod run_record; // what a session records at its start for a replay
 mod write_failure; // the first write a session could not make
 
 // What the session's files and options configure.

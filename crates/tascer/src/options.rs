@@ -205,6 +205,13 @@ pub struct Options {
     /// changed, so [`Client::rewind_files`](crate::Client::rewind_files)
     /// can restore it. Default off.
     pub file_checkpointing: bool,
+    /// Where the model's answers come from instead of the provider (a
+    /// recorded session being replayed, [`crate::replay`]); `None` (the
+    /// default): the provider.
+    pub answer_source: Option<Arc<dyn tascer_model::AnswerSource>>,
+    /// For a replay: the session it replays and from where, recorded in
+    /// the ledger's `session_start` (under `replay_of`).
+    pub replay_of: Option<serde_json::Value>,
 }
 
 /// The shape of the final answer (the SDK's `output_format`).
@@ -271,6 +278,8 @@ impl std::fmt::Debug for Options {
             .field("setting_sources", &self.setting_sources)
             .field("can_use_tool", &self.can_use_tool.is_some())
             .field("elicitor", &self.elicitor.is_some())
+            .field("answer_source", &self.answer_source.is_some())
+            .field("replay_of", &self.replay_of)
             .field(
                 "custom_tools",
                 &self

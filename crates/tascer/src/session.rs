@@ -135,11 +135,7 @@ impl Session {
             &provider.model,
             &options_digest_value(&options, &provider.model),
             &system_prompt,
-            serde_json::json!({
-                "cwd": cwd.display().to_string(),
-                "tascer_version": crate::VERSION,
-                "memory_files": files.memory,
-            }),
+            start_context(&options, &cwd, &files),
         )?;
         let tool_env = std::mem::take(&mut parts.env);
         let env = loop_env(
@@ -245,7 +241,10 @@ impl Provider {
             .unwrap_or_else(|| default_model_for(&provider));
         let model = provider.resolve_model(&model);
         let secrets = provider.secrets();
-        let client = ModelClient::new(provider)?;
+        let client = match &options.answer_source {
+            Some(source) => ModelClient::from_source(provider, Arc::clone(source))?,
+            None => ModelClient::new(provider)?,
+        };
         check_budget(options, &client, &model)?;
         Ok(Provider {
             client,
@@ -560,6 +559,22 @@ fn start_source(options: &Options) -> SessionStartSource {
 }
 
 /// What of the options the ledger's `options_digest` covers.
+/// The context of the ledger's `session_start`: where the session runs,
+/// its memory files, the governance options a replay needs and, for a
+/// replay, what it replays ([`crate::run_record`]).
+fn start_context(options: &Options, cwd: &Path, files: &SessionFiles) -> serde_json::Value {
+    let mut context = serde_json::json!({
+        "cwd": cwd.display().to_string(),
+        "tascer_version": crate::VERSION,
+        "memory_files": files.memory,
+        crate::run_record::GOVERNANCE_KEY: crate::run_record::governance(options),
+    });
+    if let (Some(replay_of), Some(map)) = (&options.replay_of, context.as_object_mut()) {
+        map.insert(crate::run_record::REPLAY_OF_KEY.into(), replay_of.clone());
+    }
+    context
+}
+
 fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
     serde_json::json!({
         "model": model,
