@@ -26,6 +26,7 @@
 // Entry points: `query` and `Client`, and the stream of a turn's messages.
 mod client; //        Client: a session kept open for many prompts
 mod query; //         query: one prompt, its messages as a stream
+pub mod replay; //    a recorded session run again offline through a Client, its divergences reported
 mod stream; //        MessageStream
 
 // A session and its turns.
