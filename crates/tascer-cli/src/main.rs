@@ -31,6 +31,7 @@ mod mcp_manage;
 mod policy_cmds;
 mod provider;
 mod render;
+mod replay_cmd;
 mod run;
 mod sandbox_cmd;
 mod sdk_mode;
@@ -112,6 +113,7 @@ fn main() -> ExitCode {
             Some(Command::Policy {
                 command: PolicyCommand::Check(args),
             }) => policy_cmds::check(&args),
+            Some(Command::Replay(args)) => replay_cmd::replay(&args).await,
             Some(Command::Mcp(args)) => mcp_cmds::run(args).await,
             // Answered above, before the multi-threaded runtime starts.
             Some(Command::Hook) => Ok(ExitCode::FAILURE),

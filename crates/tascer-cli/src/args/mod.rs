@@ -11,6 +11,7 @@ mod install;
 mod ledger;
 mod mcp;
 mod policy;
+mod replay;
 mod run;
 mod sandbox;
 mod sessions;
@@ -32,6 +33,7 @@ pub use mcp::{
     McpCommand, RemoveArgs, Scope, ServeArgs, Transport,
 };
 pub use policy::{PolicyCheckArgs, PolicyCommand};
+pub use replay::ReplayArgs;
 pub use run::{PrintFormat, RunArgs};
 pub use sandbox::{SandboxArgs, SandboxCli};
 pub use sessions::{ExportFormat, SessionsCommand};
@@ -140,6 +142,9 @@ pub enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Re-run a recorded session offline: answers from the record, tools for real in a
+    /// scratch copy of its starting tree; reports where it diverges (exit 1) or not (0).
+    Replay(ReplayArgs),
     /// MCP: serve Tascer's tools to MCP clients, or list the configured MCP servers.
     Mcp(McpArgs),
     /// Answer one Claude Code hook event (JSON on standard input) with

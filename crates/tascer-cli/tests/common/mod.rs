@@ -110,6 +110,31 @@ pub fn run_cmd(home: &Path, cwd: &Path, base_url: &str, prompt: &str, extra: &[&
     cmd
 }
 
+/// Runs `scenario` as `tascer run --output-format stream-json --verbose
+/// [extra…] go` in `ws` against the mock model; asserts that it succeeded
+/// and returns its result frame.
+pub async fn record_run(
+    home: &Path,
+    ws: &Path,
+    scenario: tascer_testkit::Scenario,
+    extra: &[&str],
+) -> Value {
+    let server = tascer_testkit::MockServer::start(scenario).await.unwrap();
+    let mut cmd = tascer(home, ws);
+    cmd.env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .args(["run", "--output-format", "stream-json", "--verbose"])
+        .args(extra)
+        .arg("go");
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let frames = json_lines(&out.stdout);
+    frames.into_iter().find(|f| f["type"] == "result").unwrap()
+}
+
 /// Runs git in `dir` with a fixed author and committer; its standard
 /// output, trimmed, or its error output.
 pub fn git_in(dir: &Path, args: &[&str]) -> Result<String, String> {
