@@ -400,6 +400,54 @@ mod tests {
         }
     }
 
+    /// Answers every request with its own model name as text.
+    struct Echo;
+
+    impl AnswerSource for Echo {
+        fn name(&self) -> &'static str {
+            "echo"
+        }
+
+        fn answer<'a>(
+            &'a self,
+            request: &'a ModelRequest,
+            _events: Option<&'a UnboundedSender<ModelEvent>>,
+            _cancel: &'a CancellationToken,
+        ) -> futures::future::BoxFuture<'a, Result<ModelResponse, ModelError>> {
+            Box::pin(async move {
+                Ok(ModelResponse {
+                    id: "echo".into(),
+                    model: request.model.clone(),
+                    content: vec![tascer_core::ContentBlock::text(request.model.clone())],
+                    stop_reason: None,
+                    usage: Usage::default(),
+                    cost_usd: Some(0.0),
+                    attempts: 1,
+                    api_duration: Duration::ZERO,
+                })
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_source_answers_instead_of_the_provider() {
+        // An unreachable provider: only the source can answer.
+        let mut c = ProviderConfig::anthropic();
+        c.base_url = "http://127.0.0.1:9".into();
+        c.max_retries = 0;
+        let client = ModelClient::from_source(c, Arc::new(Echo)).unwrap();
+        assert_eq!(client.provider_name(), "echo");
+        let request = ModelRequest {
+            model: "m1".into(),
+            ..ModelRequest::default()
+        };
+        let answer = client
+            .send(&request, None, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(answer.content, vec![tascer_core::ContentBlock::text("m1")]);
+    }
+
     #[test]
     fn headers() {
         let mut c = ProviderConfig::openai();
