@@ -35,9 +35,11 @@ pub fn governance(options: &Options) -> Value {
 }
 
 /// Sets the governance options recorded in `recorded` (see
-/// [`governance`]) on `options`. A field that is missing or unreadable is
-/// left as it is.
-pub fn apply_governance(recorded: &Value, options: &mut Options) {
+/// [`governance`]) on `options`. A field that is missing is left as it
+/// is; what is recorded but cannot be applied (an unknown mode or setting
+/// source) is returned, one line each, for the caller to warn about.
+pub fn apply_governance(recorded: &Value, options: &mut Options) -> Vec<String> {
+    let mut not_applied = Vec::new();
     let strings = |key: &str| -> Option<Vec<String>> {
         recorded.get(key).and_then(Value::as_array).map(|items| {
             items
@@ -47,12 +49,11 @@ pub fn apply_governance(recorded: &Value, options: &mut Options) {
                 .collect()
         })
     };
-    if let Some(mode) = recorded
-        .get("permission_mode")
-        .and_then(Value::as_str)
-        .and_then(|m| m.parse().ok())
-    {
-        options.permission_mode = Some(mode);
+    if let Some(mode) = recorded.get("permission_mode").and_then(Value::as_str) {
+        match mode.parse() {
+            Ok(mode) => options.permission_mode = Some(mode),
+            Err(_) => not_applied.push(format!("the recorded permission mode {mode:?} is unknown")),
+        }
     }
     if let Some(rules) = strings("allowed_tools") {
         options.allowed_tools = rules;
@@ -64,10 +65,15 @@ pub fn apply_governance(recorded: &Value, options: &mut Options) {
         options.tools = Some(tools);
     }
     if let Some(sources) = strings("setting_sources") {
-        options.setting_sources = sources
-            .iter()
-            .filter_map(|s| SettingsSource::from_sdk_name(s))
-            .collect();
+        options.setting_sources = Vec::new();
+        for name in sources {
+            match SettingsSource::from_sdk_name(&name) {
+                Some(source) => options.setting_sources.push(source),
+                None => {
+                    not_applied.push(format!("the recorded setting source {name:?} is unknown"))
+                }
+            }
+        }
     }
     if let Some(on) = recorded.get("claude_settings").and_then(Value::as_bool) {
         options.claude_settings = on;
@@ -75,6 +81,7 @@ pub fn apply_governance(recorded: &Value, options: &mut Options) {
     if let Some(dirs) = strings("additional_directories") {
         options.additional_directories = dirs.into_iter().map(PathBuf::from).collect();
     }
+    not_applied
 }
 
 /// Whether the recorded session was given `--settings` (which is not
@@ -100,7 +107,7 @@ mod tests {
         options.additional_directories = vec![PathBuf::from("/data")];
         let recorded = governance(&options);
         let mut back = Options::new();
-        apply_governance(&recorded, &mut back);
+        assert_eq!(apply_governance(&recorded, &mut back), Vec::<String>::new());
         assert_eq!(back.permission_mode, Some(PermissionMode::AcceptEdits));
         assert_eq!(back.allowed_tools, options.allowed_tools);
         assert_eq!(back.disallowed_tools, options.disallowed_tools);
@@ -108,5 +115,21 @@ mod tests {
         assert_eq!(back.additional_directories, options.additional_directories);
         assert_eq!(back.tools, None);
         assert!(!settings_given(&recorded));
+    }
+
+    #[test]
+    fn what_cannot_be_applied_is_said() {
+        let recorded = serde_json::json!({"permission_mode": "sometimes", "setting_sources": ["project", "elsewhere"]});
+        let mut options = Options::new();
+        let not_applied = apply_governance(&recorded, &mut options);
+        assert_eq!(
+            not_applied,
+            [
+                "the recorded permission mode \"sometimes\" is unknown",
+                "the recorded setting source \"elsewhere\" is unknown"
+            ]
+        );
+        assert_eq!(options.setting_sources, [SettingsSource::Project]);
+        assert_eq!(options.permission_mode, None);
     }
 }

@@ -157,7 +157,9 @@ pub async fn replay(opts: ReplayOptions) -> Result<ReplayReport, ReplayError> {
         opts.until,
         live,
     ));
-    let options = session_options(&opts, &recorded, &scratch, &home, Arc::clone(&source));
+    let (options, not_applied) =
+        session_options(&opts, &recorded, &scratch, &home, Arc::clone(&source));
+    notes.extend(not_applied);
     let replay_session = run_prompts(options, &recorded.prompts, &source).await?;
     let progress = source.progress();
     let new_calls = replayed_call_ids(&store, &replay_session)?;
@@ -185,14 +187,15 @@ pub async fn replay(opts: ReplayOptions) -> Result<ReplayReport, ReplayError> {
 }
 
 /// The replayed session's options: the recorded governance in the
-/// scratch tree, the answers from `source`.
+/// scratch tree, the answers from `source`; and what of the recorded
+/// governance could not be applied.
 fn session_options(
     opts: &ReplayOptions,
     recorded: &Recorded,
     scratch: &Scratch,
     home: &std::path::Path,
     source: Arc<ReplayAnswers>,
-) -> Options {
+) -> (Options, Vec<String>) {
     let mut options = Options::new();
     options.cwd = Some(scratch.cwd.clone());
     options.home = Some(home.to_path_buf());
@@ -205,7 +208,7 @@ fn session_options(
         SettingsSource::Project,
         SettingsSource::Local,
     ];
-    crate::run_record::apply_governance(&recorded.governance, &mut options);
+    let not_applied = crate::run_record::apply_governance(&recorded.governance, &mut options);
     options.settings.clone_from(&opts.settings);
     options.answer_source = Some(source);
     options.replay_of = Some(json!({
@@ -214,7 +217,7 @@ fn session_options(
         "fork": opts.fork.is_some(),
         "tree": scratch.source,
     }));
-    options
+    (options, not_applied)
 }
 
 /// Runs the recorded prompts in a new session; stops after the turn in
