@@ -13,6 +13,7 @@ mod mcp;
 mod policy;
 mod run;
 mod sandbox;
+mod serve;
 mod sessions;
 mod webhook;
 
@@ -34,6 +35,7 @@ pub use mcp::{
 pub use policy::{PolicyCheckArgs, PolicyCommand};
 pub use run::{PrintFormat, RunArgs};
 pub use sandbox::{SandboxArgs, SandboxCli};
+pub use serve::ViewerArgs;
 pub use sessions::{ExportFormat, SessionsCommand};
 pub use webhook::{WebhookArgs, WebhookCommand};
 
@@ -156,6 +158,9 @@ pub enum Command {
     Archive(ArchiveArgs),
     /// Webhooks (settings `webhooks`): deliver the waiting hook events, or show the outbox.
     Webhook(WebhookArgs),
+    /// Serve a local, read-only web page and JSON API over the recorded sessions
+    /// (loopback, token-protected).
+    Serve(ViewerArgs),
     /// Run a command under the OS sandbox (Landlock, seccomp): writes only in the
     /// workspace, secrets unreadable, no network unless allowed.
     Sandbox(Box<SandboxArgs>),
