@@ -119,9 +119,9 @@ async fn sessions_are_listed_searched_filtered_and_paged() {
     );
 
     let found = served.ok("/api/sessions?q=NOTES%20write").await;
-    assert_eq!(ids(&found), [rec.edit.clone()]);
+    assert_eq!(ids(&found), [rec.edit.as_str()]);
     let by_model = served.ok("/api/sessions?model=claude-read").await;
-    assert_eq!(ids(&by_model), [rec.read.clone()]);
+    assert_eq!(ids(&by_model), [rec.read.as_str()]);
     let done = served.ok("/api/sessions?status=success").await;
     assert_eq!(done["total"], 2, "{done}");
     let open = served.ok("/api/sessions?status=open").await;

@@ -50,7 +50,7 @@ function el(tag, attrs, ...children) {
     if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -75,7 +75,7 @@ function setStatus(text) {
 
 function show(...nodes) {
   const view = document.getElementById("view");
-  view.replaceChildren(...nodes);
+  view.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
 }
 
 function showError(err) {
@@ -178,7 +178,7 @@ function verifyBadge(v) {
   }
   const broken = v.report && v.report.first_broken;
   const detail = broken
-    ? "First broken entry: #" + broken.seq + " (" + broken.reason + "): " + broken.detail
+    ? "First broken entry: #" + broken.seq + " (" + ((broken.reason && broken.reason.type) || "?") + "): " + broken.detail
     : (v.lines || []).join(" ");
   return el("div", { class: "badge bad", "data-testid": "verify-badge", "data-ok": "false" },
     "✗ LEDGER BROKEN — this session's record does not verify",
@@ -215,6 +215,7 @@ function callCard(c) {
   const evidence = c.evidence.map((e) => el("div", {},
     el("div", { class: "small muted" }, e.kind + " " + e.digest.slice(0, 19) + "…" + (e.truncated ? " (cut)" : "")),
     e.text == null ? el("div", { class: "notice small" }, e.error || "not readable")
+      : e.text === "" ? el("div", { class: "muted small" }, "(empty)")
       : e.kind === "diff" ? diffBlock(e.text) : el("pre", {}, e.text)));
   const output = c.output == null ? null : el("details", {}, el("summary", { class: "small" }, "output"),
     el("pre", {}, typeof c.output === "string" ? c.output : JSON.stringify(c.output, null, 2)));
@@ -280,7 +281,7 @@ async function sessionView(id) {
     el("h2", {}, s.title || s.first_prompt || s.id),
     badge,
     el("dl", { class: "facts" },
-      el("dt", {}, "Session"), el("dd", { class: "mono" }, s.id),
+      el("dt", {}, "Session"), el("dd", { class: "mono", "data-testid": "session-id" }, s.id),
       el("dt", {}, "Status"), el("dd", {}, pill(s.status)),
       el("dt", {}, "Model"), el("dd", {}, s.model),
       el("dt", {}, "Directory"), el("dd", { class: "mono" }, s.cwd),
