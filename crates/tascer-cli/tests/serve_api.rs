@@ -11,8 +11,9 @@ mod common;
 
 use serde_json::Value;
 use tascer_ledger::{Envelope, IN_TOTO_PAYLOAD_TYPE};
+use tascer_testkit::postgres::PgServer;
 
-use common::serve::{Served, record, repo_root, tamper, write_contracts};
+use common::serve::{POST_HOOK, Served, fill_queue, record, repo_root, tamper, write_contracts};
 
 /// Regenerates docs/openapi.json from the served document when set.
 const UPDATE_ENV: &str = "TASCER_UPDATE_OPENAPI";
@@ -233,6 +234,16 @@ async fn a_timeline_has_the_calls_with_their_decisions_gates_and_diffs() {
         "{text}"
     );
     let echo = &calls[1];
+    let hooks: Vec<(&str, &str, &str)> = echo["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let text = |k: &str| h[k].as_str().unwrap_or("-");
+            (text("event"), text("hook"), text("outcome"))
+        })
+        .collect();
+    assert_eq!(hooks, [("PostToolUse", POST_HOOK, "success")], "{echo}");
     let stdout = echo["evidence"]
         .as_array()
         .unwrap()
@@ -398,4 +409,46 @@ async fn the_openapi_document_matches_docs_and_every_path_answers() {
         "{c}"
     );
     assert!(c["queue"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_contracts_view_shows_the_queue_and_its_workers() {
+    let test = "serve_api::the_contracts_view_shows_the_queue_and_its_workers";
+    let Some(pg) = PgServer::shared(test) else {
+        return;
+    };
+    let url = pg.fresh_database("serve_queue").unwrap();
+    // A worker on another host takes the first job and holds its lease.
+    fill_queue(&url).await;
+
+    let home = tempfile::tempdir().unwrap();
+    let served = Served::start(home.path(), home.path(), &["--queue", &url]);
+    let c = served.ok("/api/contracts").await;
+    let q = &c["queue"];
+    assert_eq!(q["name"], tascer_fleet::DEFAULT_QUEUE, "{c}");
+    let jobs: Vec<(&str, &str)> = q["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["name"].as_str().unwrap(), j["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(jobs, [("alpha", "running"), ("beta", "queued")], "{c}");
+    let workers = q["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 1, "{c}");
+    let w = &workers[0];
+    assert_eq!(
+        (
+            w["holder"].as_str(),
+            w["host"].as_str(),
+            w["pid"].as_i64(),
+            w["contract"].as_str()
+        ),
+        (
+            Some("worker-7"),
+            Some("build-host"),
+            Some(4242),
+            Some("contracts/alpha.md")
+        ),
+        "{c}"
+    );
 }

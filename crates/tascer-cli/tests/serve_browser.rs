@@ -16,7 +16,8 @@ use std::process::Command;
 use serde_json::{Value, json};
 use tascer_testkit::{Scenario, Turn, skip};
 
-use common::serve::{Served, record, repo_root, run_session, tamper, write_contracts};
+use common::serve::{Served, fill_queue, record, repo_root, run_session, tamper, write_contracts};
+use tascer_testkit::postgres::{PgServer, postgres_available};
 
 /// Where Debian's package puts Chromium.
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -64,7 +65,18 @@ async fn the_page_lists_sessions_shows_decisions_and_a_broken_ledger_in_chromium
     .await;
     tamper(rec.home(), &tampered, 3);
     write_contracts(rec.ws.path(), &rec.edit);
-    let served = Served::start(rec.home(), rec.ws.path(), &[]);
+    // With PostgreSQL at hand, the contracts view also shows a queue with
+    // a worker (serve_api checks the API; here it is seen and pictured).
+    let queue = if postgres_available() {
+        PgServer::shared("serve_browser").map(|pg| pg.fresh_database("serve_browser").unwrap())
+    } else {
+        None
+    };
+    if let Some(url) = &queue {
+        fill_queue(url).await;
+    }
+    let extra: Vec<&str> = queue.iter().flat_map(|u| ["--queue", u.as_str()]).collect();
+    let served = Served::start(rec.home(), rec.ws.path(), &extra);
 
     let scratch = tempfile::tempdir().unwrap();
     let shots = if std::env::var_os(SCREENSHOTS_ENV).is_some() {
@@ -83,7 +95,8 @@ async fn the_page_lists_sessions_shows_decisions_and_a_broken_ledger_in_chromium
         .env("SCREENSHOT_DIR", &shots)
         .env("CHROMIUM", CHROMIUM)
         .env("NODE_MODULES", &modules)
-        .env("USER_DATA_DIR", &profile);
+        .env("USER_DATA_DIR", &profile)
+        .env("EXPECT_WORKERS", if queue.is_some() { "1" } else { "0" });
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap();

@@ -12,10 +12,19 @@ use tascer_testkit::{MockServer, Scenario, Turn};
 
 use super::{json_lines, tascer, texts};
 
+/// The PostToolUse hook of the recorded sessions' Bash calls.
+pub const POST_HOOK: &str = "cat > /dev/null";
+
 /// The settings of the recorded sessions: `Bash(echo:*)` allowed,
-/// `Bash(rm:*)` denied (so calls are decided by rules and by the mode).
+/// `Bash(rm:*)` denied (so calls are decided by rules and by the mode),
+/// and a PostToolUse hook on Bash.
 pub fn settings() -> String {
-    json!({"permissions": {"allow": ["Bash(echo:*)"], "deny": ["Bash(rm:*)"]}}).to_string()
+    json!({
+        "permissions": {"allow": ["Bash(echo:*)"], "deny": ["Bash(rm:*)"]},
+        "hooks": {"PostToolUse": [{"matcher": "Bash",
+            "hooks": [{"type": "command", "command": POST_HOOK}]}]}
+    })
+    .to_string()
 }
 
 /// A home, its working directory, and the sessions recorded in it.
@@ -223,4 +232,37 @@ pub fn write_contracts(ws: &Path, session: &str) {
         ),
     )
     .unwrap();
+}
+
+/// A job of the queue fixture.
+fn job(name: &str) -> tascer_fleet::NewJob {
+    tascer_fleet::NewJob {
+        name: name.into(),
+        title: format!("Do {name}"),
+        contract_path: format!("contracts/{name}.md"),
+        contract: format!("# Contract: Do {name}\n\n## Status\npending\n\n## Task\nDo it.\n"),
+        repo: "/nonexistent/repo".into(),
+        base_commit: "0".repeat(40),
+        max_attempts: 2,
+    }
+}
+
+/// Enqueues jobs `alpha` and `beta` in the default queue of the database
+/// at `url`; a worker (`worker-7`, pid 4242 on `build-host`) claims
+/// `alpha` and holds its lease.
+pub async fn fill_queue(url: &str) {
+    let queue = tascer_fleet::Queue::open(url, tascer_fleet::DEFAULT_QUEUE, 2)
+        .await
+        .unwrap();
+    queue.enqueue(&[job("alpha"), job("beta")]).await.unwrap();
+    let worker = tascer_fleet::Holder {
+        owner: "worker-7".into(),
+        pid: 4242,
+        host: "build-host".into(),
+    };
+    let claimed = queue
+        .claim(&worker, std::time::Duration::from_secs(600))
+        .await
+        .unwrap();
+    assert_eq!(claimed.job.unwrap().name, "alpha");
 }

@@ -106,6 +106,9 @@ try {
   await page.waitForSelector("[data-testid=contract-row]");
   seen.contracts = await page.locator("[data-testid=contract-row]").count();
   check(seen.contracts === 2, "both contracts listed");
+  seen.workers = await page.locator("[data-testid=worker]").count();
+  const workers = Number(process.env.EXPECT_WORKERS || 0);
+  check(seen.workers === workers, `${workers} worker(s) shown, saw ${seen.workers}`);
   await page.screenshot({ path: path.join(shots, "contracts.png"), fullPage: true });
 
   seen.page_errors = errors;
