@@ -12,8 +12,11 @@ mod common;
 use serde_json::Value;
 use tascer_ledger::{Envelope, IN_TOTO_PAYLOAD_TYPE};
 use tascer_testkit::postgres::PgServer;
+use tascer_testkit::{Scenario, Turn};
 
-use common::serve::{POST_HOOK, Served, fill_queue, record, repo_root, tamper, write_contracts};
+use common::serve::{
+    POST_HOOK, Served, fill_queue, record, repo_root, run_session, tamper, write_contracts,
+};
 
 /// Regenerates docs/openapi.json from the served document when set.
 const UPDATE_ENV: &str = "TASCER_UPDATE_OPENAPI";
@@ -451,4 +454,49 @@ async fn the_contracts_view_shows_the_queue_and_its_workers() {
         ),
         "{c}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_in_a_shared_postgresql_store_are_served() {
+    let test = "serve_api::sessions_in_a_shared_postgresql_store_are_served";
+    let Some(pg) = PgServer::shared(test) else {
+        return;
+    };
+    let url = pg.fresh_database("serve_store").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    // The home's `store` setting names the shared database, as on a fleet host.
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::json!({"store": url}).to_string(),
+    )
+    .unwrap();
+    let id = run_session(
+        home.path(),
+        ws.path(),
+        Scenario::new()
+            .turn(Turn::new().with_tool("Bash", serde_json::json!({"command": "echo shared"})))
+            .turn(Turn::text("Done.")),
+        "a session in the shared store",
+        "claude-edit",
+    )
+    .await;
+    assert!(!home.path().join("tascer.db").exists());
+    let served = Served::start(home.path(), ws.path(), &[]);
+    let list = served.ok("/api/sessions?q=shared").await;
+    assert_eq!(ids(&list), [id.as_str()], "{list}");
+    let t = served.ok(&format!("/api/sessions/{id}")).await;
+    let facts: Vec<_> = t["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(call_facts)
+        .collect();
+    assert_eq!(facts.len(), 1, "{t}");
+    assert_eq!(
+        (facts[0].2.as_str(), facts[0].4.as_str()),
+        ("allow", "Bash(echo:*)")
+    );
+    let v = served.ok(&format!("/api/sessions/{id}/verify")).await;
+    assert_eq!(v["ok"], true, "{v}");
 }
