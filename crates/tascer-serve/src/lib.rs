@@ -63,7 +63,7 @@ impl Server {
     /// Checks the address (refusing a non-loopback one unless
     /// `allow_remote`) and binds it.
     pub async fn bind(options: ServeOptions) -> Result<Server, ServeError> {
-        let warning = check_bind(options.addr, options.allow_remote)?;
+        check_bind(options.addr, options.allow_remote)?;
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
             .map_err(|source| ServeError::Io {
@@ -74,6 +74,8 @@ impl Server {
             addr: options.addr,
             source,
         })?;
+        // The warning names the port bound (not the 0 asked for).
+        let warning = check_bind(addr, options.allow_remote)?;
         let state = AppState {
             home: Arc::new(Home::new(options.home)),
             contracts: Arc::new(Contracts::new(options.contracts)),
