@@ -4,12 +4,11 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 use tascer_contracts::{
-    ContractStatus, MergeOutcome, Progress, RunOptions, RunStatus, RunSummary, completed_branches,
-    contract_files, merge_branches, repo_root, run_all,
+    MergeOutcome, Progress, RunOptions, RunStatus, RunSummary, completed_branches, contract_files,
+    merge_branches, read_statuses, repo_root, run_all,
 };
 
 use crate::args::{
@@ -246,15 +245,7 @@ fn status(args: ContractsStatusArgs) -> anyhow::Result<ExitCode> {
     opts.completed_dir = args.completed_dir.clone();
     let dir = opts.contracts_dir()?;
     let completed = opts.completed_dir()?;
-    let mut rows = Vec::new();
-    for d in [&dir, &completed] {
-        if !d.is_dir() {
-            continue;
-        }
-        for path in contract_files(d).with_context(|| format!("cannot list {}", d.display()))? {
-            rows.push(ContractStatus::read(path));
-        }
-    }
+    let rows = read_statuses(&[&dir, &completed])?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);

@@ -10,10 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
-use tascer_ledger::audit::{
-    changed_file_subjects, open_home_ledger, report_session, session_error, verify_sessions,
-};
-use tascer_ledger::keys::{KeyPaths, load_home_signing_key};
+use tascer_ledger::audit::{attest_session, report_session, verify_sessions};
 use tascer_ledger::{LedgerError, generate_keypair, key_id};
 
 use crate::args::{ExportArgs, ReportArgs, ReportFormat, VerifyArgs};
@@ -146,26 +143,8 @@ fn write_ci_report(report: &Value) -> anyhow::Result<()> {
 /// `tascer export SESSION --attestation [-o FILE]`.
 pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let home = tascer::tascer_home();
-    let paths = KeyPaths::in_home(&home);
-    let key = load_home_signing_key(&home)
-        .with_context(|| format!("cannot load the signing key {}", paths.private.display()))?
-        .with_context(|| {
-            format!(
-                "no signing key at {}: run `tascer keys generate` first",
-                paths.private.display()
-            )
-        })?;
-    let keyid = key_id(&key.verifying_key());
-    let ledger = open_home_ledger(&home, Some(key))?;
-    let data = ledger
-        .report(&args.session)
-        .map_err(|e| session_error(&args.session, e))?;
-    let subjects = changed_file_subjects(&data)?;
-    let n_subjects = subjects.len().max(1);
-    let envelope = ledger
-        .export_attestation(&args.session, subjects)
-        .map_err(|e| session_error(&args.session, e))?;
-    let line = serde_json::to_string(&envelope)?;
+    let attestation = attest_session(&home, &args.session)?;
+    let line = serde_json::to_string(&attestation.envelope)?;
     let output = args
         .output
         .clone()
@@ -178,8 +157,10 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     std::fs::write(&output, format!("{line}\n"))
         .with_context(|| format!("cannot write {}", output.display()))?;
     outln!(
-        "wrote {} ({n_subjects} subject(s), signed by key {keyid})",
-        output.display()
+        "wrote {} ({} subject(s), signed by key {})",
+        output.display(),
+        attestation.subjects,
+        attestation.key_id
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -35,6 +35,7 @@ mod replay_cmd;
 mod run;
 mod sandbox_cmd;
 mod sdk_mode;
+mod serve_cmd;
 mod sessions;
 mod sessions_admin;
 mod table;
@@ -122,6 +123,7 @@ fn main() -> ExitCode {
             Some(Command::Contracts(args)) => contracts_cmds::run(args).await,
             Some(Command::Archive(args)) => archive_cmds::run(args).await,
             Some(Command::Webhook(args)) => webhook_cmds::run(args).await,
+            Some(Command::Serve(args)) => serve_cmd::serve(args).await,
             // Answered above, before the multi-threaded runtime starts.
             Some(Command::Sandbox(_)) => Ok(ExitCode::FAILURE),
             None => run::run(cli.run).await,

@@ -60,7 +60,7 @@ pub use roles::{
     contractor_choice_from_env, contractor_env,
 };
 pub use runner::{RunOptions, run_all, run_in_checkout};
-pub use status::ContractStatus;
+pub use status::{ContractStatus, read_statuses};
 pub use tascer_store::{HEARTBEAT_EVERY, STALE_AFTER, host_name};
 pub use tool::with_execute_contracts;
 pub use worktree::{

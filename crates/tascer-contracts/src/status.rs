@@ -1,9 +1,24 @@
 //! A contract file as `tascer contracts status` lists it: its status and,
 //! from its Result section, the session and the outcome.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::parse::{Status, parse};
+use crate::error::ContractError;
+use crate::parse::{Status, contract_files, parse};
+
+/// Every contract of `dirs` (the contracts directory, then the completed
+/// one), each with its status, in file-name order per directory; a
+/// directory that does not exist has none.
+pub fn read_statuses(dirs: &[&Path]) -> Result<Vec<ContractStatus>, ContractError> {
+    let mut rows = Vec::new();
+    for dir in dirs {
+        if !dir.is_dir() {
+            continue;
+        }
+        rows.extend(contract_files(dir)?.into_iter().map(ContractStatus::read));
+    }
+    Ok(rows)
+}
 
 /// One contract file's status.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tascer_core::error_chain;
 use tascer_store::StoreConfig;
 
+use crate::dsse::Envelope;
 use crate::error::{AuditError, LedgerError};
 use crate::intoto::Subject;
 use crate::keys::{KeyPaths, key_id, load_home_signing_key, load_verifying_key};
@@ -338,6 +339,49 @@ pub fn changed_file_subjects(data: &ReportData) -> Result<Vec<Subject>, AuditErr
         subjects.insert(name, subject);
     }
     Ok(subjects.into_values().collect())
+}
+
+/// A session's signed attestation: what `tascer export --attestation`
+/// writes and `tascer serve` offers for download.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Attestation {
+    /// The in-toto Statement in its DSSE envelope.
+    pub envelope: Envelope,
+    /// How many subjects the Statement names (at least one: the session).
+    pub subjects: usize,
+    /// The id of the key that signed it.
+    pub key_id: String,
+}
+
+/// Exports `session` of `home`'s ledger as an attestation signed with the
+/// home's key: the changed files that still exist are its subjects
+/// ([`changed_file_subjects`]). A broken ledger is refused.
+pub fn attest_session(home: &Path, session: &str) -> Result<Attestation, AuditError> {
+    let paths = KeyPaths::in_home(home);
+    let key = load_home_signing_key(home)
+        .map_err(|source| AuditError::PrivateKey {
+            path: paths.private.clone(),
+            source: Box::new(source),
+        })?
+        .ok_or_else(|| AuditError::NoSigningKey {
+            path: paths.private.clone(),
+        })?;
+    let key_id = key_id(&key.verifying_key());
+    let ledger = open_home_ledger(home, Some(key))?;
+    let data = ledger
+        .report(session)
+        .map_err(|e| session_error(session, e))?;
+    let subjects = changed_file_subjects(&data)?;
+    let count = subjects.len().max(1);
+    let envelope = ledger
+        .export_attestation(session, subjects)
+        .map_err(|e| session_error(session, e))?;
+    Ok(Attestation {
+        envelope,
+        subjects: count,
+        key_id,
+    })
 }
 
 #[cfg(test)]

@@ -150,6 +150,12 @@ pub enum AuditError {
         /// Why.
         source: Box<LedgerError>,
     },
+    /// An attestation was asked for but the home has no signing key.
+    #[error("no signing key at {}: run `tascer keys generate` first", path.display())]
+    NoSigningKey {
+        /// Where the private key was looked for.
+        path: PathBuf,
+    },
     /// A changed file could not be hashed for an attestation.
     #[error("cannot hash {}", path.display())]
     Hash {

@@ -14,6 +14,7 @@ mod policy;
 mod replay;
 mod run;
 mod sandbox;
+mod serve;
 mod sessions;
 mod webhook;
 
@@ -36,6 +37,7 @@ pub use policy::{PolicyCheckArgs, PolicyCommand};
 pub use replay::ReplayArgs;
 pub use run::{PrintFormat, RunArgs};
 pub use sandbox::{SandboxArgs, SandboxCli};
+pub use serve::ViewerArgs;
 pub use sessions::{ExportFormat, SessionsCommand};
 pub use webhook::{WebhookArgs, WebhookCommand};
 
@@ -161,6 +163,9 @@ pub enum Command {
     Archive(ArchiveArgs),
     /// Webhooks (settings `webhooks`): deliver the waiting hook events, or show the outbox.
     Webhook(WebhookArgs),
+    /// Serve a local, read-only web page and JSON API over the recorded sessions
+    /// (loopback, token-protected).
+    Serve(ViewerArgs),
     /// Run a command under the OS sandbox (Landlock, seccomp): writes only in the
     /// workspace, secrets unreadable, no network unless allowed.
     Sandbox(Box<SandboxArgs>),

@@ -19,6 +19,7 @@ pub mod sdk_cases;
 pub mod sdk_drop_in;
 pub mod sdk_rewind;
 pub mod sdk_sessions;
+pub mod serve;
 
 /// Variables that would point a session at a real provider or service.
 const OUTSIDE_VARS: [&str; 24] = [
