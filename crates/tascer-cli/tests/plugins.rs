@@ -8,6 +8,9 @@
 
 mod common;
 
+use std::path::Path;
+use std::process::Command;
+
 use serde_json::{Value, json};
 use tascer_testkit::{MockServer, Scenario, Turn};
 
@@ -15,7 +18,7 @@ use common::plugin_fixture::{HOOK_BLOCK, HOOK_LOG, write_plugin};
 use common::{content_text, exchanges, json_lines, ledger_rows, tascer, texts};
 
 /// The model's turns: one call of each kind the plugin brings, then done.
-fn scenario(ws: &std::path::Path) -> Scenario {
+fn scenario(ws: &Path) -> Scenario {
     let greeting = ws.join("greeting.txt").display().to_string();
     Scenario::new()
         .turn(Turn::tool(
@@ -35,6 +38,16 @@ fn scenario(ws: &std::path::Path) -> Scenario {
         .conversation("SUBTASK", vec![Turn::text("all checked")])
 }
 
+/// `tascer run --output-format stream-json` against the mock, in `ws`;
+/// the caller adds the flags and the prompt.
+fn run(home: &Path, ws: &Path, server: &MockServer) -> Command {
+    let mut cmd = tascer(home, ws);
+    cmd.env("ANTHROPIC_API_KEY", "test")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .args(["run", "--output-format", "stream-json"]);
+    cmd
+}
+
 #[test]
 fn a_plugins_command_hook_skill_agent_and_mcp_server_run_under_governance() {
     if !common::python3_available("plugin MCP server") {
@@ -50,16 +63,8 @@ fn a_plugins_command_hook_skill_agent_and_mcp_server_run_under_governance() {
     let server = MockServer::start_blocking(scenario(&ws)).unwrap();
 
     let allowed = "Write,Bash,Skill,Task,mcp__plugin_kit_mini__hello";
-    let out = tascer(home.path(), &ws)
-        .env("ANTHROPIC_API_KEY", "test")
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .args([
-            "run",
-            "--output-format",
-            "stream-json",
-            "--allowedTools",
-            allowed,
-        ])
+    let out = run(home.path(), &ws, &server)
+        .args(["--allowedTools", allowed])
         .arg("--plugin-dir")
         .arg(&plugin)
         .arg("--plugin-dir")
@@ -187,15 +192,8 @@ fn plugin_dir_no_mcp_loads_the_plugin_without_its_servers_and_bad_hooks_are_name
     )
     .unwrap();
     let server = MockServer::start_blocking(Scenario::new().turn(Turn::text("ok"))).unwrap();
-    let out = tascer(home.path(), &ws)
-        .env("ANTHROPIC_API_KEY", "test")
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .args([
-            "run",
-            "--output-format",
-            "stream-json",
-            "--plugin-dir-no-mcp",
-        ])
+    let out = run(home.path(), &ws, &server)
+        .arg("--plugin-dir-no-mcp")
         .arg(&plugin)
         .arg("/kit:greet Bob")
         .output()

@@ -70,17 +70,18 @@ fn resume_session_at_cuts_the_history_in_a_fork_and_drops_turn_is_checked() {
     // A cut that would drop another turn than the one named is refused
     // before any model call; so is an unknown message.
     let requests_before = server.requests().len();
-    let refused = run(
-        "THIRD-PROMPT",
-        &[
+    let cut = |drops_turn: &str| {
+        let args = [
             "--resume",
             &original,
             "--resume-session-at",
             &first_answer,
             "--resume-drops-turn",
-            &first_prompt,
-        ],
-    );
+            drops_turn,
+        ];
+        run("THIRD-PROMPT", &args)
+    };
+    let refused = cut(&first_prompt);
     let (_, stderr) = texts(&refused);
     assert!(!refused.status.success());
     assert!(
@@ -113,17 +114,7 @@ fn resume_session_at_cuts_the_history_in_a_fork_and_drops_turn_is_checked() {
     assert_eq!(server.requests().len(), requests_before);
 
     // The cut: the model gets the first exchange and the new prompt only.
-    let forked = session_of(&run(
-        "THIRD-PROMPT",
-        &[
-            "--resume",
-            &original,
-            "--resume-session-at",
-            &first_answer,
-            "--resume-drops-turn",
-            &second_prompt,
-        ],
-    ));
+    let forked = session_of(&cut(&second_prompt));
     assert_ne!(forked, original);
     let last = server.requests().last().unwrap().body["messages"].to_string();
     assert!(

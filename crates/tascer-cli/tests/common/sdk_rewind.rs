@@ -69,13 +69,9 @@ fn files(rewind: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// Rewinding to the second prompt undoes only its changes; then to the
-/// first, every change; both are in the ledger, which verifies.
-pub fn rewind_restores_files(sdk: &Sdk) {
-    let (ws, config) = workspace(json!([1, 0]), None);
-    let out = sdk.run(&ws, "rewind", &config);
-    let ids = out["prompt_ids"].as_array().unwrap();
-    assert_eq!(ids.len(), 2, "the SDK got both prompts' uuids: {out:#}");
+/// The rewinds `[1, 0]` of the two prompts: the first undid only the
+/// second prompt's changes, the second every change.
+fn assert_second_then_first_rewound(out: &Value) {
     let rewinds = out["rewinds"].as_array().unwrap();
     assert_eq!(rewinds[0]["ok"], true, "{:#}", rewinds[0]);
     assert_eq!(
@@ -88,13 +84,19 @@ pub fn rewind_restores_files(sdk: &Sdk) {
         [json!("original\n"), Value::Null, Value::Null],
         "the edited file has its old content, the created ones are gone"
     );
+}
+
+/// Rewinding to the second prompt undoes only its changes; then to the
+/// first, every change; both are in the ledger, which verifies.
+pub fn rewind_restores_files(sdk: &Sdk) {
+    let (ws, config) = workspace(json!([1, 0]), None);
+    let out = sdk.run(&ws, "rewind", &config);
+    let ids = out["prompt_ids"].as_array().unwrap();
+    assert_eq!(ids.len(), 2, "the SDK got both prompts' uuids: {out:#}");
+    assert_second_then_first_rewound(&out);
 
     let session = session_of(&out["turns"][0]);
-    let recorded: Vec<Value> = ws
-        .ledger(&session, "checkpoint")
-        .into_iter()
-        .filter(|p| p["event"] == "rewind_files")
-        .collect();
+    let recorded = rewinds_recorded(&ws, &session);
     assert_eq!(recorded.len(), 2, "{recorded:#?}");
     assert_eq!(recorded[1]["user_message_id"], ids[0]);
     let actions: Vec<(String, String)> = recorded[1]["files"]
@@ -142,6 +144,14 @@ pub fn rewind_refuses_a_file_changed_by_hand(sdk: &Sdk) {
     ws.verify(&session_of(&out["turns"][0]));
 }
 
+/// The `rewind_files` checkpoint entries of a session's ledger.
+fn rewinds_recorded(ws: &Workspace, session: &str) -> Vec<Value> {
+    ws.ledger(session, "checkpoint")
+        .into_iter()
+        .filter(|p| p["event"] == "rewind_files")
+        .collect()
+}
+
 /// The file names of a rewind answer's `filesChanged`, sorted.
 fn changed_names(answer: &Value) -> Vec<String> {
     let mut names: Vec<String> = answer["filesChanged"]
@@ -184,11 +194,7 @@ pub fn dry_run_then_rewind(sdk: &Sdk) {
         [json!("original\n"), Value::Null, Value::Null]
     );
     let session = session_of(&out["turns"][0]);
-    let recorded = ws
-        .ledger(&session, "checkpoint")
-        .into_iter()
-        .filter(|p| p["event"] == "rewind_files")
-        .count();
+    let recorded = rewinds_recorded(&ws, &session).len();
     assert_eq!(recorded, 1, "only the real rewind is recorded");
     ws.verify(&session);
 }
@@ -222,26 +228,11 @@ pub fn rewind_in_a_fork(sdk: &Sdk) {
     let (ws, mut config) = workspace(json!([1, 0]), None);
     config["fork"] = json!(true);
     let out = sdk.run(&ws, "rewind", &config);
-    let rewinds = out["rewinds"].as_array().unwrap();
-    assert_eq!(rewinds[0]["ok"], true, "{:#}", rewinds[0]);
-    assert_eq!(
-        files(&rewinds[0]),
-        [json!("first\n"), json!("one\n"), Value::Null]
-    );
-    assert_eq!(rewinds[1]["ok"], true, "{:#}", rewinds[1]);
-    assert_eq!(
-        files(&rewinds[1]),
-        [json!("original\n"), Value::Null, Value::Null]
-    );
+    assert_second_then_first_rewound(&out);
     let parent = session_of(&out["turns"][0]);
     let fork = out["fork_id"].as_str().unwrap().to_string();
     assert_ne!(fork, parent);
-    let rewinds_in = |session: &str| {
-        ws.ledger(session, "checkpoint")
-            .into_iter()
-            .filter(|p| p["event"] == "rewind_files")
-            .count()
-    };
+    let rewinds_in = |session: &str| rewinds_recorded(&ws, session).len();
     assert_eq!(rewinds_in(&fork), 2);
     assert_eq!(rewinds_in(&parent), 0);
     ws.verify(&parent);
