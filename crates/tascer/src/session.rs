@@ -598,9 +598,11 @@ fn start_source(options: &Options) -> SessionStartSource {
     }
 }
 
-/// What of the options the ledger's `options_digest` covers.
+/// What of the options the ledger's `options_digest` covers. The plugin
+/// directories are covered when there are any (so the digests of sessions
+/// without plugins do not change).
 fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
-    serde_json::json!({
+    let mut value = serde_json::json!({
         "model": model,
         "fallback_model": options.fallback_model,
         "max_turns": options.max_turns,
@@ -614,7 +616,15 @@ fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
         "hooks": options.hooks.as_ref().map(|h| h.len()),
         "output_format": options.output_format,
         "max_structured_output_retries": options.max_structured_output_retries,
-    })
+    });
+    if !options.plugin_dirs.is_empty() {
+        value["plugin_dirs"] = options
+            .plugin_dirs
+            .iter()
+            .map(|d| serde_json::json!({"path": d.path, "skip_mcp": d.skip_mcp}))
+            .collect();
+    }
+    value
 }
 
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf, Error> {
