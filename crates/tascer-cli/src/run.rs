@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use futures::StreamExt;
 use tascer::guard::permissions::PermissionMode;
 use tascer::guard::settings::SettingsSource;
-use tascer::{Client, Message, Options};
+use tascer::{Client, Message, Options, PluginDir};
 
 use crate::args::{PrintFormat, RunArgs};
 use crate::contractor::{RoleFlags, manager_provider, manager_run_options};
@@ -249,6 +249,16 @@ pub fn options_from_args(args: &RunArgs) -> anyhow::Result<Options> {
     options.continue_conversation = args.continue_;
     options.fork_session = args.fork_session;
     options.session_id = args.session_id.clone();
+    options.resume_session_at = args.resume_session_at.clone();
+    options.resume_drops_turn = args.resume_drops_turn.clone();
+    options.plugin_dirs = (args.plugin_dir.iter().cloned().map(PluginDir::new))
+        .chain(
+            args.plugin_dir_no_mcp
+                .iter()
+                .cloned()
+                .map(PluginDir::without_mcp),
+        )
+        .collect();
     options.cwd = args.cwd.clone();
     if let Some(prompt) = &args.system_prompt {
         options = options.system_prompt(prompt.clone());

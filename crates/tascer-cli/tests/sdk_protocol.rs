@@ -777,7 +777,7 @@ fn betas_reach_anthropic_and_sandbox_settings_tascer_cannot_honour_are_warnings(
     for warning in [
         "--settings: sandbox.autoAllowBashIfSandboxed is not honoured by Tascer",
         "--settings: sandbox.network's settings are not honoured by Tascer",
-        "warning: ignoring --plugin-dir",
+        "plugin inline[0]: the plugin directory /tmp/a-plugin does not exist",
     ] {
         assert!(stderr.contains(warning), "{warning:?} missing:\n{stderr}");
     }

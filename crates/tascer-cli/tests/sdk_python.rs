@@ -147,3 +147,30 @@ fn rewind_files_refuses_a_file_changed_by_hand_and_names_it() {
         common::sdk_rewind::rewind_refuses_a_file_changed_by_hand,
     );
 }
+
+#[test]
+fn the_plugins_option_loads_a_plugin_whose_command_and_hook_run() {
+    cases::with(
+        Sdk::python,
+        "the_plugins_option_loads_a_plugin_whose_command_and_hook_run",
+        |sdk| common::sdk_plugins::plugin_command_and_hook(sdk, None),
+    );
+}
+
+#[test]
+fn resume_session_at_continues_from_an_earlier_answer_in_a_fork() {
+    cases::with(
+        Sdk::python,
+        "resume_session_at_continues_from_an_earlier_answer_in_a_fork",
+        common::sdk_plugins::resume_session_at,
+    );
+}
+
+#[test]
+fn rewind_files_in_a_forked_session_finds_the_parents_checkpoints() {
+    cases::with(
+        Sdk::python,
+        "rewind_files_in_a_forked_session_finds_the_parents_checkpoints",
+        common::sdk_rewind::rewind_in_a_fork,
+    );
+}

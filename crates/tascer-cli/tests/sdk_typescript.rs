@@ -140,3 +140,39 @@ fn an_elicitation_result_hook_replaces_the_hosts_answer() {
         |sdk| cases::elicitation_answered_by_the_host(sdk, "decline", true),
     );
 }
+
+#[test]
+fn the_plugins_option_loads_a_plugin_whose_command_and_hook_run() {
+    cases::with(
+        Sdk::typescript,
+        "the_plugins_option_loads_a_plugin_whose_command_and_hook_run",
+        |sdk| common::sdk_plugins::plugin_command_and_hook(sdk, None),
+    );
+}
+
+#[test]
+fn plugins_delivered_in_initialize_load_too() {
+    cases::with(
+        Sdk::typescript,
+        "plugins_delivered_in_initialize_load_too",
+        |sdk| common::sdk_plugins::plugin_command_and_hook(sdk, Some("initialize")),
+    );
+}
+
+#[test]
+fn rewind_files_dry_run_answers_without_changing_files_then_rewinds() {
+    cases::with(
+        Sdk::typescript,
+        "rewind_files_dry_run_answers_without_changing_files_then_rewinds",
+        common::sdk_rewind::dry_run_then_rewind,
+    );
+}
+
+#[test]
+fn rewind_files_dry_run_names_a_file_changed_by_hand() {
+    cases::with(
+        Sdk::typescript,
+        "rewind_files_dry_run_names_a_file_changed_by_hand",
+        common::sdk_rewind::dry_run_refuses_a_file_changed_by_hand,
+    );
+}

@@ -28,6 +28,7 @@ const READ: &[&str] = &[
     "mcpServers",
     "settings",
     "disallowedTools",
+    "plugins",
 ];
 
 /// Fields that need nothing from Tascer: it lists the tools of SDK MCP
@@ -44,6 +45,8 @@ pub struct Applied {
     pub settings: bool,
     /// `disallowedTools`.
     pub disallowed_tools: bool,
+    /// `plugins`.
+    pub plugins: bool,
 }
 
 /// Applies an `initialize` request to the options. `Err` is the text of
@@ -110,6 +113,10 @@ pub fn apply(
             .extend(strings(tools, "disallowedTools")?);
         applied.disallowed_tools = true;
     }
+    if let Some(plugins) = present(request, "plugins") {
+        options.plugin_dirs.extend(plugin_dirs(plugins)?);
+        applied.plugins = true;
+    }
     for (field, value) in request {
         let inert = matches!(value, Value::Null | Value::Bool(false));
         if !inert && !READ.contains(&field.as_str()) && !NOT_NEEDED.contains(&field.as_str()) {
@@ -119,6 +126,34 @@ pub fn apply(
         }
     }
     Ok(applied)
+}
+
+/// The `plugins` field: the SDK's `plugins` option, `[{"type": "local",
+/// "path", "skipMcpDiscovery"?}]`, as `--plugin-dir` (or
+/// `--plugin-dir-no-mcp`) would give them.
+fn plugin_dirs(plugins: &Value) -> Result<Vec<tascer::PluginDir>, String> {
+    let list = plugins
+        .as_array()
+        .ok_or("initialize: plugins must be a list of {\"type\": \"local\", \"path\": …}")?;
+    let mut dirs = Vec::new();
+    for (i, plugin) in list.iter().enumerate() {
+        let kind = plugin.get("type").and_then(Value::as_str);
+        if kind != Some("local") {
+            return Err(format!(
+                "initialize: plugins[{i}]: unsupported plugin type {} (only \"local\")",
+                plugin.get("type").unwrap_or(&Value::Null)
+            ));
+        }
+        let path = plugin
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("initialize: plugins[{i}]: missing \"path\""))?;
+        dirs.push(match plugin.get("skipMcpDiscovery") {
+            Some(Value::Bool(true)) => tascer::PluginDir::without_mcp(path),
+            _ => tascer::PluginDir::new(path),
+        });
+    }
+    Ok(dirs)
 }
 
 /// `MAX_STRUCTURED_OUTPUT_RETRIES` (Claude Code's variable), if set: how
@@ -290,6 +325,7 @@ pub async fn response(client: &Client, applied: Applied) -> Value {
         ("mcp_servers_applied", applied.mcp_servers),
         ("settings_applied", applied.settings),
         ("disallowed_tools_applied", applied.disallowed_tools),
+        ("plugins_applied", applied.plugins),
     ] {
         if yes {
             body[field] = json!(true);

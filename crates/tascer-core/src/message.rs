@@ -36,6 +36,17 @@ impl Message {
         }
     }
 
+    /// The uuid every frame carries.
+    pub fn uuid(&self) -> &str {
+        match self {
+            Message::User(m) => &m.uuid,
+            Message::Assistant(m) => &m.uuid,
+            Message::System(m) => &m.uuid,
+            Message::Result(m) => &m.uuid,
+            Message::StreamEvent(m) => &m.uuid,
+        }
+    }
+
     /// The result, if this is the closing frame.
     pub fn as_result(&self) -> Option<&ResultMessage> {
         match self {

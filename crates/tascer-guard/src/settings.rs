@@ -9,9 +9,9 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
 pub use tascer_settings::{
-    CLAUDE_PROJECT_DIR, LayeredSettings, PermissionsSettings, SandboxSettings, Settings,
+    CLAUDE_PROJECT_DIR, FileError, LayeredSettings, PermissionsSettings, SandboxSettings, Settings,
     SettingsError, SettingsLayer, SettingsLoader, SettingsSource, claude_config_dir,
-    claude_transcript_file, project_root,
+    claude_transcript_file, project_root, read_json,
 };
 
 use crate::permissions::{

@@ -134,6 +134,7 @@ macro_rules! both {
 both!(
     sessions_messages_and_totals_persist,
     fork_copies_a_session_and_resume_rebuilds_history,
+    fork_at_copies_through_a_message_with_its_file_checkpoints,
     bad_session_ids_get_precise_errors,
     a_ledger_appends_verifies_and_reports,
     a_session_moves_between_backends_and_verifies_the_same,
@@ -232,6 +233,46 @@ fn fork_copies_a_session_and_resume_rebuilds_history(under: Under) {
     assert_eq!(resumed.messages("b").unwrap().len(), 3);
     assert_eq!(resumed.messages("a").unwrap().len(), 2);
     assert_eq!(resumed.history("b").unwrap()[0].content.len(), 3);
+}
+
+fn fork_at_copies_through_a_message_with_its_file_checkpoints(under: Under) {
+    let store = under.sessions();
+    store.create_session(&new_session("p", "/w")).unwrap();
+    let (first, second) = (user("first", "p"), user("second", "p"));
+    store.append_message("p", &first).unwrap();
+    store.append_message("p", &second).unwrap();
+    let change = |prompt: &Message, path: &str| tascer_store::FileChange {
+        prompt_uuid: prompt.uuid().to_string(),
+        path: path.to_string(),
+        existed: true,
+        before: Some(b"before".to_vec()),
+        after_sha256: Some("00".repeat(32)),
+        tool_use_id: "toolu_1".to_string(),
+    };
+    store
+        .record_file_change("p", &change(&first, "/w/a"))
+        .unwrap();
+    store
+        .record_file_change("p", &change(&second, "/w/b"))
+        .unwrap();
+
+    // Cut after the first prompt: its message and its checkpoint only.
+    let cut = store.fork_at("p", "cut", first.uuid()).unwrap();
+    assert_eq!(cut.forked_from.as_deref(), Some("p"));
+    assert_eq!(cut.message_count, 1);
+    assert_eq!(store.file_changes("cut").unwrap(), [change(&first, "/w/a")]);
+    // A whole fork keeps every checkpoint; the parent keeps its own.
+    store.fork("p", "whole").unwrap();
+    assert_eq!(
+        store.file_changes("whole").unwrap(),
+        [change(&first, "/w/a"), change(&second, "/w/b")]
+    );
+    assert_eq!(store.file_changes("p").unwrap().len(), 2);
+    assert!(matches!(
+        store.fork_at("p", "x", "no-such-message"),
+        Err(StoreError::NoSuchMessage(uuid)) if uuid == "no-such-message"
+    ));
+    assert!(store.session("x").unwrap().is_none());
 }
 
 fn bad_session_ids_get_precise_errors(under: Under) {

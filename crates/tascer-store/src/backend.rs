@@ -311,9 +311,11 @@ pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// Every message of a session, in order.
     fn messages(&self, session_id: &str) -> Result<Vec<StoredMessage>, StoreError>;
 
-    /// Copies a session and its messages into a new session `new_id`
-    /// (frames carry the new id), in one transaction.
-    fn fork(&self, from: &str, new_id: &str) -> Result<(), StoreError>;
+    /// Copies a session and its messages (those up to and including
+    /// `through_seq`, when given) into a new session `new_id` (frames
+    /// carry the new id), with the file checkpoints of the prompts it
+    /// copied, in one transaction.
+    fn fork(&self, from: &str, new_id: &str, through_seq: Option<i64>) -> Result<(), StoreError>;
 
     /// The stored summary of a session, for cross-checks against its
     /// ledger; `None` when there is no such session.

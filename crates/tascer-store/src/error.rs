@@ -30,6 +30,10 @@ pub enum StoreError {
     /// No session has this id.
     #[error("No conversation found with session ID: {0}")]
     NotFound(String),
+    /// The session has no message with this uuid (a `resume_session_at`
+    /// point); the text is Claude Code's.
+    #[error("No message found with message.uuid of: {0}")]
+    NoSuchMessage(String),
     /// A session with this id already exists.
     #[error("a session with ID {0} already exists")]
     AlreadyExists(String),

@@ -75,6 +75,14 @@ fn file_identity(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
+/// A fork's file checkpoints: the parent's, of the prompts the fork
+/// copied (`?1` the fork, `?2` the parent).
+const COPY_FILE_CHANGES: &str = "INSERT INTO file_changes (session_id, seq, prompt_uuid, path,
+         existed, before, after_sha256, tool_use_id, created_at)
+     SELECT ?1, seq, prompt_uuid, path, existed, before, after_sha256, tool_use_id, created_at
+     FROM file_changes
+     WHERE session_id = ?2 AND prompt_uuid IN (SELECT uuid FROM messages WHERE session_id = ?1)";
+
 impl Backend for SqliteBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Sqlite
@@ -210,7 +218,7 @@ impl Backend for SqliteBackend {
         })
     }
 
-    fn fork(&self, from: &str, new_id: &str) -> Result<(), StoreError> {
+    fn fork(&self, from: &str, new_id: &str, through_seq: Option<i64>) -> Result<(), StoreError> {
         let ts = now();
         self.db.write(|tx| {
             let source = tx
@@ -230,9 +238,10 @@ impl Backend for SqliteBackend {
             )?;
             let rows: Vec<(i64, String, String, String)> = {
                 let mut stmt = tx.prepare(
-                    "SELECT seq, uuid, kind, data FROM messages WHERE session_id = ?1 ORDER BY seq",
+                    "SELECT seq, uuid, kind, data FROM messages
+                     WHERE session_id = ?1 AND (?2 IS NULL OR seq <= ?2) ORDER BY seq",
                 )?;
-                stmt.query_map(params![from], |r| {
+                stmt.query_map(params![from, through_seq], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
                 })?
                 .collect::<Result<_, _>>()?
@@ -254,6 +263,7 @@ impl Backend for SqliteBackend {
                 "UPDATE sessions SET first_prompt = ?2 WHERE id = ?1",
                 params![new_id, source.first_prompt],
             )?;
+            tx.execute(COPY_FILE_CHANGES, params![new_id, from])?;
             Ok::<_, StoreError>(())
         })
     }

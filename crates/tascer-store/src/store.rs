@@ -154,10 +154,33 @@ impl SessionStore {
         Ok(history_from_messages(&self.messages(session_id)?))
     }
 
-    /// Copies a session's messages into a new session `new_id`, in one
-    /// transaction.
+    /// Copies a session's messages into a new session `new_id`, with the
+    /// file checkpoints of its prompts, in one transaction.
     pub fn fork(&self, from: &str, new_id: &str) -> Result<SessionInfo, StoreError> {
-        self.backend.fork(from, new_id)?;
+        self.backend.fork(from, new_id, None)?;
+        self.session(new_id)?
+            .ok_or_else(|| StoreError::NotFound(new_id.to_string()))
+    }
+
+    /// Copies a session's messages up to and including the one whose uuid
+    /// is `through_uuid` into a new session `new_id`, with the file
+    /// checkpoints of the prompts it copied, in one transaction; the
+    /// parent keeps all of its own. [`StoreError::NoSuchMessage`] when the
+    /// session has no such message.
+    pub fn fork_at(
+        &self,
+        from: &str,
+        new_id: &str,
+        through_uuid: &str,
+    ) -> Result<SessionInfo, StoreError> {
+        let seq = self
+            .backend
+            .messages(from)?
+            .into_iter()
+            .find(|row| message_uuid(&row.data).as_deref() == Some(through_uuid))
+            .map(|row| row.seq)
+            .ok_or_else(|| StoreError::NoSuchMessage(through_uuid.to_string()))?;
+        self.backend.fork(from, new_id, Some(seq))?;
         self.session(new_id)?
             .ok_or_else(|| StoreError::NotFound(new_id.to_string()))
     }
@@ -200,11 +223,18 @@ impl SessionStore {
 }
 
 fn describe(message: &Message) -> (&'static str, &str) {
-    match message {
-        Message::User(m) => ("user", &m.uuid),
-        Message::Assistant(m) => ("assistant", &m.uuid),
-        Message::System(m) => ("system", &m.uuid),
-        Message::Result(m) => ("result", &m.uuid),
-        Message::StreamEvent(m) => ("stream_event", &m.uuid),
-    }
+    let kind = match message {
+        Message::User(_) => "user",
+        Message::Assistant(_) => "assistant",
+        Message::System(_) => "system",
+        Message::Result(_) => "result",
+        Message::StreamEvent(_) => "stream_event",
+    };
+    (kind, message.uuid())
+}
+
+/// The `uuid` of a stored message's JSON, if it has one.
+fn message_uuid(data: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(data).ok()?;
+    value.get("uuid")?.as_str().map(str::to_string)
 }

@@ -44,8 +44,33 @@ pub fn load(
     Ok(agents)
 }
 
+/// The agents of a plugin's agents directory (or one `.md` file), named
+/// `<plugin>:<name>` as Claude Code names them.
+pub(crate) fn load_plugin(
+    path: &Path,
+    plugin: &str,
+) -> Result<BTreeMap<String, AgentDefinition>, Error> {
+    let mut agents = BTreeMap::new();
+    let files = match path.is_file() {
+        true => vec![path.to_path_buf()],
+        false => crate::commands::markdown_files(path)?,
+    };
+    read_files(files, &mut agents)?;
+    Ok(agents
+        .into_iter()
+        .map(|(name, agent)| (format!("{plugin}:{name}"), agent))
+        .collect())
+}
+
 fn load_dir(dir: &Path, out: &mut BTreeMap<String, AgentDefinition>) -> Result<(), Error> {
-    for path in crate::commands::markdown_files(dir)? {
+    read_files(crate::commands::markdown_files(dir)?, out)
+}
+
+fn read_files(
+    files: Vec<std::path::PathBuf>,
+    out: &mut BTreeMap<String, AgentDefinition>,
+) -> Result<(), Error> {
+    for path in files {
         let text = std::fs::read_to_string(&path).map_err(|e| {
             Error::Definition(format!("cannot read the agent {}: {e}", path.display()))
         })?;

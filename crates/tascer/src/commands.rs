@@ -35,6 +35,8 @@ pub enum CommandScope {
     User,
     /// `.claude/commands/` of the working directory.
     Project,
+    /// A plugin's `commands/` (named `<plugin>:<name>`).
+    Plugin,
 }
 
 /// A custom slash command.
@@ -94,6 +96,22 @@ pub fn load(
         commands.extend(user);
     }
     commands.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(commands)
+}
+
+/// The commands of a plugin's commands directory (or one `.md` file),
+/// named `<plugin>:<name>` as Claude Code names them.
+pub(crate) fn load_plugin(path: &Path, plugin: &str) -> Result<Vec<SlashCommand>, Error> {
+    let mut commands = Vec::new();
+    if path.is_file() {
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+        commands.push(read_command(path, stem.into_owned(), CommandScope::Plugin)?);
+    } else {
+        load_dir(path, CommandScope::Plugin, &mut commands)?;
+    }
+    for command in &mut commands {
+        command.name = format!("{plugin}:{}", command.name);
+    }
     Ok(commands)
 }
 

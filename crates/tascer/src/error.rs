@@ -30,6 +30,9 @@ pub enum Error {
     /// A skill, slash command or agent file is invalid.
     #[error("{0}")]
     Definition(String),
+    /// `resume_drops_turn`: the cut would drop more than that turn.
+    #[error("Resume rejected by --resume-drops-turn: {0}")]
+    ResumeRejected(String),
     /// There is no session to continue in this directory.
     #[error("No conversation found to continue in {0}")]
     NothingToContinue(String),

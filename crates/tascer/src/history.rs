@@ -1,6 +1,13 @@
 //! The conversation sent to the model: how a user message joins it.
 
-use tascer_core::{ChatMessage, Role};
+use tascer_core::{ChatMessage, Message, Role, UserContent};
+
+/// True for a prompt of the main thread: a user message with text (tool
+/// results are blocks; subagents' messages have a parent tool use).
+pub(crate) fn is_prompt(message: &Message) -> bool {
+    matches!(message, Message::User(u)
+        if u.parent_tool_use_id.is_none() && matches!(u.message.content, UserContent::Text(_)))
+}
 
 /// Adds a user message to the history, merged into the last message when
 /// that is a user message too (a resumed session can end with the results

@@ -32,6 +32,7 @@ mod stream; //        MessageStream
 // A session and its turns.
 mod claude_transcript; // the Claude Code–format transcript the SDKs' session helpers read
 mod compact; //       compaction: the model summarizes the conversation
+mod resume_at; //     resume_session_at: a resumed session forked at a message
 mod session; //       Session and Session::start, in named steps
 mod slash; //         `/name args` prompts: custom and built-in commands
 mod toolset; //       the session's tools: built-in, custom, MCP, Skill, Task
@@ -73,6 +74,8 @@ mod error; //         Error
 mod frontmatter; //   the YAML front matter of those files
 pub mod memory; //    CLAUDE.md / AGENTS.md memory files
 mod options; //       Options
+mod plugin_parts; //  a plugin's hooks and MCP servers, from their files
+pub mod plugins; //   plugin directories: commands, skills, agents, hooks, MCP servers
 pub mod skills; //    skills and the Skill tool
 mod structured; //    structured output: the final answer against a schema
 mod system_prompt; // the default system prompt
@@ -87,8 +90,8 @@ pub use client::{AgentInfo, Client, CommandInfo, Interrupter, Rewinder};
 pub use context_cache::ContextCache;
 pub use error::Error;
 pub use options::{
-    AgentDefinition, DEFAULT_CONTEXT_ENV, Options, OutputFormat, SIGNING_ENV, SystemPrompt,
-    signing_from_env,
+    AgentDefinition, DEFAULT_CONTEXT_ENV, Options, OutputFormat, PluginDir, SIGNING_ENV,
+    SystemPrompt, signing_from_env,
 };
 pub use pipeline::GOVERNANCE_TRACE_TARGET;
 pub use query::query;

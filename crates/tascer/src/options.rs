@@ -14,6 +14,35 @@ use tascer_model::ProviderConfig;
 
 use crate::context_cache::ContextCache;
 
+/// One plugin directory to load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginDir {
+    /// The directory (relative to the session's working directory, or
+    /// absolute).
+    pub path: PathBuf,
+    /// Load everything but its MCP servers (`--plugin-dir-no-mcp`, the TS
+    /// SDK's `skipMcpDiscovery`).
+    pub skip_mcp: bool,
+}
+
+impl PluginDir {
+    /// A plugin directory loaded whole.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        PluginDir {
+            path: path.into(),
+            skip_mcp: false,
+        }
+    }
+
+    /// A plugin directory loaded without its MCP servers.
+    pub fn without_mcp(path: impl Into<PathBuf>) -> Self {
+        PluginDir {
+            path: path.into(),
+            skip_mcp: true,
+        }
+    }
+}
+
 /// The system prompt to use.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum SystemPrompt {
@@ -212,6 +241,18 @@ pub struct Options {
     /// For a replay: the session it replays and from where, recorded in
     /// the ledger's `session_start` (under `replay_of`).
     pub replay_of: Option<serde_json::Value>,
+    /// Plugin directories (`--plugin-dir`, the SDKs' `plugins`): their
+    /// commands, skills, agents, hooks and MCP servers join the session's
+    /// (docs/plugins.md).
+    pub plugin_dirs: Vec<PluginDir>,
+    /// With `resume` or `continue`: continue from the conversation as it
+    /// was up to and including this message (the uuid of one of its
+    /// messages), in a new session forked at it (docs/sessions.md).
+    pub resume_session_at: Option<String>,
+    /// With `resume_session_at`: the uuid of the prompt whose turn the cut
+    /// drops; the resume is refused when the cut would drop anything else
+    /// (another prompt).
+    pub resume_drops_turn: Option<String>,
 }
 
 /// The shape of the final answer (the SDK's `output_format`).
@@ -551,6 +592,12 @@ impl Options {
     /// Reaches the `sdk` servers an SDK host serves through `tunnel`.
     pub fn mcp_tunnel(mut self, tunnel: Arc<dyn McpTunnel>) -> Self {
         self.mcp_tunnel = Some(tunnel);
+        self
+    }
+
+    /// Adds a plugin directory (see [`Options::plugin_dirs`]).
+    pub fn plugin_dir(mut self, dir: PluginDir) -> Self {
+        self.plugin_dirs.push(dir);
         self
     }
 

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use similar::{ChangeTag, TextDiff};
-use tascer_core::{Message, UserContent};
+use tascer_core::Message;
 use tascer_ledger::digest::sha256_hex;
 use tascer_store::{FileChange, MAX_CHECKPOINT_FILE_BYTES, StoreError};
 
@@ -137,15 +137,8 @@ pub(crate) fn rewind(
 fn prompt_uuids(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
-        .filter_map(|m| match m {
-            Message::User(u)
-                if u.parent_tool_use_id.is_none()
-                    && matches!(u.message.content, UserContent::Text(_)) =>
-            {
-                Some(u.uuid.clone())
-            }
-            _ => None,
-        })
+        .filter(|m| crate::history::is_prompt(m))
+        .map(|m| m.uuid().to_string())
         .collect()
 }
 

@@ -20,6 +20,7 @@ use crate::governance::Governance;
 use crate::loop_env::{Costs, LoopEnv};
 use crate::memory::{MemoryFile, MemoryLocations};
 use crate::options::Options;
+use crate::plugins::{PluginInfo, PluginLoadError};
 use crate::proof::Proof;
 use crate::setup::GovernanceParts;
 use crate::skills::Skill;
@@ -101,6 +102,10 @@ pub(crate) struct Session {
     pub commands: Vec<SlashCommand>,
     /// The output schema the final answer must match, if any.
     pub structured: Option<StructuredOutput>,
+    /// The plugins loaded.
+    pub plugins: Vec<PluginInfo>,
+    /// What of the plugins did not load.
+    pub plugin_errors: Vec<PluginLoadError>,
 }
 
 impl Session {
@@ -117,7 +122,10 @@ impl Session {
         let store = Arc::new(SessionStore::open_in_home(&home)?);
         check_session_choice(&options)?;
         let opened = open_or_create(&store, &options, &cwd, &provider.model)?;
-        let files = SessionFiles::load(&mut options, &cwd)?;
+        let plugins = crate::plugins::apply(&mut options, &cwd);
+        let mut files = SessionFiles::load(&mut options, &cwd)?;
+        files.commands.extend(plugins.commands);
+        files.skills.extend(plugins.skills);
         let system_prompt = system_prompt(&options, &cwd, &provider.model, &files);
         let settings = crate::setup::load_settings(&options, &cwd, &home)?;
         let sandbox = crate::sandbox_setup::command_sandbox(&options, &settings, &cwd)?;
@@ -131,11 +139,15 @@ impl Session {
 
         let proof = open_ledger(&options, &home, &store, &opened.id)?;
         proof.set_sealing(parts.generate_proofs);
+        let mut context = start_context(&options, &cwd, &files);
+        if let Some(point) = &opened.fork_point {
+            context["resumed_at"] = point.ledger_value();
+        }
         proof.start(
             &provider.model,
             &options_digest_value(&options, &provider.model),
             &system_prompt,
-            start_context(&options, &cwd, &files),
+            context,
         )?;
         let tool_env = std::mem::take(&mut parts.env);
         let env = loop_env(
@@ -209,6 +221,8 @@ impl Session {
             skills: files.skills,
             commands: files.commands,
             structured: files.structured,
+            plugins: plugins.info,
+            plugin_errors: plugins.errors,
         })
     }
 }
@@ -272,6 +286,17 @@ fn check_budget(options: &Options, client: &ModelClient, model: &str) -> Result<
 
 /// Refuses options that name the session to open in contradicting ways.
 fn check_session_choice(options: &Options) -> Result<(), Error> {
+    let resuming = options.resume.is_some() || options.continue_conversation;
+    if options.resume_session_at.is_some() && !resuming {
+        return Err(Error::InvalidOptions(
+            "--resume-session-at needs --resume or --continue (the session to cut)".into(),
+        ));
+    }
+    if options.resume_drops_turn.is_some() && options.resume_session_at.is_none() {
+        return Err(Error::InvalidOptions(
+            "--resume-drops-turn needs --resume-session-at (the point the turn is cut at)".into(),
+        ));
+    }
     if options.resume.is_some() && options.continue_conversation {
         return Err(Error::InvalidOptions(
             "use either resume or continue, not both".into(),
@@ -283,7 +308,10 @@ fn check_session_choice(options: &Options) -> Result<(), Error> {
                 "session id must be a UUID, got {id:?}"
             )));
         }
-        if (options.resume.is_some() || options.continue_conversation) && !options.fork_session {
+        if (options.resume.is_some() || options.continue_conversation)
+            && !options.fork_session
+            && options.resume_session_at.is_none()
+        {
             return Err(Error::InvalidOptions(
                 "--session-id with --resume or --continue requires --fork-session".into(),
             ));
@@ -298,6 +326,8 @@ struct Opened {
     history: Vec<ChatMessage>,
     total_turns: u32,
     total_cost_usd: f64,
+    /// Where a `resume_session_at` cut the resumed session.
+    fork_point: Option<crate::resume_at::ForkPoint>,
 }
 
 /// Opens the session the options name (resumed, continued, or forked from
@@ -331,7 +361,15 @@ fn open_or_create(
             .clone()
             .unwrap_or_else(tascer_core::new_id)
     };
+    let mut fork_point = None;
     let id = match existing {
+        Some(info) if options.resume_session_at.is_some() => {
+            let at = options.resume_session_at.as_deref().unwrap_or_default();
+            let id = new_id();
+            let drops = options.resume_drops_turn.as_deref();
+            fork_point = Some(crate::resume_at::fork_at(store, &info.id, &id, at, drops)?);
+            id
+        }
         Some(info) if options.fork_session => {
             let id = new_id();
             store.fork(&info.id, &id)?;
@@ -359,6 +397,7 @@ fn open_or_create(
         history,
         total_turns,
         total_cost_usd,
+        fork_point,
     })
 }
 
@@ -558,7 +597,6 @@ fn start_source(options: &Options) -> SessionStartSource {
     }
 }
 
-/// What of the options the ledger's `options_digest` covers.
 /// The context of the ledger's `session_start`: where the session runs,
 /// its memory files, the governance options a replay needs and, for a
 /// replay, what it replays ([`crate::run_record`]).
@@ -575,8 +613,11 @@ fn start_context(options: &Options, cwd: &Path, files: &SessionFiles) -> serde_j
     context
 }
 
+/// What of the options the ledger's `options_digest` covers. The plugin
+/// directories are covered when there are any (so the digests of sessions
+/// without plugins do not change).
 fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
-    serde_json::json!({
+    let mut value = serde_json::json!({
         "model": model,
         "fallback_model": options.fallback_model,
         "max_turns": options.max_turns,
@@ -590,7 +631,15 @@ fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
         "hooks": options.hooks.as_ref().map(|h| h.len()),
         "output_format": options.output_format,
         "max_structured_output_retries": options.max_structured_output_retries,
-    })
+    });
+    if !options.plugin_dirs.is_empty() {
+        value["plugin_dirs"] = options
+            .plugin_dirs
+            .iter()
+            .map(|d| serde_json::json!({"path": d.path, "skip_mcp": d.skip_mcp}))
+            .collect();
+    }
+    value
 }
 
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf, Error> {

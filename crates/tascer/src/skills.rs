@@ -25,6 +25,8 @@ pub enum SkillScope {
     User,
     /// `.claude/skills/` of the working directory.
     Project,
+    /// A plugin's `skills/` (named `<plugin>:<name>`).
+    Plugin,
 }
 
 /// One skill.
@@ -77,6 +79,20 @@ pub fn load(
     Ok(skills)
 }
 
+/// The skills of a plugin's skills directory (folders with a `SKILL.md`,
+/// or one such folder), named `<plugin>:<name>` as Claude Code names them.
+pub(crate) fn load_plugin(dir: &Path, plugin: &str) -> Result<Vec<Skill>, Error> {
+    let mut skills = Vec::new();
+    match dir.join("SKILL.md").is_file() {
+        true => read_skill(dir, SkillScope::Plugin, &mut skills)?,
+        false => load_dir(dir, SkillScope::Plugin, &mut skills)?,
+    }
+    for skill in &mut skills {
+        skill.name = format!("{plugin}:{}", skill.name);
+    }
+    Ok(skills)
+}
+
 fn load_dir(dir: &Path, scope: SkillScope, out: &mut Vec<Skill>) -> Result<(), Error> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
@@ -95,25 +111,30 @@ fn load_dir(dir: &Path, scope: SkillScope, out: &mut Vec<Skill>) -> Result<(), E
         .collect();
     dirs.sort();
     for skill_dir in dirs {
-        let file = skill_dir.join("SKILL.md");
-        let text = std::fs::read_to_string(&file).map_err(|e| {
-            Error::Definition(format!("cannot read the skill {}: {e}", file.display()))
-        })?;
-        let (meta, body): (Meta, String) = frontmatter::parse(&text, &file)?;
-        let dir_name = skill_dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        out.push(Skill {
-            name: meta.name.unwrap_or(dir_name),
-            description: meta
-                .description
-                .unwrap_or_else(|| crate::commands::first_line(&body).to_string()),
-            dir: skill_dir,
-            body,
-            scope,
-        });
+        read_skill(&skill_dir, scope, out)?;
     }
+    Ok(())
+}
+
+/// Reads the skill of `skill_dir/SKILL.md`.
+fn read_skill(skill_dir: &Path, scope: SkillScope, out: &mut Vec<Skill>) -> Result<(), Error> {
+    let file = skill_dir.join("SKILL.md");
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| Error::Definition(format!("cannot read the skill {}: {e}", file.display())))?;
+    let (meta, body): (Meta, String) = frontmatter::parse(&text, &file)?;
+    let dir_name = skill_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    out.push(Skill {
+        name: meta.name.unwrap_or(dir_name),
+        description: meta
+            .description
+            .unwrap_or_else(|| crate::commands::first_line(&body).to_string()),
+        dir: skill_dir.to_path_buf(),
+        body,
+        scope,
+    });
     Ok(())
 }
 

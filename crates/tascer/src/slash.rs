@@ -87,7 +87,8 @@ pub(crate) fn resolve(session: &Session, prompt: String) -> Resolved {
         .collect();
     Resolved::Unknown(format!(
         "Unknown slash command: /{name}. Available commands: {}. Custom commands are \
-         Markdown files in .claude/commands/ or ~/.claude/commands/.",
+         Markdown files in .claude/commands/ or ~/.claude/commands/, or a plugin's commands/ \
+         (/<plugin>:<name>).",
         known.join(", ")
     ))
 }

@@ -436,9 +436,7 @@ fn init_message(session: &Session) -> Message {
     let agents: Vec<&str> = std::iter::once(crate::task_tool::GENERAL_PURPOSE)
         .chain(session.options.agents.keys().map(String::as_str))
         .collect();
-    session.agent.env.system_message(
-        "init",
-        json!({
+    let mut data = json!({
             "cwd": session.cwd.display().to_string(),
             "tools": tools,
             "mcp_servers": session.mcp.as_ref().map(|m| m.statuses()).unwrap_or_default(),
@@ -450,11 +448,14 @@ fn init_message(session: &Session) -> Message {
             "output_style": "default",
             "agents": agents,
             "skills": session.skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
-            "plugins": [],
+            "plugins": session.plugins,
             "memory_files": session.memory,
             "tascer_version": crate::VERSION,
-        }),
-    )
+    });
+    if !session.plugin_errors.is_empty() {
+        data["plugin_errors"] = json!(session.plugin_errors);
+    }
+    session.agent.env.system_message("init", data)
 }
 
 fn build_result(session: &Session, state: &TurnState, outcome: Outcome) -> ResultMessage {

@@ -57,6 +57,21 @@ pub struct RunArgs {
     /// Use this UUID for the new session.
     #[arg(long)]
     pub session_id: Option<String>,
+    /// With --resume/--continue: continue from the conversation up to and
+    /// including this message (its uuid), in a new session forked there.
+    #[arg(long, value_name = "UUID")]
+    pub resume_session_at: Option<String>,
+    /// With --resume-session-at: the prompt whose turn the cut drops; the
+    /// resume is refused when it would drop anything else.
+    #[arg(long, value_name = "UUID")]
+    pub resume_drops_turn: Option<String>,
+    /// Load a plugin directory (repeatable): its commands, skills, agents,
+    /// hooks and MCP servers (docs/plugins.md).
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
+    /// Load a plugin directory without its MCP servers (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir_no_mcp: Vec<PathBuf>,
     /// Working directory for the session.
     #[arg(long)]
     pub cwd: Option<PathBuf>,

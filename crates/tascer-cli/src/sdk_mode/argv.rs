@@ -44,12 +44,6 @@ pub struct SdkFlags {
     /// Accepted: Tascer never needs it to allow bypassPermissions.
     #[arg(long)]
     pub allow_dangerously_skip_permissions: bool,
-    /// Refused: Tascer cannot cut a resumed history at a message.
-    #[arg(long, value_name = "UUID")]
-    pub resume_session_at: Option<String>,
-    /// Refused with --resume-session-at.
-    #[arg(long, value_name = "UUID")]
-    pub resume_drops_turn: Option<String>,
     /// Anthropic beta features, comma-separated: the `anthropic-beta` header.
     #[arg(long, value_name = "BETAS")]
     pub betas: Option<String>,
@@ -68,12 +62,6 @@ pub struct SdkFlags {
     /// Ignored.
     #[arg(long, value_name = "TOKENS")]
     pub task_budget: Option<String>,
-    /// Ignored (plugins are not supported).
-    #[arg(long, value_name = "DIR")]
-    pub plugin_dir: Vec<String>,
-    /// Ignored (plugins are not supported).
-    #[arg(long, value_name = "DIR")]
-    pub plugin_dir_no_mcp: Vec<String>,
     /// Ignored: Tascer writes no transcript mirror frames.
     #[arg(long)]
     pub session_mirror: bool,
@@ -124,8 +112,6 @@ impl SdkFlags {
             ("--thinking-display", self.thinking_display.is_some()),
             ("--max-thinking-tokens", self.max_thinking_tokens.is_some()),
             ("--task-budget", self.task_budget.is_some()),
-            ("--plugin-dir", !self.plugin_dir.is_empty()),
-            ("--plugin-dir-no-mcp", !self.plugin_dir_no_mcp.is_empty()),
             ("--session-mirror", self.session_mirror),
             ("--agent", self.agent.is_some()),
             ("--debug", self.debug),
@@ -273,13 +259,6 @@ pub fn check(cli: &SdkCli) -> Result<(), String> {
             "Error: --input-format=stream-json requires output-format=stream-json".to_string(),
         );
     }
-    if cli.sdk.resume_session_at.is_some() || cli.sdk.resume_drops_turn.is_some() {
-        return Err(
-            "Error: --resume-session-at and --resume-drops-turn are not supported by Tascer \
-             (a resumed session keeps its whole history)"
-                .to_string(),
-        );
-    }
     Ok(())
 }
 
@@ -391,6 +370,10 @@ mod tests {
         assert_eq!(cli.run.permission_mode.as_deref(), Some("plan"));
         assert_eq!(cli.run.allowed_tools, ["Read,Bash(ls:*)"]);
         assert!(cli.run.fork_session && cli.run.continue_ && cli.sdk.include_hook_events);
+        assert_eq!(
+            cli.run.plugin_dir_no_mcp,
+            [std::path::PathBuf::from("/tmp/p")]
+        );
         assert_eq!(cli.sdk.betas.as_deref(), Some("context-1m-2025-08-07"));
         assert_eq!(
             cli.sdk.ignored(),
@@ -400,7 +383,6 @@ mod tests {
                 "--thinking-display",
                 "--max-thinking-tokens",
                 "--task-budget",
-                "--plugin-dir-no-mcp",
                 "--session-mirror",
                 "--agent",
                 "--debug",

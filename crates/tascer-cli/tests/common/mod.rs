@@ -14,9 +14,11 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 pub mod claude_code;
+pub mod plugin_fixture;
 pub mod sdk;
 pub mod sdk_cases;
 pub mod sdk_drop_in;
+pub mod sdk_plugins;
 pub mod sdk_rewind;
 pub mod sdk_sessions;
 pub mod serve;
@@ -444,4 +446,17 @@ pub fn report_json(home: &Path, cwd: &Path, session: &str) -> Value {
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "report failed: {stdout}\n{stderr}");
     serde_json::from_str(&stdout).unwrap()
+}
+
+/// True when `python3` runs; otherwise a SKIPPED line for `test` (a
+/// failure under `TASCER_TEST_REQUIRE_DEPS=1`).
+pub fn python3_available(test: &str) -> bool {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        tascer_testkit::skip(test, "python3 not found");
+    }
+    ok
 }

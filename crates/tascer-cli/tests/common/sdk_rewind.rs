@@ -69,13 +69,9 @@ fn files(rewind: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// Rewinding to the second prompt undoes only its changes; then to the
-/// first, every change; both are in the ledger, which verifies.
-pub fn rewind_restores_files(sdk: &Sdk) {
-    let (ws, config) = workspace(json!([1, 0]), None);
-    let out = sdk.run(&ws, "rewind", &config);
-    let ids = out["prompt_ids"].as_array().unwrap();
-    assert_eq!(ids.len(), 2, "the SDK got both prompts' uuids: {out:#}");
+/// The rewinds `[1, 0]` of the two prompts: the first undid only the
+/// second prompt's changes, the second every change.
+fn assert_second_then_first_rewound(out: &Value) {
     let rewinds = out["rewinds"].as_array().unwrap();
     assert_eq!(rewinds[0]["ok"], true, "{:#}", rewinds[0]);
     assert_eq!(
@@ -88,13 +84,19 @@ pub fn rewind_restores_files(sdk: &Sdk) {
         [json!("original\n"), Value::Null, Value::Null],
         "the edited file has its old content, the created ones are gone"
     );
+}
+
+/// Rewinding to the second prompt undoes only its changes; then to the
+/// first, every change; both are in the ledger, which verifies.
+pub fn rewind_restores_files(sdk: &Sdk) {
+    let (ws, config) = workspace(json!([1, 0]), None);
+    let out = sdk.run(&ws, "rewind", &config);
+    let ids = out["prompt_ids"].as_array().unwrap();
+    assert_eq!(ids.len(), 2, "the SDK got both prompts' uuids: {out:#}");
+    assert_second_then_first_rewound(&out);
 
     let session = session_of(&out["turns"][0]);
-    let recorded: Vec<Value> = ws
-        .ledger(&session, "checkpoint")
-        .into_iter()
-        .filter(|p| p["event"] == "rewind_files")
-        .collect();
+    let recorded = rewinds_recorded(&ws, &session);
     assert_eq!(recorded.len(), 2, "{recorded:#?}");
     assert_eq!(recorded[1]["user_message_id"], ids[0]);
     let actions: Vec<(String, String)> = recorded[1]["files"]
@@ -140,4 +142,99 @@ pub fn rewind_refuses_a_file_changed_by_hand(sdk: &Sdk) {
         "nothing was restored"
     );
     ws.verify(&session_of(&out["turns"][0]));
+}
+
+/// The `rewind_files` checkpoint entries of a session's ledger.
+fn rewinds_recorded(ws: &Workspace, session: &str) -> Vec<Value> {
+    ws.ledger(session, "checkpoint")
+        .into_iter()
+        .filter(|p| p["event"] == "rewind_files")
+        .collect()
+}
+
+/// The file names of a rewind answer's `filesChanged`, sorted.
+fn changed_names(answer: &Value) -> Vec<String> {
+    let mut names: Vec<String> = answer["filesChanged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().rsplit('/').next().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `rewindFiles(id, {dryRun: true})` answers what a rewind would change
+/// and changes nothing (nor the ledger); the same rewind without it then
+/// restores every file.
+pub fn dry_run_then_rewind(sdk: &Sdk) {
+    let (ws, config) = workspace(
+        json!([{"target": 0, "dryRun": true}, {"target": 0, "dryRun": false}]),
+        None,
+    );
+    let out = sdk.run(&ws, "rewind", &config);
+    let rewinds = out["rewinds"].as_array().unwrap();
+    let dry = &rewinds[0]["answer"];
+    assert_eq!(dry["canRewind"], true, "{:#}", rewinds[0]);
+    assert_eq!(changed_names(dry), ["keep.txt", "made1.txt", "made2.txt"]);
+    assert_eq!(
+        (dry["insertions"].as_u64(), dry["deletions"].as_u64()),
+        (Some(1), Some(3))
+    );
+    assert_eq!(
+        files(&rewinds[0]),
+        [json!("second\n"), json!("one\n"), json!("two\n")],
+        "a dry run changes no file"
+    );
+    let real = &rewinds[1]["answer"];
+    assert_eq!(real["canRewind"], true, "{:#}", rewinds[1]);
+    assert_eq!(changed_names(real), changed_names(dry));
+    assert_eq!(
+        files(&rewinds[1]),
+        [json!("original\n"), Value::Null, Value::Null]
+    );
+    let session = session_of(&out["turns"][0]);
+    let recorded = rewinds_recorded(&ws, &session).len();
+    assert_eq!(recorded, 1, "only the real rewind is recorded");
+    ws.verify(&session);
+}
+
+/// A dry run over a file changed by hand answers `canRewind: false`
+/// naming it, and changes nothing.
+pub fn dry_run_refuses_a_file_changed_by_hand(sdk: &Sdk) {
+    let (ws, config) = workspace(
+        json!([{"target": 0, "dryRun": true}]),
+        Some(("made2.txt", "mine\n")),
+    );
+    let out = sdk.run(&ws, "rewind", &config);
+    let rewind = &out["rewinds"][0];
+    assert_eq!(rewind["answer"]["canRewind"], false, "{rewind:#}");
+    let error = rewind["answer"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("changed outside the session") && error.contains("made2.txt"),
+        "{error}"
+    );
+    assert_eq!(
+        files(rewind),
+        [json!("second\n"), json!("one\n"), json!("mine\n")]
+    );
+    ws.verify(&session_of(&out["turns"][0]));
+}
+
+/// After `fork_session`, the fork finds the parent's file checkpoints:
+/// rewinding to the parent's prompts in the fork restores the files, and
+/// the rewind is recorded in the fork's ledger, not the parent's.
+pub fn rewind_in_a_fork(sdk: &Sdk) {
+    let (ws, mut config) = workspace(json!([1, 0]), None);
+    config["fork"] = json!(true);
+    let out = sdk.run(&ws, "rewind", &config);
+    assert_second_then_first_rewound(&out);
+    let parent = session_of(&out["turns"][0]);
+    let fork = out["fork_id"].as_str().unwrap().to_string();
+    assert_ne!(fork, parent);
+    let rewinds_in = |session: &str| rewinds_recorded(&ws, session).len();
+    assert_eq!(rewinds_in(&fork), 2);
+    assert_eq!(rewinds_in(&parent), 0);
+    ws.verify(&parent);
+    ws.verify(&fork);
 }

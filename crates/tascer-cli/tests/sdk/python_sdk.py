@@ -41,7 +41,7 @@ def plain(message):
     the Rust side checks both SDKs alike."""
     kind = type(message).__name__
     if kind == "AssistantMessage":
-        return {"type": "assistant", "session_id": message.session_id,
+        return {"type": "assistant", "session_id": message.session_id, "uuid": message.uuid,
                 "parent_tool_use_id": message.parent_tool_use_id,
                 "message": {"model": message.model, "content": [block(b) for b in message.content]}}
     if kind == "UserMessage":
@@ -245,14 +245,26 @@ async def case_session_helpers(config):
 async def case_rewind(config):
     """Prompts that change files with file checkpointing on, an optional
     edit by hand, then rewind_files to prompts (by index) or raw ids; the
-    watched files are read after each rewind."""
+    watched files are read after each rewind. With "fork", the rewinds run
+    in a second process that resumes the session with fork_session."""
 
     def snapshot():
         return {p: (open(p).read() if os.path.exists(p) else None) for p in config["watch"]}
 
+    async def rewind_all(client):
+        rewinds = []
+        for target in config["rewinds"]:
+            message_id = prompt_ids[target] if isinstance(target, int) else target
+            try:
+                await client.rewind_files(message_id)
+                rewinds.append({"ok": True, "files": snapshot()})
+            except Exception as e:  # the SDK raises the CLI's error response
+                rewinds.append({"error": str(e), "files": snapshot()})
+        return rewinds
+
     opts = options(config, permission_mode="acceptEdits", enable_file_checkpointing=True,
                    extra_args={"replay-user-messages": None})
-    prompt_ids, turns, rewinds = [], [], []
+    prompt_ids, turns, rewinds, fork_id = [], [], [], None
     async with ClaudeSDKClient(options=opts) as client:
         for prompt in config["prompts"]:
             await client.query(prompt)
@@ -266,14 +278,46 @@ async def case_rewind(config):
             path, text = config["hand_edit"]
             with open(path, "w") as f:
                 f.write(text)
-        for target in config["rewinds"]:
-            message_id = prompt_ids[target] if isinstance(target, int) else target
-            try:
-                await client.rewind_files(message_id)
-                rewinds.append({"ok": True, "files": snapshot()})
-            except Exception as e:  # the SDK raises the CLI's error response
-                rewinds.append({"error": str(e), "files": snapshot()})
-    return {"prompt_ids": prompt_ids, "turns": turns, "rewinds": rewinds}
+        if not config.get("fork"):
+            rewinds = await rewind_all(client)
+    if config.get("fork"):
+        session_id = next(m["session_id"] for m in turns[-1] if m.get("type") == "result")
+        fork_opts = options(config, permission_mode="acceptEdits", enable_file_checkpointing=True,
+                            resume=session_id, fork_session=True)
+        async with ClaudeSDKClient(options=fork_opts) as client:
+            fork_id = (await client.get_server_info() or {}).get("session_id")
+            rewinds = await rewind_all(client)
+    return {"prompt_ids": prompt_ids, "turns": turns, "rewinds": rewinds, "fork_id": fork_id}
+
+
+async def case_plugins(config):
+    """The SDK's `plugins` option (passed as --plugin-dir)."""
+    stderr = []
+    opts = options(config, permission_mode="bypassPermissions", stderr_lines=stderr,
+                   plugins=[{"type": "local", "path": config["plugin"]}])
+    return {"messages": await collect(config["prompt"], opts), "stderr": stderr}
+
+
+async def case_resume_at(config):
+    """A session of two prompts, then resume_session_at the first answer's
+    uuid (with resume_drops_turn the second prompt's, when asked)."""
+    first = await collect(config["prompt"], options(config))
+    session_id = next(m["session_id"] for m in first if m.get("type") == "result")
+    second = await collect(config["second_prompt"], options(config, resume=session_id))
+    at = next(m["uuid"] for m in first if m.get("type") == "assistant")
+    extra = {}
+    if config.get("drops_turn"):
+        extra["resume_drops_turn"] = config["drops_turn"]
+    stderr = []
+    try:
+        third = await collect(config["third_prompt"], options(
+            config, resume=session_id, resume_session_at=config.get("at", at),
+            stderr_lines=stderr, **extra))
+        error = None
+    except Exception as e:  # the SDK raises the CLI's startup failure
+        third, error = [], str(e)
+    return {"first": first, "second": second, "third": third, "at": at,
+            "session_id": session_id, "error": error, "stderr": stderr}
 
 
 CASES = {
@@ -289,6 +333,8 @@ CASES = {
     "always_allow": case_always_allow,
     "session_helpers": case_session_helpers,
     "rewind": case_rewind,
+    "plugins": case_plugins,
+    "resume_at": case_resume_at,
 }
 
 

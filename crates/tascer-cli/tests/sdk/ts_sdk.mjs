@@ -219,6 +219,69 @@ Object.assign(cases, {
     return { messages: await collect(q), events };
   },
 
+  async plugins() {
+    const q = sdk.query({
+      prompt: config.prompt,
+      options: options({
+        permissionMode: "bypassPermissions",
+        allowDangerouslySkipPermissions: true,
+        plugins: [{ type: "local", path: config.plugin }],
+        ...(config.plugin_delivery ? { pluginDelivery: config.plugin_delivery } : {}),
+      }),
+    });
+    return { messages: await collect(q), stderr: stderrLines };
+  },
+
+  // Prompts that change files with file checkpointing on, an optional edit
+  // by hand, then rewindFiles to prompts (by index) or raw ids, each with
+  // or without dryRun; the watched files are read after each rewind. The
+  // input stays open until the rewinds are done.
+  async rewind() {
+    const fs = await import("node:fs");
+    const snapshot = () =>
+      Object.fromEntries(config.watch.map((p) => [p, fs.existsSync(p) ? fs.readFileSync(p, "utf8") : null]));
+    const chat = conversation(config.prompts);
+    let finish;
+    const finished = new Promise((resolve) => (finish = resolve));
+    const input = (async function* () {
+      yield* chat.input;
+      await finished;
+    })();
+    const q = sdk.query({
+      prompt: input,
+      options: options({
+        permissionMode: "acceptEdits",
+        enableFileCheckpointing: true,
+        extraArgs: { "replay-user-messages": null },
+      }),
+    });
+    const promptIds = [];
+    const turns = [[]];
+    const rewinds = [];
+    for await (const m of q) {
+      if (m.type === "user" && m.isReplay && typeof m.message.content === "string") promptIds.push(m.uuid);
+      turns[turns.length - 1].push(m);
+      if (m.type !== "result") continue;
+      chat.onResult();
+      if (turns.length < config.prompts.length) {
+        turns.push([]);
+        continue;
+      }
+      if (config.hand_edit) fs.writeFileSync(config.hand_edit[0], config.hand_edit[1]);
+      for (const { target, dryRun } of config.rewinds) {
+        const id = typeof target === "number" ? promptIds[target] : target;
+        try {
+          const answer = await q.rewindFiles(id, { dryRun });
+          rewinds.push({ answer, files: snapshot() });
+        } catch (e) {
+          rewinds.push({ error: String(e), files: snapshot() });
+        }
+      }
+      finish();
+    }
+    return { prompt_ids: promptIds, turns, rewinds };
+  },
+
   async default_options() {
     const q = sdk.query({ prompt: config.prompt, options: options() });
     return { messages: await collect(q), stderr: stderrLines };

@@ -28,6 +28,9 @@ pub struct CommandHook {
     /// Working directory, exported as `CLAUDE_PROJECT_DIR` and
     /// `TASCER_PROJECT_DIR`.
     pub project_dir: PathBuf,
+    /// The plugin directory of a plugin's hook, exported as
+    /// `CLAUDE_PLUGIN_ROOT` (`None` for a settings hook).
+    pub plugin_root: Option<PathBuf>,
 }
 
 /// What a command run produced.
@@ -110,6 +113,9 @@ impl CommandHook {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        if let Some(root) = &self.plugin_root {
+            cmd.env("CLAUDE_PLUGIN_ROOT", root);
+        }
         if self.project_dir.is_dir() {
             cmd.current_dir(&self.project_dir);
         }

@@ -156,6 +156,7 @@ fn parse_group(
             handler: HookHandler::Command(CommandHook {
                 command: command.to_string(),
                 project_dir: project_dir.to_path_buf(),
+                plugin_root: None,
             }),
             options,
         });

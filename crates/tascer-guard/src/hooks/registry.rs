@@ -55,6 +55,28 @@ impl HookRegistry {
         Ok(registry)
     }
 
+    /// A plugin's command hooks (`hooks/hooks.json`'s `hooks` value, in
+    /// the settings' shape, its `${CLAUDE_PLUGIN_ROOT}` already expanded):
+    /// as [`from_settings`](Self::from_settings), but each hook runs with
+    /// `CLAUDE_PLUGIN_ROOT` set to `plugin_root` and is named
+    /// `plugin <plugin>: <command>` in its records.
+    pub fn from_plugin(
+        value: &Value,
+        project_dir: impl AsRef<Path>,
+        plugin: &str,
+        plugin_root: &Path,
+    ) -> Result<HookRegistry, HookConfigError> {
+        let mut registry = HookRegistry::from_settings(value, project_dir)?;
+        for hook in &mut registry.hooks {
+            let name = format!("plugin {plugin}: {}", hook.name());
+            hook.options.name = Some(name);
+            if let HookHandler::Command(command) = &mut hook.handler {
+                command.plugin_root = Some(plugin_root.to_path_buf());
+            }
+        }
+        Ok(registry)
+    }
+
     /// Adds a hook after the existing ones.
     pub fn push(&mut self, hook: RegisteredHook) {
         self.hooks.push(hook);
@@ -180,6 +202,7 @@ impl HookRegistryBuilder {
         let handler = HookHandler::Command(CommandHook {
             command: command.into(),
             project_dir: project_dir.as_ref().to_path_buf(),
+            plugin_root: None,
         });
         self.add(event, matcher, options, handler)
     }

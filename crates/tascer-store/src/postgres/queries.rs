@@ -157,6 +157,14 @@ async fn write_batch(
     Ok(())
 }
 
+/// A fork's file checkpoints: the parent's, of the prompts the fork
+/// copied (`$1` the fork, `$2` the parent).
+const COPY_FILE_CHANGES: &str = "INSERT INTO file_changes (session_id, seq, prompt_uuid, path,
+         existed, before, after_sha256, tool_use_id, created_at)
+     SELECT $1, seq, prompt_uuid, path, existed, before, after_sha256, tool_use_id, created_at
+     FROM file_changes
+     WHERE session_id = $2 AND prompt_uuid IN (SELECT uuid FROM messages WHERE session_id = $1)";
+
 impl Backend for PgBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Postgres
@@ -378,12 +386,12 @@ impl Backend for PgBackend {
         })
     }
 
-    fn fork(&self, from: &str, new_id: &str) -> Result<(), StoreError> {
-        let args = Arc::new((from.to_string(), new_id.to_string(), now()));
+    fn fork(&self, from: &str, new_id: &str, through_seq: Option<i64>) -> Result<(), StoreError> {
+        let args = Arc::new((from.to_string(), new_id.to_string(), now(), through_seq));
         self.transact("fork a session", move |tx, attempt| {
             let args = Arc::clone(&args);
             Box::pin(async move {
-                let (from, new_id, ts) = &*args;
+                let (from, new_id, ts, through_seq) = &*args;
                 if attempt > 1
                     && exists(
                         tx,
@@ -429,11 +437,11 @@ impl Backend for PgBackend {
                 let select = tx
                     .prepare_cached(
                         "SELECT seq, uuid, kind, data FROM messages WHERE session_id = $1
-                         ORDER BY seq",
+                             AND ($2::BIGINT IS NULL OR seq <= $2) ORDER BY seq",
                     )
                     .await?;
                 let copies = tx
-                    .query(&select, &[from])
+                    .query(&select, &[from, through_seq])
                     .await?
                     .iter()
                     .map(|r| -> Result<Vec<Box<dyn ToSql + Sync + Send>>, Failure> {
@@ -463,6 +471,8 @@ impl Backend for PgBackend {
                     )
                     .await?;
                 try_join_all(copies.iter().map(|values| send(tx, &copy, values))).await?;
+                let files = tx.prepare_cached(COPY_FILE_CHANGES).await?;
+                tx.execute(&files, &[new_id, from]).await?;
                 Ok(())
             })
         })
