@@ -42,6 +42,7 @@ struct StateInner {
 struct Services {
     summarizer: Option<Arc<dyn Summarizer>>,
     search: Option<Arc<dyn SearchBackend>>,
+    provider_search: Option<Arc<dyn SearchBackend>>,
     answerer: Option<Arc<dyn UserAnswerer>>,
     sandbox: Option<CommandSandbox>,
 }
@@ -51,6 +52,7 @@ impl std::fmt::Debug for Services {
         f.debug_struct("Services")
             .field("summarizer", &self.summarizer.is_some())
             .field("search", &self.search.is_some())
+            .field("provider_search", &self.provider_search.is_some())
             .field("answerer", &self.answerer.is_some())
             .field("sandbox", &self.sandbox)
             .finish()
@@ -81,6 +83,14 @@ impl ToolState {
     /// environment variables).
     pub fn with_search_backend(self, backend: Arc<dyn SearchBackend>) -> Self {
         self.inner.services.lock().search = Some(backend);
+        self
+    }
+
+    /// The search WebSearch falls back to when neither a search backend
+    /// nor a Brave Search API key is configured (the model provider's own
+    /// web search).
+    pub fn with_provider_search(self, backend: Arc<dyn SearchBackend>) -> Self {
+        self.inner.services.lock().provider_search = Some(backend);
         self
     }
 
@@ -115,6 +125,11 @@ impl ToolState {
     /// The configured search backend, if any.
     pub fn search_backend(&self) -> Option<Arc<dyn SearchBackend>> {
         self.inner.services.lock().search.clone()
+    }
+
+    /// The provider's search WebSearch falls back to, if any.
+    pub fn provider_search(&self) -> Option<Arc<dyn SearchBackend>> {
+        self.inner.services.lock().provider_search.clone()
     }
 
     /// The configured user answerer, if any.
