@@ -147,3 +147,12 @@ fn rewind_files_refuses_a_file_changed_by_hand_and_names_it() {
         common::sdk_rewind::rewind_refuses_a_file_changed_by_hand,
     );
 }
+
+#[test]
+fn a_background_shell_is_a_task_the_sdk_types_and_stops() {
+    cases::with(
+        Sdk::python,
+        "a_background_shell_is_a_task_the_sdk_types_and_stops",
+        cases::background_task,
+    );
+}

@@ -54,7 +54,7 @@ pub use services::{
     Question, QuestionOption, SUMMARY_SYSTEM, SearchBackend, SearchHit, SearchRequest, Summarizer,
     UserAnswerer, summary_request,
 };
-pub use state::{BackgroundShell, BackgroundShells, ShellStatus, ToolState};
+pub use state::{BackgroundShell, BackgroundShells, ShellStatus, TaskListener, ToolState};
 pub use tascer_sandbox::CommandSandbox;
 pub use todo::TodoWriteTool;
 pub use todo_list::{TodoItem, TodoStatus};

@@ -139,6 +139,9 @@ pub(crate) fn select_tools(
     if let Some(answerer) = &options.user_answerer {
         state = state.with_user_answerer(Arc::clone(answerer));
     }
+    if let Some(listener) = &options.task_listener {
+        state = state.with_task_listener(Arc::clone(listener));
+    }
     if let Some(sandbox) = extras.sandbox {
         state = state.with_sandbox(sandbox);
     }

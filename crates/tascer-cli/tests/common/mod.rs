@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 pub mod claude_code;
+pub mod protocol;
 pub mod sdk;
 pub mod sdk_cases;
 pub mod sdk_drop_in;

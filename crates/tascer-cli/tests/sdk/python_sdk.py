@@ -276,6 +276,22 @@ async def case_rewind(config):
     return {"prompt_ids": prompt_ids, "turns": turns, "rewinds": rewinds}
 
 
+async def case_background_task(config):
+    """A background shell: the SDK's typed task messages, and stop_task."""
+    seen = []
+    async with ClaudeSDKClient(options=options(config, permission_mode="bypassPermissions")) as client:
+        await client.query(config["prompt"])
+        async for m in client.receive_response():
+            seen.append({"class": type(m).__name__, "message": plain(m)})
+        started = [s for s in seen if s["class"] == "TaskStartedMessage"]
+        await client.stop_task(started[0]["message"]["task_id"])
+        async for m in client.receive_messages():
+            seen.append({"class": type(m).__name__, "message": plain(m)})
+            if type(m).__name__ == "TaskNotificationMessage":
+                break
+    return {"seen": seen}
+
+
 CASES = {
     "query_tools": case_query_tools,
     "hook_deny": case_hook_deny,
@@ -289,6 +305,7 @@ CASES = {
     "always_allow": case_always_allow,
     "session_helpers": case_session_helpers,
     "rewind": case_rewind,
+    "background_task": case_background_task,
 }
 
 
