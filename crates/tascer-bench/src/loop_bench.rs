@@ -171,6 +171,7 @@ async fn raw_round_trips(server: &MockServer, n: usize) -> anyhow::Result<Vec<f6
         system: Some("bench".into()),
         messages: vec![tascer::ChatMessage::user_text("bench")],
         tools: Vec::new(),
+        server_tools: Vec::new(),
         max_tokens: None,
         stream: true,
     };

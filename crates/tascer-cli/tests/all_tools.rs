@@ -287,12 +287,10 @@ fn a_scripted_session_exercises_every_builtin_tool_end_to_end() {
     );
 
     // WebFetch and WebSearch reached the loopback server.
+    // WebFetch's prompt was answered by the small model (the route
+    // answers only a request holding the page's text).
     let fetched = by_id("toolu_webfetch").text();
-    assert!(
-        fetched.contains("Tascer fixture page") && fetched.contains("The answer is 42."),
-        "{fetched}"
-    );
-    assert!(!fetched.contains("var x"), "scripts are dropped: {fetched}");
+    assert_eq!(fetched, "The small model read the page: the answer is 42.");
     let searched = by_id("toolu_websearch");
     assert!(
         searched.text().contains("Tascer ledger format")
@@ -348,8 +346,10 @@ fn a_scripted_session_exercises_every_builtin_tool_end_to_end() {
     assert_eq!(sub_grep.parent.as_deref(), Some("toolu_task"));
     assert!(sub_grep.text().contains('1'), "{}", sub_grep.text());
 
-    // The mock saw 8 main requests and 2 subagent requests, each pairing
-    // every tool_use with exactly one tool_result.
+    // The mock saw 8 main requests, 2 subagent requests and WebFetch's
+    // question to the small model (the page as markdown, scripts dropped,
+    // then the prompt), each pairing every tool_use with exactly one
+    // tool_result.
     let requests = server.requests();
     for (i, request) in requests.iter().enumerate() {
         check_tool_pairing(&request.body)
@@ -364,7 +364,25 @@ fn a_scripted_session_exercises_every_builtin_tool_end_to_end() {
         })
         .count();
     assert_eq!(sub_requests, 2);
-    assert_eq!(requests.len(), 10);
+    let summaries: Vec<_> = requests
+        .iter()
+        .filter(|r| {
+            r.body["system"]
+                .to_string()
+                .contains("questions about one web page")
+        })
+        .collect();
+    assert_eq!(summaries.len(), 1);
+    let question = summaries[0].body["messages"][0].to_string();
+    assert!(
+        question.contains("# Tascer fixture page")
+            && question.contains("The answer is 42.")
+            && question.contains("What is the answer on the page?")
+            && !question.contains("var x"),
+        "{question}"
+    );
+    assert_eq!(summaries[0].body["model"], "claude-haiku-4-5");
+    assert_eq!(requests.len(), 11);
     let last_main = requests
         .iter()
         .rev()

@@ -174,3 +174,12 @@ fn rewind_files_in_a_forked_session_finds_the_parents_checkpoints() {
         common::sdk_rewind::rewind_in_a_fork,
     );
 }
+
+#[test]
+fn a_background_shell_is_a_task_the_sdk_types_and_stops() {
+    cases::with(
+        Sdk::python,
+        "a_background_shell_is_a_task_the_sdk_types_and_stops",
+        cases::background_task,
+    );
+}

@@ -22,6 +22,7 @@ use crate::init;
 use crate::input::{Line, read_stdin};
 use crate::requests;
 use crate::session::{ControlSession, OnSessionEnd};
+use crate::tasks::Tasks;
 use crate::wire::{self, CLAUDE_CODE_VERSION, Incoming, UserLine, startup_failure_result};
 
 /// Runs a control-protocol session on standard input and output: waits
@@ -71,12 +72,13 @@ struct Driver {
     warned: HashSet<String>,
     /// The session's result judge, if any.
     judge: Option<Box<dyn crate::session::ResultJudge>>,
+    /// The session's background tasks.
+    tasks: Arc<Tasks>,
 }
 
 impl Driver {
     fn new(control: Control) -> Driver {
         Driver {
-            control,
             input: read_stdin(),
             backlog: VecDeque::new(),
             eof: false,
@@ -87,6 +89,8 @@ impl Driver {
             last_result_error: false,
             warned: HashSet::new(),
             judge: None,
+            tasks: Tasks::new(control.clone()),
+            control,
         }
     }
 
@@ -98,6 +102,7 @@ impl Driver {
         self.judge = session.judge;
         let mut options = session.options;
         options.mcp_tunnel = Some(Arc::new(SdkMcpTunnel::new(self.control.clone())));
+        options.task_listener = Some(self.tasks.clone());
         // The host answers the MCP servers' questions its hooks leave.
         if options.elicitor.is_none() {
             options.elicitor = Some(Arc::new(SdkElicitor::new(self.control.clone())));
@@ -163,7 +168,10 @@ impl Driver {
         // Opening the session may already call back (SessionStart hooks,
         // the SDK's MCP servers): keep reading answers meanwhile.
         let client = match self.pumping(Client::connect(options)).await {
-            Ok(client) => client,
+            Ok(client) => {
+                self.tasks.set_session_id(client.session_id());
+                client
+            }
             Err(err) => {
                 // Claude Code's startup failure: a zeroed error result, no
                 // answer to initialize, exit 1.
@@ -370,7 +378,7 @@ impl Driver {
             Line::Parsed(Incoming::ControlRequest {
                 request_id,
                 request,
-            }) => requests::answer(&self.control, client, &request_id, &request),
+            }) => requests::answer(&self.control, client, &self.tasks, &request_id, &request),
             Line::Parsed(Incoming::User(user)) => self.queue(user),
             Line::Parsed(other) => self.misc(other),
             Line::Eof => {

@@ -20,6 +20,7 @@
 //! - `init`: the `initialize` request and its response;
 //! - `input`: standard input, read on its own thread;
 //! - `requests`: the SDK's control requests once the session runs;
+//! - `tasks`: background shells as the SDKs' background tasks;
 //! - `driver`: the session: prompts queued into turns, end of input.
 
 pub mod callbacks;
@@ -30,6 +31,7 @@ mod init;
 mod input;
 mod requests;
 mod session;
+mod tasks;
 pub mod wire;
 
 pub use driver::run;

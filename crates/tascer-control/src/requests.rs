@@ -6,6 +6,7 @@ use tascer::Client;
 use tascer::guard::permissions::PermissionMode;
 
 use crate::channel::Control;
+use crate::tasks::Tasks;
 use crate::wire;
 
 /// The request's `subtype` (empty when missing).
@@ -17,7 +18,13 @@ pub fn subtype(request: &Map<String, Value>) -> &str {
 }
 
 /// Answers one control request of the SDK on `control`.
-pub fn answer(control: &Control, client: &Client, request_id: &str, request: &Map<String, Value>) {
+pub(crate) fn answer(
+    control: &Control,
+    client: &Client,
+    tasks: &Tasks,
+    request_id: &str,
+    request: &Map<String, Value>,
+) {
     let kind = subtype(request);
     let answer = match kind {
         "initialize" => Err("Already initialized".to_string()),
@@ -49,6 +56,13 @@ pub fn answer(control: &Control, client: &Client, request_id: &str, request: &Ma
             rewind_files(control, client, request_id, request);
             return;
         }
+        "get_task_output" => tasks.output(request),
+        "stop_task" => tasks.stop(request),
+        "background_tasks" => Err(
+            "Tascer cannot move a running call to the background: start it there (Bash with \
+             run_in_background)"
+                .to_string(),
+        ),
         _ => Err(format!("Unsupported control request subtype: {kind}")),
     };
     match answer {

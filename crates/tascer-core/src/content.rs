@@ -46,6 +46,26 @@ pub enum ContentBlock {
         /// Where the image bytes are.
         source: ImageSource,
     },
+    /// A tool the provider ran on its side (Anthropic's `web_search`): the
+    /// call, answered by a result block in the same message, never by a
+    /// [`ContentBlock::ToolResult`].
+    ServerToolUse {
+        /// Provider-assigned id (`srvtoolu_…`).
+        id: String,
+        /// The server tool's name (`web_search`).
+        name: String,
+        /// Its input (for `web_search`, `{"query": …}`).
+        input: Value,
+    },
+    /// The results of a provider-side web search: `content` is a list of
+    /// `web_search_result` objects (`title`, `url`, `encrypted_content`,
+    /// `page_age`) or a `web_search_tool_result_error`, kept as sent.
+    WebSearchToolResult {
+        /// The id of the [`ContentBlock::ServerToolUse`] it answers.
+        tool_use_id: String,
+        /// The results, as the provider sent them.
+        content: Value,
+    },
 }
 
 impl ContentBlock {

@@ -112,6 +112,22 @@ fn blocks(reply: &Reply) -> Vec<Value> {
     if let Some(thinking) = &reply.thinking {
         out.push(json!({"type": "thinking", "thinking": thinking, "signature": SIGNATURE}));
     }
+    for (id, search) in &reply.web_searches {
+        out.push(
+            json!({"type": "server_tool_use", "id": id, "name": "web_search",
+                        "input": {"query": search.query}}),
+        );
+        let results: Vec<Value> = search
+            .results
+            .iter()
+            .map(|r| {
+                json!({"type": "web_search_result", "title": r.title, "url": r.url,
+                       "encrypted_content": "bW9jaw==", "page_age": null})
+            })
+            .collect();
+        out.push(json!({"type": "web_search_tool_result", "tool_use_id": id,
+                        "content": results}));
+    }
     if let Some(text) = &reply.text {
         out.push(json!({"type": "text", "text": text}));
     }
@@ -156,43 +172,45 @@ fn events(reply: &Reply) -> Vec<(&'static str, Value)> {
                 json!({"type": "content_block_delta", "index": index, "delta": delta}),
             )
         };
-        let (start, deltas): (Value, Vec<(&'static str, Value)>) =
-            match block["type"].as_str().unwrap_or_default() {
-                "thinking" => {
-                    let text = block["thinking"].as_str().unwrap_or_default();
-                    let mut d: Vec<_> = split_chunks(text, 3)
-                        .into_iter()
-                        .map(|c| delta(json!({"type": "thinking_delta", "thinking": c})))
-                        .collect();
-                    d.push(delta(
-                        json!({"type": "signature_delta", "signature": SIGNATURE}),
-                    ));
-                    (
-                        json!({"type": "thinking", "thinking": "", "signature": ""}),
-                        d,
-                    )
-                }
-                "text" => {
-                    let text = block["text"].as_str().unwrap_or_default();
-                    let d = split_chunks(text, 3)
-                        .into_iter()
-                        .map(|c| delta(json!({"type": "text_delta", "text": c})))
-                        .collect();
-                    (json!({"type": "text", "text": ""}), d)
-                }
-                _ => {
-                    let input = block["input"].to_string();
-                    let d = split_chunks(&input, 3)
-                        .into_iter()
-                        .map(|c| delta(json!({"type": "input_json_delta", "partial_json": c})))
-                        .collect();
-                    (
-                        json!({"type": "tool_use", "id": block["id"], "name": block["name"],
+        let kind = block["type"].as_str().unwrap_or_default().to_string();
+        let (start, deltas): (Value, Vec<(&'static str, Value)>) = match kind.as_str() {
+            "thinking" => {
+                let text = block["thinking"].as_str().unwrap_or_default();
+                let mut d: Vec<_> = split_chunks(text, 3)
+                    .into_iter()
+                    .map(|c| delta(json!({"type": "thinking_delta", "thinking": c})))
+                    .collect();
+                d.push(delta(
+                    json!({"type": "signature_delta", "signature": SIGNATURE}),
+                ));
+                (
+                    json!({"type": "thinking", "thinking": "", "signature": ""}),
+                    d,
+                )
+            }
+            "text" => {
+                let text = block["text"].as_str().unwrap_or_default();
+                let d = split_chunks(text, 3)
+                    .into_iter()
+                    .map(|c| delta(json!({"type": "text_delta", "text": c})))
+                    .collect();
+                (json!({"type": "text", "text": ""}), d)
+            }
+            // Sent whole in its start event, as Anthropic does.
+            "web_search_tool_result" => (block, Vec::new()),
+            kind => {
+                let input = block["input"].to_string();
+                let d = split_chunks(&input, 3)
+                    .into_iter()
+                    .map(|c| delta(json!({"type": "input_json_delta", "partial_json": c})))
+                    .collect();
+                (
+                    json!({"type": kind, "id": block["id"], "name": block["name"],
                                "input": {}}),
-                        d,
-                    )
-                }
-            };
+                    d,
+                )
+            }
+        };
         ev.push((
             "content_block_start",
             json!({"type": "content_block_start", "index": index, "content_block": start}),

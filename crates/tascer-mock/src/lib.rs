@@ -48,4 +48,4 @@ pub use route::{REVIEWER_MARK, Route, reviewer_requests, reviewer_verdict};
 pub use scenario::{Conversation, Scenario, ScenarioError};
 pub use server::{DEFAULT_MODEL, MockServer};
 pub use tascer_core::Usage;
-pub use turn::{Fault, FaultKind, ToolCall, Turn};
+pub use turn::{Fault, FaultKind, ToolCall, Turn, WebSearchCall, WebSearchHit};

@@ -7,7 +7,7 @@ use serde_json::Value;
 use tascer_core::Usage;
 
 use crate::template::{fill_text, fill_value};
-use crate::turn::Turn;
+use crate::turn::{Turn, WebSearchCall};
 
 /// Text of the answer when the history is past the last turn.
 pub(crate) const NO_MORE_TURNS: &str = "(mock scenario has no more turns)";
@@ -35,6 +35,8 @@ pub(crate) struct Reply {
     pub thinking: Option<String>,
     pub text: Option<String>,
     pub tool_calls: Vec<ReplyCall>,
+    /// Provider-side web searches, with their `srvtoolu_` ids.
+    pub web_searches: Vec<(String, WebSearchCall)>,
     /// Anthropic spelling.
     pub stop_reason: String,
     pub usage: Usage,
@@ -113,6 +115,14 @@ impl Reply {
             thinking,
             text: turn.text.as_deref().map(|t| fill_text(t, system)),
             tool_calls,
+            web_searches: match wire {
+                Wire::Anthropic => turn
+                    .web_searches
+                    .iter()
+                    .map(|s| (format!("srvtoolu_{}", unique_suffix()), s.clone()))
+                    .collect(),
+                Wire::OpenAi => Vec::new(),
+            },
             stop_reason: turn.effective_stop_reason(),
             usage,
             cost_usd: turn.cost_usd,

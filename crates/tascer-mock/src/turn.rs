@@ -19,6 +19,12 @@ pub struct Turn {
     /// Tool calls the model makes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// Searches the provider runs on its side (Anthropic's `web_search`
+    /// server tool), answered before the text: each one a
+    /// `server_tool_use` block and its `web_search_tool_result` block
+    /// (Anthropic wire only; ignored for OpenAI).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub web_searches: Vec<WebSearchCall>,
     /// Stop reason override (Anthropic spelling, e.g. `max_tokens`); default
     /// `tool_use` when there are tool calls, else `end_turn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,6 +77,22 @@ impl Turn {
             id: None,
             name: name.into(),
             input,
+        });
+        self
+    }
+
+    /// Adds a provider-side web search for `query` finding `results`
+    /// (`(title, url)` pairs).
+    pub fn with_web_search(mut self, query: impl Into<String>, results: &[(&str, &str)]) -> Self {
+        self.web_searches.push(WebSearchCall {
+            query: query.into(),
+            results: results
+                .iter()
+                .map(|(title, url)| WebSearchHit {
+                    title: (*title).to_string(),
+                    url: (*url).to_string(),
+                })
+                .collect(),
         });
         self
     }
@@ -148,6 +170,27 @@ pub struct ToolCall {
     /// Tool input (a JSON object).
     #[serde(default = "empty_object")]
     pub input: Value,
+}
+
+/// One scripted provider-side web search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchCall {
+    /// The query the model searched for.
+    pub query: String,
+    /// What the search found.
+    #[serde(default)]
+    pub results: Vec<WebSearchHit>,
+}
+
+/// One result of a [`WebSearchCall`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchHit {
+    /// The page's title.
+    pub title: String,
+    /// The page's URL.
+    pub url: String,
 }
 
 fn empty_object() -> Value {

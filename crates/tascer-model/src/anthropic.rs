@@ -22,7 +22,7 @@ pub(crate) fn request_body(request: &ModelRequest, model: &str, default_max_toke
     if let Some(system) = &request.system {
         body["system"] = json!(system);
     }
-    if !request.tools.is_empty() {
+    if !request.tools.is_empty() || !request.server_tools.is_empty() {
         body["tools"] = request
             .tools
             .iter()
@@ -33,6 +33,7 @@ pub(crate) fn request_body(request: &ModelRequest, model: &str, default_max_toke
                     "input_schema": t.input_schema,
                 })
             })
+            .chain(request.server_tools.iter().cloned())
             .collect();
     }
     body
@@ -158,6 +159,7 @@ mod tests {
                 description: "reads".into(),
                 input_schema: json!({"type":"object"}),
             }],
+            server_tools: Vec::new(),
             max_tokens: None,
             stream: true,
         };
@@ -190,13 +192,29 @@ mod tests {
         let body = r#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-x",
             "content":[{"type":"thinking","thinking":"hmm","signature":"sig"},
                        {"type":"text","text":"hello"},
-                       {"type":"server_tool_use","id":"s","name":"web","input":{}},
+                       {"type":"server_tool_use","id":"s","name":"web_search","input":{"query":"q"}},
+                       {"type":"web_search_tool_result","tool_use_id":"s","content":[{"type":"web_search_result","title":"T","url":"https://e.com"}]},
+                       {"type":"redacted_thinking","data":"x"},
                        {"type":"tool_use","id":"tu_1","name":"Read","input":{"path":"a"}}],
             "stop_reason":"tool_use","stop_sequence":null,
             "usage":{"input_tokens":10,"output_tokens":5,"cache_creation_input_tokens":null,"cache_read_input_tokens":7}}"#;
         let p = parse_response(200, body).unwrap();
         assert_eq!(p.id, "msg_1");
-        assert_eq!(p.content.len(), 3);
+        // redacted_thinking is not represented; the server tool's blocks are.
+        assert_eq!(p.content.len(), 5);
+        assert_eq!(
+            p.content[2],
+            ContentBlock::ServerToolUse {
+                id: "s".into(),
+                name: "web_search".into(),
+                input: json!({"query": "q"}),
+            }
+        );
+        assert!(matches!(
+            &p.content[3],
+            ContentBlock::WebSearchToolResult { tool_use_id, content }
+                if tool_use_id == "s" && content[0]["url"] == "https://e.com"
+        ));
         assert_eq!(p.stop_reason, Some(StopReason::ToolUse));
         assert_eq!(p.usage.cache_read_input_tokens, 7);
         assert_eq!(p.usage.cache_creation_input_tokens, 0);

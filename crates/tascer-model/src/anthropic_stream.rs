@@ -18,11 +18,13 @@ enum Partial {
         thinking: String,
         signature: String,
     },
+    /// A `tool_use`, or a `server_tool_use` when `server`.
     ToolUse {
         id: String,
         name: String,
         json: String,
         start_input: Value,
+        server: bool,
     },
     Finished(ContentBlock),
     /// A block type we do not represent (e.g. `redacted_thinking`).
@@ -82,11 +84,12 @@ impl AnthropicAssembler {
                 thinking: text("thinking"),
                 signature: text("signature"),
             },
-            Some("tool_use") => Partial::ToolUse {
+            Some(kind @ ("tool_use" | "server_tool_use")) => Partial::ToolUse {
                 id: text("id"),
                 name: text("name"),
                 json: String::new(),
                 start_input: block.get("input").cloned().unwrap_or(Value::Null),
+                server: kind == "server_tool_use",
             },
             Some(_) => match content_block(block) {
                 Some(b) => Partial::Finished(b),
@@ -149,6 +152,7 @@ impl AnthropicAssembler {
                 name,
                 json,
                 start_input,
+                server,
             } => {
                 let input = if json.trim().is_empty() {
                     match start_input {
@@ -164,7 +168,11 @@ impl AnthropicAssembler {
                         ),
                     })?
                 };
-                Some(ContentBlock::ToolUse { id, name, input })
+                Some(if server {
+                    ContentBlock::ServerToolUse { id, name, input }
+                } else {
+                    ContentBlock::ToolUse { id, name, input }
+                })
             }
             Partial::Finished(block) => Some(block),
             Partial::Unsupported => None,

@@ -274,6 +274,13 @@ impl ModelClient {
     ) -> Result<Parsed, Failure> {
         let inner = &self.inner;
         let provider = self.provider_name();
+        if inner.config.kind != ProviderKind::Anthropic && !request.server_tools.is_empty() {
+            return Err(ModelError::InvalidConfig(format!(
+                "server tools are an Anthropic Messages API feature; the {provider} provider \
+                 has none"
+            ))
+            .into());
+        }
         let body = match inner.config.kind {
             ProviderKind::Anthropic => {
                 anthropic::request_body(request, model, inner.config.default_max_tokens)

@@ -91,7 +91,10 @@ fn convert_user(message: &ChatMessage, out: &mut Vec<Value>) {
             })),
             ContentBlock::Text { text } => texts.push(text.as_str()),
             ContentBlock::Image { source } => images.push(image_url(source)),
-            ContentBlock::Thinking { .. } | ContentBlock::ToolUse { .. } => {}
+            ContentBlock::Thinking { .. }
+            | ContentBlock::ToolUse { .. }
+            | ContentBlock::ServerToolUse { .. }
+            | ContentBlock::WebSearchToolResult { .. } => {}
         }
     }
     if images.is_empty() {
@@ -369,6 +372,7 @@ mod tests {
                 description: "reads".into(),
                 input_schema: json!({"type":"object"}),
             }],
+            server_tools: Vec::new(),
             max_tokens: Some(10),
             stream: true,
         };

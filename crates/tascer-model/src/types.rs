@@ -16,6 +16,12 @@ pub struct ModelRequest {
     pub messages: Vec<ChatMessage>,
     /// Tools offered to the model.
     pub tools: Vec<ToolSpec>,
+    /// Tools the provider runs on its side, as the provider's API spells
+    /// them (Anthropic's `{"type": "web_search_20250305", "name":
+    /// "web_search", …}`), sent after `tools`. Only the Anthropic wire has
+    /// them: a request with server tools to another provider fails with
+    /// [`ModelError::InvalidConfig`](crate::ModelError::InvalidConfig).
+    pub server_tools: Vec<Value>,
     /// Output token limit; Anthropic falls back to
     /// [`ProviderConfig::default_max_tokens`](crate::ProviderConfig::default_max_tokens).
     pub max_tokens: Option<u32>,

@@ -153,6 +153,12 @@ impl LayeredSettings {
         self.merged_object(crate::sections::CONTRACTS, Settings::contracts)
     }
 
+    /// The `webFetch` objects of every layer merged key by key, as
+    /// [`archive`](Self::archive) (the `tascer` crate interprets them).
+    pub fn web_fetch(&self) -> Result<Map<String, Value>, SettingsError> {
+        self.merged_object(crate::sections::WEB_FETCH, Settings::web_fetch)
+    }
+
     /// The object section `get` reads, merged over the layers.
     fn merged_object(
         &self,

@@ -85,6 +85,9 @@ pub const ARCHIVE: &str = "archive";
 /// The `contracts` section: the providers and models of a contracts run's
 /// roles (`tascer-contracts` interprets it).
 pub const CONTRACTS: &str = "contracts";
+/// The `webFetch` section: the model that answers WebFetch's prompt
+/// (`model`; the `tascer` crate interprets it).
+pub const WEB_FETCH: &str = "webFetch";
 
 impl Settings {
     /// Checks what serde cannot: the `safety` object
@@ -117,5 +120,10 @@ impl Settings {
     /// The `contracts` value, as written.
     pub fn contracts(&self) -> Option<&Value> {
         self.other.get(CONTRACTS)
+    }
+
+    /// The `webFetch` value, as written.
+    pub fn web_fetch(&self) -> Option<&Value> {
+        self.other.get(WEB_FETCH)
     }
 }

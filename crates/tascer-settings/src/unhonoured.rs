@@ -19,6 +19,7 @@ pub const HONOURED_KEYS: &[&str] = &[
     crate::sections::VALIDATION,
     crate::sections::ARCHIVE,
     crate::sections::CONTRACTS,
+    crate::sections::WEB_FETCH,
     crate::sandbox::SANDBOX,
     "check",
     "mcpServe",

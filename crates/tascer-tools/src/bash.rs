@@ -483,6 +483,12 @@ impl BashTool {
         });
         let (exit, kill, pid) = (shell.exit_code.clone(), shell.kill.clone(), shell.pid);
         let killed = shell.killed.clone();
+        let listener = self.state.task_listener();
+        let (ended, tool_use_id) = (shell.clone(), ctx.tool_use_id.clone());
+        shells.insert(shell.clone());
+        if let Some(listener) = &listener {
+            listener.started(&shell, &tool_use_id);
+        }
         tokio::spawn(async move {
             let status = tokio::select! {
                 biased;
@@ -494,8 +500,10 @@ impl BashTool {
                 }
             };
             *exit.lock() = Some(status.map(exit_code).unwrap_or(-1));
+            if let Some(listener) = listener {
+                listener.ended(&ended, &tool_use_id);
+            }
         });
-        shells.insert(shell.clone());
         let raw = json!({
             "stdout": "",
             "stderr": "",

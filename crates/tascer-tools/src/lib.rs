@@ -23,6 +23,7 @@ mod bash;
 mod bash_output;
 mod edit;
 mod error;
+mod fetch_cache;
 mod file_edit;
 mod glob;
 mod grep;
@@ -50,9 +51,10 @@ pub use multi_edit::MultiEditTool;
 pub use notebook::NotebookEditTool;
 pub use read::ReadTool;
 pub use services::{
-    Question, QuestionOption, SearchBackend, SearchHit, SearchRequest, Summarizer, UserAnswerer,
+    Question, QuestionOption, SUMMARY_SYSTEM, SearchBackend, SearchHit, SearchRequest, Summarizer,
+    UserAnswerer, summary_request,
 };
-pub use state::{BackgroundShell, BackgroundShells, ShellStatus, ToolState};
+pub use state::{BackgroundShell, BackgroundShells, ShellStatus, TaskListener, ToolState};
 pub use tascer_sandbox::CommandSandbox;
 pub use todo::TodoWriteTool;
 pub use todo_list::{TodoItem, TodoStatus};

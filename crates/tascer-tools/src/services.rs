@@ -64,6 +64,21 @@ pub trait Summarizer: Send + Sync {
     ) -> BoxFuture<'a, Result<String, String>>;
 }
 
+/// The system prompt of the model that answers WebFetch's prompt (for a
+/// [`Summarizer`] over a model; see [`summary_request`]).
+pub const SUMMARY_SYSTEM: &str = "You answer questions about one web page, using only the page's \
+     content given to you. Be concise. Quote at most 125 characters of the page verbatim, in \
+     quotation marks; say it plainly when the page does not answer the question.";
+
+/// The user message that asks a model WebFetch's `prompt` about a page's
+/// `content` (markdown): the page between markers, then the prompt.
+pub fn summary_request(content: &str, prompt: &str) -> String {
+    format!(
+        "Web page content:\n---\n{content}\n---\n\nAnswer this about the page above, \
+         using only its content:\n{prompt}"
+    )
+}
+
 /// What to search for. Backends may use the domain lists to narrow the
 /// search; [`WebSearchTool`](crate::WebSearchTool) filters the results by
 /// them in any case.

@@ -42,7 +42,9 @@ struct StateInner {
 struct Services {
     summarizer: Option<Arc<dyn Summarizer>>,
     search: Option<Arc<dyn SearchBackend>>,
+    provider_search: Option<Arc<dyn SearchBackend>>,
     answerer: Option<Arc<dyn UserAnswerer>>,
+    tasks: Option<Arc<dyn TaskListener>>,
     sandbox: Option<CommandSandbox>,
 }
 
@@ -51,7 +53,9 @@ impl std::fmt::Debug for Services {
         f.debug_struct("Services")
             .field("summarizer", &self.summarizer.is_some())
             .field("search", &self.search.is_some())
+            .field("provider_search", &self.provider_search.is_some())
             .field("answerer", &self.answerer.is_some())
+            .field("tasks", &self.tasks.is_some())
             .field("sandbox", &self.sandbox)
             .finish()
     }
@@ -82,6 +86,25 @@ impl ToolState {
     pub fn with_search_backend(self, backend: Arc<dyn SearchBackend>) -> Self {
         self.inner.services.lock().search = Some(backend);
         self
+    }
+
+    /// The search WebSearch falls back to when neither a search backend
+    /// nor a Brave Search API key is configured (the model provider's own
+    /// web search).
+    pub fn with_provider_search(self, backend: Arc<dyn SearchBackend>) -> Self {
+        self.inner.services.lock().provider_search = Some(backend);
+        self
+    }
+
+    /// Who is told when background shells start and end.
+    pub fn with_task_listener(self, listener: Arc<dyn TaskListener>) -> Self {
+        self.inner.services.lock().tasks = Some(listener);
+        self
+    }
+
+    /// Who is told when background shells start and end, if anyone.
+    pub fn task_listener(&self) -> Option<Arc<dyn TaskListener>> {
+        self.inner.services.lock().tasks.clone()
     }
 
     /// Who answers AskUserQuestion.
@@ -115,6 +138,11 @@ impl ToolState {
     /// The configured search backend, if any.
     pub fn search_backend(&self) -> Option<Arc<dyn SearchBackend>> {
         self.inner.services.lock().search.clone()
+    }
+
+    /// The provider's search WebSearch falls back to, if any.
+    pub fn provider_search(&self) -> Option<Arc<dyn SearchBackend>> {
+        self.inner.services.lock().provider_search.clone()
     }
 
     /// The configured user answerer, if any.
@@ -205,6 +233,18 @@ impl ToolState {
     pub fn background_shells(&self) -> &BackgroundShells {
         &self.inner.shells
     }
+}
+
+/// Told when a background shell starts and when it ends (a host that
+/// reports background tasks, as the SDKs' `task_started` and
+/// `task_notification` messages do). Configure one with
+/// [`ToolState::with_task_listener`](crate::ToolState::with_task_listener).
+pub trait TaskListener: Send + Sync {
+    /// `shell` was started by the call `tool_use_id`.
+    fn started(&self, shell: &Arc<BackgroundShell>, tool_use_id: &str);
+    /// `shell` ended (by itself or killed); its status and exit code are
+    /// final.
+    fn ended(&self, shell: &Arc<BackgroundShell>, tool_use_id: &str);
 }
 
 /// Registry of shells started with `run_in_background`.
@@ -373,8 +413,71 @@ impl BackgroundShell {
         (out, err)
     }
 
+    /// The end of its output, stdout then stderr, at most `max_bytes`
+    /// (cut at a character boundary), with the whole output's size in
+    /// bytes (what the caps dropped included) and whether it was cut.
+    pub fn output_tail(&self, max_bytes: usize) -> (String, u64, bool) {
+        let (out, err) = (self.stdout.lock(), self.stderr.lock());
+        let mut all = out.bytes.clone();
+        all.extend_from_slice(&err.bytes);
+        let total = all.len() as u64 + out.dropped + err.dropped;
+        let mut from = all.len().saturating_sub(max_bytes);
+        while from < all.len() && (all[from] & 0xC0) == 0x80 {
+            from += 1;
+        }
+        let cut = total > (all.len() - from) as u64;
+        (
+            String::from_utf8_lossy(&all[from..]).into_owned(),
+            total,
+            cut,
+        )
+    }
+
     /// Kills its whole process group (no-op once it has finished).
     pub fn kill(&self) {
         self.kill.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(stdout: &[u8], stderr: &[u8], dropped: u64) -> BackgroundShell {
+        let capture = |bytes: &[u8], dropped| {
+            Arc::new(Mutex::new(Capture {
+                bytes: bytes.to_vec(),
+                dropped,
+            }))
+        };
+        BackgroundShell {
+            id: "bash_1".into(),
+            command: "x".into(),
+            pid: None,
+            stdout: capture(stdout, dropped),
+            stderr: capture(stderr, 0),
+            exit_code: Arc::new(Mutex::new(Some(0))),
+            kill: CancellationToken::new(),
+            killed: Arc::new(AtomicBool::new(false)),
+            read_pos: Mutex::new((0, 0)),
+        }
+    }
+
+    #[test]
+    fn output_tail_keeps_the_end_at_a_character_boundary() {
+        assert_eq!(
+            shell(b"out\n", b"err\n", 0).output_tail(100),
+            ("out\nerr\n".to_string(), 8, false)
+        );
+        // "é" is two bytes: a cut inside it starts after it.
+        let (tail, total, cut) = shell("abé".as_bytes(), b"", 0).output_tail(1);
+        assert_eq!((tail.as_str(), total, cut), ("", 4, true));
+        let (tail, total, cut) = shell("abé".as_bytes(), b"", 0).output_tail(2);
+        assert_eq!((tail.as_str(), total, cut), ("é", 4, true));
+        // Bytes the cap dropped count in the total, and mean a cut.
+        assert_eq!(
+            shell(b"end", b"", 10).output_tail(100),
+            ("end".to_string(), 13, true)
+        );
     }
 }

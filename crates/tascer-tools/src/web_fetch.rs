@@ -2,6 +2,7 @@
 //! on it with an optional [`Summarizer`](crate::Summarizer).
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
@@ -12,6 +13,7 @@ use serde_json::{Value, json};
 use tascer_core::{Tool, ToolContext, ToolOutput};
 
 use crate::error::ToolError;
+use crate::fetch_cache::{CachedFetch, FetchCache};
 use crate::lazy_client::LazyClient;
 use crate::state::ToolState;
 use crate::util::{blocking, finish, input_schema, parse_input, truncate_chars};
@@ -60,6 +62,8 @@ pub struct WebFetchTool {
     state: ToolState,
     config: WebFetchConfig,
     client: LazyClient,
+    /// Answers by URL and prompt, for 15 minutes (shared by clones).
+    cache: Arc<FetchCache>,
 }
 
 impl std::fmt::Debug for WebFetchTool {
@@ -90,6 +94,7 @@ impl WebFetchTool {
             state,
             config,
             client,
+            cache: Arc::new(FetchCache::default()),
         }
     }
 }
@@ -103,8 +108,9 @@ impl Tool for WebFetchTool {
         "Fetches content from a URL and processes it with a prompt. HTTP URLs are upgraded to \
          HTTPS (except for localhost). HTML is converted to markdown. When a summarizer model is \
          configured, the result is its answer to the prompt about the page; otherwise the page's \
-         markdown is returned (cut to a maximum length). Redirects are followed (at most 10); \
-         responses over 10 MiB and requests taking over 30 seconds fail."
+         markdown is returned (cut to a maximum length). Answers are reused for 15 minutes for \
+         the same URL and prompt. Redirects are followed (at most 10); responses over 10 MiB \
+         and requests taking over 30 seconds fail."
     }
 
     fn input_schema(&self) -> Value {
@@ -269,9 +275,65 @@ impl WebFetchTool {
     async fn run(&self, input: Value) -> Result<ToolOutput, ToolError> {
         let input: WebFetchInput = parse_input(NAME, input)?;
         let url = prepare_url(&input.url)?;
-        let client = self.client.get().map_err(ToolError::msg)?;
+        if let Some(hit) = self.cache.get(url.as_str(), &input.prompt) {
+            return Ok(ToolOutput::text(hit.text).with_raw(hit.raw));
+        }
         let started = Instant::now();
+        let page = self.fetch(&url).await?;
+        let (text, result, note) = self.answer(&page, &input.prompt).await;
+        let raw = json!({
+            "bytes": page.bytes,
+            "code": page.status.as_u16(),
+            "codeText": page.status.canonical_reason().unwrap_or(""),
+            "result": result,
+            "durationMs": started.elapsed().as_millis() as u64,
+            "url": input.url,
+            "finalUrl": page.final_url.as_str(),
+            "contentType": page.content_type,
+            "truncated": page.cut,
+            "promptApplied": note.is_none(),
+        });
+        // A failed answer is not kept: the next call asks again.
+        if note != Some(Note::Failed) {
+            let cached = CachedFetch {
+                text: text.clone(),
+                raw: raw.clone(),
+            };
+            self.cache.put(url.as_str(), &input.prompt, cached);
+        }
+        Ok(ToolOutput::text(text).with_raw(raw))
+    }
 
+    /// The tool's text and `result` for `page`: the summarizer's answer to
+    /// `prompt`, else the page with a note saying why the prompt was not
+    /// applied.
+    async fn answer(&self, page: &Page, prompt: &str) -> (String, String, Option<Note>) {
+        let url = &page.final_url;
+        let Some(summarizer) = self.state.summarizer() else {
+            let text = format!(
+                "Content of {url} (no summarizer is configured, so the prompt was not \
+                 applied; the page follows as markdown):\n\n{}",
+                page.content
+            );
+            return (text, page.content.clone(), Some(Note::Off));
+        };
+        match summarizer.summarize(&page.content, prompt).await {
+            Ok(answer) => (answer.clone(), answer, None),
+            Err(e) => {
+                let text = format!(
+                    "Content of {url} (the prompt could not be applied: the model that answers \
+                     it failed: {e}; the page follows as markdown):\n\n{}",
+                    page.content
+                );
+                (text, page.content.clone(), Some(Note::Failed))
+            }
+        }
+    }
+
+    /// Fetches `url` and turns the body into markdown (or text), cut to
+    /// the content limit.
+    async fn fetch(&self, url: &Url) -> Result<Page, ToolError> {
+        let client = self.client.get().map_err(ToolError::msg)?;
         let mut resp = client
             .get(url.clone())
             .header(
@@ -280,7 +342,7 @@ impl WebFetchTool {
             )
             .send()
             .await
-            .map_err(|e| self.request_error(&url, e))?;
+            .map_err(|e| self.request_error(url, e))?;
         let status = resp.status();
         let final_url = resp.url().clone();
         if !status.is_success() {
@@ -304,11 +366,7 @@ impl WebFetchTool {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let mut body: Vec<u8> = Vec::new();
-        while let Some(chunk) = resp
-            .chunk()
-            .await
-            .map_err(|e| self.request_error(&url, e))?
-        {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.request_error(url, e))? {
             if body.len() as u64 + chunk.len() as u64 > limit {
                 return Err(too_large());
             }
@@ -337,39 +395,35 @@ impl WebFetchTool {
                 self.config.max_content_chars
             ));
         }
-
-        let result = match self.state.summarizer() {
-            Some(summarizer) => summarizer
-                .summarize(&kept, &input.prompt)
-                .await
-                .map_err(|e| {
-                    ToolError::msg(format!(
-                        "Fetched {final_url} but could not process it with the prompt: {e}"
-                    ))
-                })?,
-            None => kept,
-        };
-        let text = if self.state.summarizer().is_some() {
-            result.clone()
-        } else {
-            format!(
-                "Content of {final_url} (no summarizer is configured, so the prompt was not \
-                 applied; the page follows as markdown):\n\n{result}"
-            )
-        };
-        let raw = json!({
-            "bytes": bytes,
-            "code": status.as_u16(),
-            "codeText": status.canonical_reason().unwrap_or(""),
-            "result": result,
-            "durationMs": started.elapsed().as_millis() as u64,
-            "url": input.url,
-            "finalUrl": final_url.as_str(),
-            "contentType": content_type,
-            "truncated": cut,
-        });
-        Ok(ToolOutput::text(text).with_raw(raw))
+        Ok(Page {
+            status,
+            final_url,
+            content_type,
+            bytes,
+            content: kept,
+            cut,
+        })
     }
+}
+
+/// A fetched page, as markdown or text.
+struct Page {
+    status: reqwest::StatusCode,
+    final_url: Url,
+    content_type: Option<String>,
+    bytes: usize,
+    /// The content, cut to the limit (with a note when cut).
+    content: String,
+    cut: bool,
+}
+
+/// Why the prompt was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Note {
+    /// No summarizer is configured.
+    Off,
+    /// The summarizer failed.
+    Failed,
 }
 
 #[cfg(test)]

@@ -238,7 +238,8 @@ pub struct WebSearchTool {
 impl WebSearchTool {
     /// A `WebSearch` tool using the backend configured in `state`, or else
     /// [`BraveSearch`] when `BRAVE_SEARCH_API_KEY` is set (in the session's
-    /// environment or the process's).
+    /// environment or the process's), or else the provider's search
+    /// configured in `state` ([`ToolState::with_provider_search`]).
     pub fn new(state: ToolState) -> Self {
         WebSearchTool { state }
     }
@@ -284,15 +285,18 @@ impl WebSearchTool {
                 .cloned()
                 .or_else(|| std::env::var(name).ok())
         };
-        match BraveSearch::from_env(lookup) {
-            Some(brave) => Ok(std::sync::Arc::new(brave)),
-            None => Err(ToolError::msg(format!(
-                "WebSearch is not configured: set {} to a Brave Search API key (and optionally \
-                 {} to another endpoint), or configure a search backend.",
-                BraveSearch::API_KEY_ENV,
-                BraveSearch::BASE_URL_ENV
-            ))),
+        if let Some(brave) = BraveSearch::from_env(lookup) {
+            return Ok(std::sync::Arc::new(brave));
         }
+        if let Some(provider) = self.state.provider_search() {
+            return Ok(provider);
+        }
+        Err(ToolError::msg(format!(
+            "WebSearch needs a Brave Search API key ({}; optionally {} for another endpoint) \
+             or the Anthropic provider, whose own web search it uses otherwise.",
+            BraveSearch::API_KEY_ENV,
+            BraveSearch::BASE_URL_ENV
+        )))
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

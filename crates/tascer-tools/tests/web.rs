@@ -325,8 +325,58 @@ async fn summarizer_answers_the_prompt() {
         json!({"url": format!("http://{addr}/page"), "prompt": "fail"}),
     )
     .await;
-    assert!(out.is_error);
-    assert!(text(&out).ends_with("could not process it with the prompt: model unavailable"));
+    // A failed model gives the page with a note, not an error.
+    assert!(!out.is_error, "{out:?}");
+    let txt = text(&out);
+    assert!(
+        txt.contains(
+            "the prompt could not be applied: the model that answers it failed: model unavailable"
+        ),
+        "{txt}"
+    );
+    assert!(txt.contains("# Hello"), "{txt}");
+    assert_eq!(out.raw.unwrap()["promptApplied"], false);
+}
+
+/// Counts its calls; answers with the call number.
+#[derive(Default)]
+struct Counting(Mutex<u32>);
+
+impl Summarizer for Counting {
+    fn summarize<'a>(
+        &'a self,
+        _content: &'a str,
+        prompt: &'a str,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let mut n = self.0.lock().unwrap();
+            *n += 1;
+            if prompt == "fail" {
+                return Err("down".into());
+            }
+            Ok(format!("answer {n}"))
+        })
+    }
+}
+
+#[tokio::test]
+async fn answers_are_cached_by_url_and_prompt_but_failures_are_not() {
+    let addr = fetch_server().await;
+    let (_d, dir) = tempdir();
+    let c = ctx(&dir);
+    let counting = Arc::new(Counting::default());
+    let tool = WebFetchTool::new(ToolState::new().with_summarizer(counting.clone()));
+    let ask = |path: &str, prompt: &str| json!({"url": format!("http://{addr}/{path}"), "prompt": prompt});
+    assert_eq!(text(&call(&tool, &c, ask("page", "a")).await), "answer 1");
+    assert_eq!(text(&call(&tool, &c, ask("page", "a")).await), "answer 1");
+    assert_eq!(text(&call(&tool, &c, ask("page", "b")).await), "answer 2");
+    assert_eq!(text(&call(&tool, &c, ask("text", "a")).await), "answer 3");
+    // A clone shares the cache.
+    let clone = tool.clone();
+    assert_eq!(text(&call(&clone, &c, ask("page", "b")).await), "answer 2");
+    call(&tool, &c, ask("page", "fail")).await;
+    call(&tool, &c, ask("page", "fail")).await;
+    assert_eq!(*counting.0.lock().unwrap(), 5);
 }
 
 // ---- WebSearch ----
@@ -506,7 +556,7 @@ async fn web_search_without_backend_names_env_var() {
     let out = call(&tool, &ctx(&dir), json!({"query": "rust"})).await;
     assert!(out.is_error);
     assert!(
-        text(&out).starts_with("WebSearch is not configured: set BRAVE_SEARCH_API_KEY"),
+        text(&out).starts_with("WebSearch needs a Brave Search API key (BRAVE_SEARCH_API_KEY"),
         "{}",
         text(&out)
     );

@@ -101,6 +101,7 @@ impl Agent {
             system: Some(self.system_prompt.clone()).filter(|s| !s.is_empty()),
             messages: history.to_vec(),
             tools: self.tool_specs.clone(),
+            server_tools: Vec::new(),
             max_tokens: self.env.max_tokens,
             stream: true,
         };

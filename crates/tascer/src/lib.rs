@@ -58,6 +58,7 @@ mod sampling; //      MCP servers' sampling requests answered by the session's m
 mod sandbox_setup; // the OS sandbox of the Bash tool, from the settings
 mod setup; //         governance parts from options and settings
 mod transcript; //    what reviewers see of a loop session's conversation
+mod web_services; //  WebFetch's small model and the provider's web search
 
 // The handles every agent of a session shares, and its ledger.
 mod agent_log; //     each agent's verdict as the webhooks carry it
@@ -117,6 +118,7 @@ pub use tascer_webhook as webhook;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub use toolset::mcp_token_dir;
+pub use web_services::WEB_FETCH_MODEL_ENV;
 
 /// The Tascer home directory: `$TASCER_HOME`, else `~/.tascer`.
 pub fn tascer_home() -> std::path::PathBuf {

@@ -214,6 +214,10 @@ pub struct Options {
     /// Answers the model's `AskUserQuestion` calls (a terminal prompt, a
     /// UI). Without one, the tool reports that no one can answer.
     pub user_answerer: Option<Arc<dyn tascer_tools::UserAnswerer>>,
+    /// Told when a background shell (`Bash` with `run_in_background`)
+    /// starts and ends: a host reporting background tasks (the SDKs'
+    /// `task_started` / `task_notification`).
+    pub task_listener: Option<Arc<dyn tascer_tools::TaskListener>>,
     /// Answers MCP servers' questions (elicitation) that no Elicitation
     /// hook answered: an SDK host, a terminal prompt. With one (or with
     /// Elicitation hooks) the session's MCP clients offer elicitation;
@@ -617,6 +621,12 @@ impl Options {
     /// [`Options::context_cache`](struct@Options)).
     pub fn context_cache(mut self, cache: ContextCache) -> Self {
         self.context_cache = Some(cache);
+        self
+    }
+
+    /// Sets who is told when background shells start and end.
+    pub fn task_listener(mut self, listener: Arc<dyn tascer_tools::TaskListener>) -> Self {
+        self.task_listener = Some(listener);
         self
     }
 

@@ -100,10 +100,17 @@ impl ReviewModel for ModelReviewer {
     /// not know the aliases (a plain OpenAI-compatible server) sends the
     /// alias unchanged, so it has no class model.
     fn class_model(&self, class: ModelClass) -> Option<String> {
-        let alias = class.alias();
-        let id = self.client.resolve_model(alias);
-        (id != alias).then_some(id)
+        class_model(&self.client, class)
     }
+}
+
+/// The model of `class` as `client`'s provider spells its alias; `None`
+/// when the provider does not know the aliases (a plain OpenAI-compatible
+/// server gets the alias unchanged).
+pub(crate) fn class_model(client: &ModelClient, class: ModelClass) -> Option<String> {
+    let alias = class.alias();
+    let id = client.resolve_model(alias);
+    (id != alias).then_some(id)
 }
 
 /// One question to a model: a system prompt and one user message, no
@@ -153,6 +160,7 @@ pub async fn ask_model(
         system: Some(question.system),
         messages: vec![ChatMessage::user_text(question.user)],
         tools: Vec::new(),
+        server_tools: Vec::new(),
         max_tokens: Some(question.max_tokens),
         stream: false,
     };

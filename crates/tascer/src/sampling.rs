@@ -54,6 +54,7 @@ impl Sampler for SessionSampler {
                 system: request.system_prompt.clone(),
                 messages,
                 tools: Vec::new(),
+                server_tools: Vec::new(),
                 max_tokens: Some(request.max_tokens),
                 stream: true,
             };

@@ -185,11 +185,13 @@ impl Session {
             .as_ref()
             .map(McpManager::tools_snapshot)
             .unwrap_or_default();
+        let web = crate::web_services::for_session(&settings.web_fetch()?, &env, &provider.model)?;
         let extras = Extras {
             home: &home,
             skills: &files.skills,
             memory_section: files.memory_section,
             sandbox,
+            web,
         };
         let tools = select_tools(
             &options,

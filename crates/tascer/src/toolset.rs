@@ -111,6 +111,8 @@ pub(crate) struct Extras<'a> {
     pub memory_section: Option<String>,
     /// The OS sandbox Bash commands run under (`None`: unconfined).
     pub sandbox: Option<tascer_tools::CommandSandbox>,
+    /// What answers WebFetch's prompt and the provider's web search.
+    pub web: crate::web_services::WebServices,
 }
 
 /// The session's tools: the built-in ones the options offer, the custom
@@ -137,8 +139,17 @@ pub(crate) fn select_tools(
     if let Some(answerer) = &options.user_answerer {
         state = state.with_user_answerer(Arc::clone(answerer));
     }
+    if let Some(listener) = &options.task_listener {
+        state = state.with_task_listener(Arc::clone(listener));
+    }
     if let Some(sandbox) = extras.sandbox {
         state = state.with_sandbox(sandbox);
+    }
+    if let Some(summarizer) = extras.web.summarizer {
+        state = state.with_summarizer(summarizer);
+    }
+    if let Some(search) = extras.web.provider_search {
+        state = state.with_provider_search(search);
     }
     let mut tools: Vec<Arc<dyn Tool>> = tascer_tools::builtin_tools(state)
         .into_iter()

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 pub mod claude_code;
 pub mod plugin_fixture;
+pub mod protocol;
 pub mod sdk;
 pub mod sdk_cases;
 pub mod sdk_drop_in;

@@ -466,3 +466,38 @@ pub fn elicitation_answered_by_the_host(sdk: &Sdk, answer: &str, override_answer
     ws.verify(&session);
     server.shutdown();
 }
+
+/// A background shell through the SDK: announced with a typed
+/// `TaskStartedMessage`, stopped with the SDK's `stop_task`, and its end
+/// reported with a typed `TaskNotificationMessage` saying `stopped`.
+pub fn background_task(sdk: &Sdk) {
+    let command = "printf 'tick\\n'; sleep 120";
+    let ws = Workspace::new(|_| {
+        Scenario::new()
+            .turn(Turn::new().with_tool_id(
+                "toolu_bg",
+                "Bash",
+                json!({"command": command, "run_in_background": true}),
+            ))
+            .turn(Turn::text("started in the background"))
+    });
+    let out = sdk.run(&ws, "background_task", &ws.config("start it"));
+    let seen = out["seen"].as_array().unwrap();
+    let of = |class: &str| {
+        seen.iter()
+            .find(|s| s["class"] == class)
+            .map(|s| &s["message"])
+            .unwrap_or_else(|| panic!("no {class} in {seen:?}"))
+    };
+    let started = of("TaskStartedMessage");
+    assert_eq!(started["tool_use_id"], "toolu_bg");
+    assert_eq!(started["description"], command);
+    assert_eq!(started["task_type"], "local_bash");
+    let ended = of("TaskNotificationMessage");
+    assert_eq!(ended["task_id"], started["task_id"]);
+    assert_eq!(ended["status"], "stopped");
+    assert_eq!(
+        ended["summary"],
+        format!("Background command \"{command}\" was stopped")
+    );
+}

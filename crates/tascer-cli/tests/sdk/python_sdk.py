@@ -320,6 +320,22 @@ async def case_resume_at(config):
             "session_id": session_id, "error": error, "stderr": stderr}
 
 
+async def case_background_task(config):
+    """A background shell: the SDK's typed task messages, and stop_task."""
+    seen = []
+    async with ClaudeSDKClient(options=options(config, permission_mode="bypassPermissions")) as client:
+        await client.query(config["prompt"])
+        async for m in client.receive_response():
+            seen.append({"class": type(m).__name__, "message": plain(m)})
+        started = [s for s in seen if s["class"] == "TaskStartedMessage"]
+        await client.stop_task(started[0]["message"]["task_id"])
+        async for m in client.receive_messages():
+            seen.append({"class": type(m).__name__, "message": plain(m)})
+            if type(m).__name__ == "TaskNotificationMessage":
+                break
+    return {"seen": seen}
+
+
 CASES = {
     "query_tools": case_query_tools,
     "hook_deny": case_hook_deny,
@@ -335,6 +351,7 @@ CASES = {
     "rewind": case_rewind,
     "plugins": case_plugins,
     "resume_at": case_resume_at,
+    "background_task": case_background_task,
 }
 
 

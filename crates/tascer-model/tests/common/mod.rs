@@ -54,6 +54,7 @@ pub fn request(model: &str, stream: bool) -> ModelRequest {
             description: "Reads a file".into(),
             input_schema: json!({"type":"object","properties":{"path":{"type":"string"}}}),
         }],
+        server_tools: Vec::new(),
         max_tokens: None,
         stream,
     }
