@@ -13,6 +13,7 @@ mod hook_profile;
 mod ledger;
 mod loop_bench;
 mod memory;
+mod otel_loop;
 mod process;
 mod repo;
 mod safety;

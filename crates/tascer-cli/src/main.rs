@@ -37,6 +37,7 @@ mod sdk_mode;
 mod sessions;
 mod sessions_admin;
 mod table;
+mod telemetry;
 mod webhook_cmds;
 
 use std::process::ExitCode;

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 pub use tascer_settings::{
     CLAUDE_PROJECT_DIR, LayeredSettings, PermissionsSettings, SandboxSettings, Settings,
-    SettingsError, SettingsLayer, SettingsLoader, SettingsSource, claude_config_dir,
-    claude_transcript_file, project_root,
+    SettingsError, SettingsLayer, SettingsLoader, SettingsSource, TelemetrySettings,
+    claude_config_dir, claude_transcript_file, project_root,
 };
 
 use crate::permissions::{

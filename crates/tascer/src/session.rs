@@ -17,7 +17,7 @@ use crate::agent::Agent;
 use crate::commands::SlashCommand;
 use crate::error::Error;
 use crate::governance::Governance;
-use crate::loop_env::{Costs, LoopEnv};
+use crate::loop_env::{Costs, LoopEnv, Observed};
 use crate::memory::{MemoryFile, MemoryLocations};
 use crate::options::Options;
 use crate::proof::Proof;
@@ -131,9 +131,15 @@ impl Session {
 
         let proof = open_ledger(&options, &home, &store, &opened.id)?;
         proof.set_sealing(parts.generate_proofs);
+        let options_value = options_digest_value(&options, &provider.model);
+        let observed = Observed {
+            observer: options.observer.clone(),
+            provider: provider.name,
+            policy_digest: policy_digest(&options_value, &settings),
+        };
         proof.start(
             &provider.model,
-            &options_digest_value(&options, &provider.model),
+            &options_value,
             &system_prompt,
             serde_json::json!({
                 "cwd": cwd.display().to_string(),
@@ -150,7 +156,9 @@ impl Session {
             store,
             tool_env,
             proof,
+            observed,
         );
+        env.observe_session_opened(&provider.model);
         let governance = governance(
             &env,
             &provider.model,
@@ -225,6 +233,8 @@ struct Provider {
     api_key_source: String,
     /// The provider's own keys, which must never leak into output.
     secrets: Vec<String>,
+    /// `anthropic` or `openai` (telemetry's `gen_ai.provider.name`).
+    name: &'static str,
 }
 
 impl Provider {
@@ -239,6 +249,7 @@ impl Provider {
             provider.fallback_model = options.fallback_model.clone();
         }
         let api_key_source = api_key_source(&provider);
+        let name = provider.kind.name();
         let model = options
             .model
             .clone()
@@ -252,6 +263,7 @@ impl Provider {
             model,
             api_key_source,
             secrets,
+            name,
         })
     }
 }
@@ -468,6 +480,7 @@ fn loop_env(
     store: Arc<SessionStore>,
     tool_env: HashMap<String, String>,
     proof: Proof,
+    observed: Observed,
 ) -> LoopEnv {
     let checkpoints = options.file_checkpointing.then(|| {
         Arc::new(crate::file_checkpoint::FileCheckpoints::new(
@@ -492,6 +505,7 @@ fn loop_env(
         pending_totals: Arc::default(),
         failure: proof.failure().clone(),
         proof,
+        observed,
         transcript: options.transcript_dir.as_ref().map(|dir| {
             Arc::new(crate::claude_transcript::Transcript::open(
                 dir, cwd, &opened.id,
@@ -576,6 +590,16 @@ fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
         "output_format": options.output_format,
         "max_structured_output_retries": options.max_structured_output_retries,
     })
+}
+
+/// The digest of what governs the session, for telemetry: the options
+/// the ledger's `options_digest` covers and every settings layer read.
+fn policy_digest(options_value: &serde_json::Value, settings: &LoadedSettings) -> String {
+    let layers: Vec<_> = settings.layers.iter().map(|l| &l.settings).collect();
+    tascer_ledger::input_digest(&serde_json::json!({
+        "options": options_value,
+        "settings": layers,
+    }))
 }
 
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf, Error> {
