@@ -242,7 +242,6 @@ pub async fn run() -> anyhow::Result<()> {
         &governance,
     )
     .await?;
-    let otel = crate::otel_loop::pairs(&server, &plain, &root.path().join("home-otel")).await?;
     let baseline = raw_round_trips(&server, in_plain.len()).await?;
     let rss = status_kib("self", "VmHWM");
 
@@ -282,23 +281,6 @@ pub async fn run() -> anyhow::Result<()> {
         crate::stats::fmt_ms(repo.p99 - b.p99),
         "",
     );
-    let without = Stats::of(otel.without);
-    let with = Stats::of(otel.with);
-    table.row(
-        "loop iteration, plain directory, sessions alternating: without telemetry",
-        &without,
-        Some(without.median / b.median),
-    );
-    table.row(
-        "loop iteration, plain directory, sessions alternating: OTLP/HTTP exporter (traces, metrics, logs) to a loopback sink",
-        &with,
-        Some(with.median / b.median),
-    );
-    table.note(format!(
-        "With the exporter / without, median loop iteration: {:.3} ({} export requests reached the sink)",
-        with.median / without.median,
-        otel.exports
-    ));
     let gov_plain = Stats::of(gov_plain);
     let gov_repo = Stats::of(gov_repo);
     table.row(

@@ -7,11 +7,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
+use serde_json::json;
 use tascer::ContextCache;
 use tascer_telemetry::{Telemetry, TelemetryConfig};
-use tascer_testkit::MockServer;
+use tascer_testkit::{MockServer, Scenario, Turn};
 
-use crate::loop_bench::loop_iterations_with;
+use crate::loop_bench::{CALLS_PER_SESSION, loop_iterations_with};
+use crate::stats::{Stats, Table};
 
 /// Measured session pairs (after warm-up).
 const PAIRS: usize = 30;
@@ -20,7 +22,7 @@ const WARMUP: usize = 3;
 
 /// Loop iterations (ms) without and with the exporter, and how many
 /// export requests the sink took.
-pub(crate) struct Pair {
+struct Pair {
     pub without: Vec<f64>,
     pub with: Vec<f64>,
     pub exports: usize,
@@ -45,7 +47,7 @@ async fn sink(count: Arc<AtomicUsize>) -> anyhow::Result<String> {
 }
 
 /// Sessions in `cwd` alternating without and with telemetry.
-pub(crate) async fn pairs(
+async fn pairs(
     server: &MockServer,
     cwd: &std::path::Path,
     home: &std::path::Path,
@@ -88,4 +90,42 @@ pub(crate) async fn pairs(
     }
     pair.exports = count.load(Ordering::Relaxed);
     Ok(pair)
+}
+
+/// Runs the telemetry variant of the loop benchmark and prints its table.
+pub async fn run() -> anyhow::Result<()> {
+    let root = tempfile::tempdir().context("cannot create a temp dir")?;
+    let scenario = (0..CALLS_PER_SESSION).fold(Scenario::new(), |s, _| {
+        s.turn(Turn::tool("Noop", json!({})))
+    });
+    let server = MockServer::start(scenario.turn(Turn::text("done")))
+        .await
+        .context("cannot start the mock server")?;
+    let plain = root.path().join("plain");
+    std::fs::create_dir_all(&plain).context("cannot create the workspace")?;
+    let pair = pairs(&server, &plain, &root.path().join("home")).await?;
+    let without = Stats::of(pair.without);
+    let with = Stats::of(pair.with);
+    let mut table = Table::new(
+        format!(
+            "Agent loop with OpenTelemetry ({CALLS_PER_SESSION} tool calls per session, {PAIRS} session pairs alternating without/with, mock model at 0 ms latency)"
+        ),
+        "ratio / without",
+    );
+    table.row(
+        "loop iteration, plain directory, no telemetry",
+        &without,
+        Some(1.0),
+    );
+    table.row(
+        "loop iteration, plain directory, OTLP/HTTP exporter (traces, metrics, log events) to a loopback sink",
+        &with,
+        Some(with.median / without.median),
+    );
+    table.note(format!(
+        "{} export requests reached the sink (batches of spans and events, metric exports)",
+        pair.exports
+    ));
+    table.print();
+    Ok(())
 }

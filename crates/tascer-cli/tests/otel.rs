@@ -470,3 +470,103 @@ async fn a_bad_protocol_is_one_clear_warning_and_the_session_runs() {
         "{stderr}"
     );
 }
+
+/// One Claude Code hook event of `session` in `cwd`.
+fn hook_event(cwd: &Path, session: &str, name: &str, extra: Value) -> Value {
+    let mut event = json!({
+        "hook_event_name": name,
+        "session_id": session,
+        "transcript_path": cwd.join("transcript.jsonl").display().to_string(),
+        "cwd": cwd.display().to_string(),
+        "permission_mode": "default",
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        event[k] = v.clone();
+    }
+    event
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_tascer_hook_the_spans_carry_claude_codes_session_and_tool_use_ids() {
+    let (home, work) =
+        common::project_with_settings(&json!({"permissions": {"deny": ["Bash(rm:*)"]}}));
+    let (addr, received) = receiver().await;
+    let session = "0c1d2e3f-4a5b-4c6d-8e7f-0123456789ab";
+    let cwd = work.path();
+    let bash = |id: &str, command: &str| json!({"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": id});
+    let mut ran = bash("toolu_echo", "echo hi");
+    ran["tool_response"] = json!({"stdout": "hi\n", "stderr": "", "interrupted": false});
+    let events = [
+        hook_event(cwd, session, "SessionStart", json!({"source": "startup"})),
+        hook_event(cwd, session, "PreToolUse", bash("toolu_echo", "echo hi")),
+        hook_event(cwd, session, "PostToolUse", ran),
+        hook_event(cwd, session, "PreToolUse", bash("toolu_rm", "rm -rf build")),
+        hook_event(cwd, session, "SessionEnd", json!({"reason": "exit"})),
+    ];
+    for event in events {
+        let mut cmd = common::tascer(home.path(), cwd);
+        // Every event in its own process: each exports and flushes at exit.
+        cmd.arg("hook")
+            .env("TASCER_HOOK_SERVER", "off")
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{addr}"));
+        let out =
+            tokio::task::spawn_blocking(move || common::run_with_stdin(cmd, &event.to_string()))
+                .await
+                .unwrap();
+        assert!(
+            out.status.code() == Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let received = received.lock().unwrap();
+    let agent = received
+        .spans
+        .iter()
+        .find(|s| s.name == "invoke_agent")
+        .expect("SessionEnd sends the invoke_agent span");
+    let tools: Vec<&Span> = received
+        .spans
+        .iter()
+        .filter(|s| s.name == "execute_tool Bash")
+        .collect();
+    assert_eq!(tools.len(), 2);
+    let hashes: BTreeMap<String, String> = common::ledger_rows(home.path(), session)
+        .into_iter()
+        .filter(|r| r.kind == "tool_record")
+        .map(|r| {
+            (
+                r.payload["tool_use_id"].as_str().unwrap().to_string(),
+                r.hash,
+            )
+        })
+        .collect();
+    for span in &tools {
+        let a = &span.attributes;
+        // Spans of different processes, one trace under one agent span.
+        assert_eq!(span.trace_id, agent.trace_id);
+        assert_eq!(span.parent_span_id, agent.span_id);
+        assert_eq!(text(a, "session.id"), session);
+        assert_eq!(text(a, "tascer.host"), "claude-code");
+        let id = text(a, "gen_ai.tool.call.id");
+        assert_eq!(Some(&text(a, "tascer.ledger.entry_hash")), hashes.get(&id));
+        assert!(text(a, "tascer.policy.digest").starts_with("sha256:"));
+        match id.as_str() {
+            "toolu_echo" => assert_eq!(text(a, "tascer.tool.status"), "validated"),
+            "toolu_rm" => {
+                assert_eq!(text(a, "tascer.permission.decision"), "deny");
+                assert_eq!(text(a, "tascer.permission.source"), "rule");
+                assert_eq!(text(a, "tascer.tool.status"), "blocked");
+            }
+            other => panic!("unexpected tool_use_id {other}"),
+        }
+    }
+    assert_eq!(
+        counter_sum(
+            &received.metrics,
+            "claude_code.session.count",
+            ("session.id", session)
+        ),
+        1.0
+    );
+}

@@ -9,8 +9,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::layers::LayeredSettings;
-
 /// The protocols an OTLP endpoint may speak, as `OTEL_EXPORTER_OTLP_PROTOCOL`
 /// names them.
 pub const OTLP_PROTOCOLS: &[&str] = &["grpc", "http/protobuf", "http/json"];
@@ -114,7 +112,7 @@ impl TelemetrySettings {
 
     /// `self` with what it leaves unset taken from `lower` (a lower
     /// layer's section).
-    fn over(mut self, lower: &TelemetrySettings) -> TelemetrySettings {
+    pub(crate) fn over(mut self, lower: &TelemetrySettings) -> TelemetrySettings {
         self.enabled = self.enabled.or(lower.enabled);
         self.service_name = self.service_name.or_else(|| lower.service_name.clone());
         self.shutdown_timeout_ms = self.shutdown_timeout_ms.or(lower.shutdown_timeout_ms);
@@ -184,17 +182,6 @@ fn check_signal(at: &str, endpoint: Option<&str>, protocol: Option<&str>) -> Res
         ));
     }
     Ok(())
-}
-
-impl LayeredSettings {
-    /// The `telemetry` sections of every layer, each key from the highest
-    /// layer that sets it.
-    pub fn telemetry(&self) -> TelemetrySettings {
-        self.layers
-            .iter()
-            .filter_map(|l| l.settings.telemetry.as_ref())
-            .fold(TelemetrySettings::default(), |high, low| high.over(low))
-    }
 }
 
 #[cfg(test)]

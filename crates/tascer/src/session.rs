@@ -148,7 +148,7 @@ impl Session {
             }),
         )?;
         let tool_env = std::mem::take(&mut parts.env);
-        let env = loop_env(
+        let mut env = loop_env(
             &options,
             &cwd,
             &opened,
@@ -156,8 +156,8 @@ impl Session {
             store,
             tool_env,
             proof,
-            observed,
         );
+        env.observed = observed;
         env.observe_session_opened(&provider.model);
         let governance = governance(
             &env,
@@ -480,7 +480,6 @@ fn loop_env(
     store: Arc<SessionStore>,
     tool_env: HashMap<String, String>,
     proof: Proof,
-    observed: Observed,
 ) -> LoopEnv {
     let checkpoints = options.file_checkpointing.then(|| {
         Arc::new(crate::file_checkpoint::FileCheckpoints::new(
@@ -505,7 +504,7 @@ fn loop_env(
         pending_totals: Arc::default(),
         failure: proof.failure().clone(),
         proof,
-        observed,
+        observed: Observed::default(),
         transcript: options.transcript_dir.as_ref().map(|dir| {
             Arc::new(crate::claude_transcript::Transcript::open(
                 dir, cwd, &opened.id,

@@ -17,7 +17,7 @@ use tascer_core::observe::{
 };
 
 use super::ids;
-use super::signals::Signals;
+use super::signals::{Signals, to_i64};
 use crate::names::*;
 
 /// A running agent invocation: its span and what its children carry.
@@ -314,9 +314,4 @@ fn tool_attributes(call: &ToolCallFacts) -> Vec<KeyValue> {
         out.push(KeyValue::new(TASCER_LEDGER_HASH, hash.clone()));
     }
     out
-}
-
-/// A count as OpenTelemetry's integer.
-pub(crate) fn to_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }

@@ -11,7 +11,6 @@ use opentelemetry::metrics::{Counter, Meter};
 use opentelemetry_sdk::logs::SdkLogger;
 use tascer_core::observe::{ModelCallFacts, SessionFacts, ToolCallFacts};
 
-use super::observer::to_i64;
 use crate::names::*;
 
 /// The edit tools Claude Code's `code_edit_tool.decision` counts.
@@ -320,4 +319,9 @@ fn duration_ms(start: Option<SystemTime>, end: Option<SystemTime>) -> i64 {
 /// A time as RFC 3339, UTC, milliseconds.
 fn rfc3339(at: SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(at).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A count as OpenTelemetry's integer.
+pub(crate) fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
