@@ -13,6 +13,7 @@ mod hook_profile;
 mod ledger;
 mod loop_bench;
 mod memory;
+mod otel_loop;
 mod process;
 mod repo;
 mod safety;
@@ -96,7 +97,10 @@ async fn main() -> anyhow::Result<()> {
     for group in selected {
         let started = std::time::Instant::now();
         match group {
-            "loop" => loop_bench::run().await?,
+            "loop" => {
+                loop_bench::run().await?;
+                otel_loop::run().await?;
+            }
             "cli" => cli::run(),
             "process" => process::run().await?,
             "grep" => search::run().await?,

@@ -156,7 +156,8 @@ impl HookSession {
             let output = ToolOutput::error(message);
             let evidence = close_record(&mut record, &output, ToolStatus::Blocked)?;
             entries.push((EntryKind::ToolRecord, record.to_payload().map_err(encode)?));
-            self.write(entries, &[evidence])?;
+            let hash = self.write(entries, &[evidence])?;
+            self.observe_tool(input, &record, hash, &admitted.reviews);
             return Ok(HookReply::json(&pre_tool_answer("deny", reason, None)));
         }
         let reply = match self.sandboxed(&call, &answer)? {
@@ -308,7 +309,8 @@ impl HookSession {
         };
         let evidence = close_record(&mut record, &stored, status)?;
         entries.push((EntryKind::ToolRecord, record.to_payload().map_err(encode)?));
-        self.write(entries, &[evidence])?;
+        let hash = self.write(entries, &[evidence])?;
+        self.observe_tool(input, &record, hash, &[]);
         let _ = std::fs::remove_file(&path);
         if reviewed.gate_failed {
             let message = reviewed
@@ -347,6 +349,7 @@ impl HookSession {
             )],
             &[],
         )?;
+        self.observe_end(input);
         Ok(HookReply::nothing())
     }
 

@@ -24,6 +24,8 @@
 //! - [`answer`] / [`answer_with`]: one event's answer (`answer.rs`, with
 //!   the safety chain in `safety.rs` and the webhooks in `webhooks.rs`,
 //!   over one event's session in `session.rs`);
+//! - [`observe`]: what the events tell the process's telemetry
+//!   observer (`observe::set_observer`);
 //! - [`server`]: the hook server, `tascer hook --serve SOCKET`;
 //! - [`process`]: what a `tascer hook` process does (through the server,
 //!   or in its own process) and the server's process;
@@ -40,6 +42,7 @@
 mod answer;
 pub mod commands;
 pub mod install;
+pub mod observe;
 #[cfg(unix)]
 pub mod process;
 mod safety;

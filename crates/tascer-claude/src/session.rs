@@ -133,20 +133,22 @@ impl HookSession {
         };
         self.ledger
             .start_session(&self.session_id, &start)
-            .map(|_| ())
-            .map_err(|e| format!("cannot write the ledger: {e}"))
+            .map_err(|e| format!("cannot write the ledger: {e}"))?;
+        self.observe_opened(input);
+        Ok(())
     }
 
     /// Appends `entries` with the evidence they refer to, in one
     /// transaction.
+    /// Returns the hash of the last entry written.
     pub(crate) fn write(
         &self,
         entries: Vec<(EntryKind, Value)>,
         evidence: &[Evidence],
-    ) -> Result<(), String> {
+    ) -> Result<Option<String>, String> {
         self.ledger
             .append_batch(&self.session_id, entries, evidence)
-            .map(|_| ())
+            .map(|written| written.last().map(|e| e.hash.clone()))
             .map_err(|e| format!("cannot write the ledger: {e}"))
     }
 

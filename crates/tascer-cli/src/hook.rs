@@ -35,6 +35,9 @@ fn serve_socket() -> Option<PathBuf> {
 /// Reads the event from standard input, answers it, and exits with the
 /// code Claude Code expects (0, 1 or 2).
 pub fn main() -> ExitCode {
+    // Dropped last: the last batch is sent (within its deadline) after
+    // the answer was given.
+    let (_runtime, _telemetry) = crate::telemetry::start_for_hook();
     if let Some(socket) = serve_socket() {
         return serve(socket);
     }

@@ -39,6 +39,7 @@ mod serve_cmd;
 mod sessions;
 mod sessions_admin;
 mod table;
+mod telemetry;
 mod webhook_cmds;
 
 use std::process::ExitCode;

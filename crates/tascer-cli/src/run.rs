@@ -73,6 +73,11 @@ pub async fn run_with_options(
         // Text mode streams the answer as it is generated.
         options.include_partial_messages = true;
     }
+    // Sends its last batch when dropped, at the end of the run.
+    let telemetry = crate::telemetry::start(&options, "tascer");
+    if let Some(observer) = telemetry.observer() {
+        options.observer = Some(observer);
+    }
     let mut client = match Client::connect(options).await {
         Ok(client) => client,
         Err(err) => {

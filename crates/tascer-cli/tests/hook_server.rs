@@ -32,14 +32,8 @@ fn bash(cwd: &Path, id: &str, command: &str) -> String {
 
 /// A home with a signing key and a project that denies `rm`.
 fn project() -> (tempfile::TempDir, tempfile::TempDir) {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(work.path().join(".tascer")).unwrap();
-    std::fs::write(
-        work.path().join(".tascer/settings.json"),
-        json!({"permissions": {"deny": ["Bash(rm:*)"]}}).to_string(),
-    )
-    .unwrap();
+    let (home, work) =
+        common::project_with_settings(&json!({"permissions": {"deny": ["Bash(rm:*)"]}}));
     let keys = tascer(home.path(), work.path())
         .args(["keys", "generate"])
         .output()

@@ -14,6 +14,7 @@ pub mod conversation;
 pub mod error_text;
 pub mod hook_event;
 pub mod message;
+pub mod observe;
 pub mod permission_mode;
 pub mod shell;
 pub mod tool;

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 pub use tascer_settings::{
     CLAUDE_PROJECT_DIR, FileError, LayeredSettings, PermissionsSettings, SandboxSettings, Settings,
-    SettingsError, SettingsLayer, SettingsLoader, SettingsSource, claude_config_dir,
-    claude_transcript_file, project_root, read_json,
+    SettingsError, SettingsLayer, SettingsLoader, SettingsSource, TelemetrySettings,
+    claude_config_dir, claude_transcript_file, project_root, read_json,
 };
 
 use crate::permissions::{

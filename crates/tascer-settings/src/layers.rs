@@ -11,6 +11,7 @@ use tascer_core::PermissionMode;
 use crate::error::SettingsError;
 use crate::safety::WebhookSettings;
 use crate::sections::Settings;
+use crate::telemetry::TelemetrySettings;
 
 /// Where a settings layer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -132,6 +133,16 @@ impl LayeredSettings {
             }
         }
         out
+    }
+
+    /// The `telemetry` sections of every layer, each key from the highest
+    /// layer that sets it (`headers` and `resourceAttributes` merged key by
+    /// key).
+    pub fn telemetry(&self) -> TelemetrySettings {
+        self.layers
+            .iter()
+            .filter_map(|l| l.settings.telemetry.as_ref())
+            .fold(TelemetrySettings::default(), |high, low| high.over(low))
     }
 
     /// The `validation` value of the highest layer that has one, as

@@ -60,6 +60,7 @@ mod project;
 pub mod safety;
 mod sandbox;
 mod sections;
+mod telemetry;
 mod unhonoured;
 
 pub use check::{CheckSettings, check_settings};
@@ -77,4 +78,5 @@ pub use policies::{FileAccessSettings, McpPolicySettings, PoliciesSettings};
 pub use project::{CLAUDE_PROJECT_DIR, project_root};
 pub use sandbox::{SANDBOX, SandboxSettings};
 pub use sections::{ARCHIVE, CONTRACTS, PermissionsSettings, Settings, VALIDATION};
+pub use telemetry::{OTLP_PROTOCOLS, OtlpSettings, OtlpSignalSettings, TelemetrySettings};
 pub use unhonoured::HONOURED_KEYS;

@@ -71,6 +71,9 @@ pub struct Settings {
     /// Where hook events are sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<Vec<WebhookSettings>>,
+    /// Where OpenTelemetry data goes (docs/telemetry.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<crate::telemetry::TelemetrySettings>,
     /// The sections read where they are used (`validation`, `archive`,
     /// `check`, `store`, see the module docs) and every key Tascer does not
     /// use.
@@ -103,6 +106,9 @@ impl Settings {
         }
         for webhook in self.webhooks.iter().flatten() {
             webhook.validate()?;
+        }
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.validate()?;
         }
         Ok(())
     }

@@ -16,6 +16,7 @@ pub const HONOURED_KEYS: &[&str] = &[
     "env",
     "safety",
     "webhooks",
+    "telemetry",
     crate::sections::VALIDATION,
     crate::sections::ARCHIVE,
     crate::sections::CONTRACTS,

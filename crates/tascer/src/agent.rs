@@ -143,6 +143,7 @@ impl Agent {
                 env.emit(message);
             }
         });
+        let started = std::time::SystemTime::now();
         let response = self
             .env
             .client
@@ -150,8 +151,9 @@ impl Agent {
             .await;
         drop(events_tx);
         let _ = forwarder.await;
+        let mut cost = None;
         if let Ok(r) = &response {
-            let cost = self.env.add_usage(&r.model, &r.usage, r.cost_usd);
+            cost = self.env.add_usage(&r.model, &r.usage, r.cost_usd);
             self.env.proof.model_response(
                 &r.model,
                 &r.content,
@@ -160,6 +162,9 @@ impl Agent {
                 (r.api_duration, cost),
             );
         }
+        self.env
+            .observed
+            .model_call(&self.env.session_id, &self.model, started, &response, cost);
         response
     }
 

@@ -51,6 +51,7 @@ mod file_checkpoint; // file checkpoints: what writing tools changed, for rewind
 mod governance; //    session-level hook events, denials, webhooks, stop review
 pub mod host; //      admission for hosts that run tools themselves
 pub mod host_sandbox; // a host's Bash commands rewritten to run sandboxed
+pub mod observe; //   what the loop and the hosts tell an Observer (telemetry)
 pub mod policy_check; // recorded calls re-judged under other settings
 pub mod reviewer; //  the LLM reviewers' model calls, cache and transcript
 mod rewind; //        rewind_files: restore the files as they were at a prompt
@@ -63,6 +64,7 @@ mod web_services; //  WebFetch's small model and the provider's web search
 // The handles every agent of a session shares, and its ledger.
 mod agent_log; //     each agent's verdict as the webhooks carry it
 mod loop_env; //      LoopEnv: client, store, ledger, sink, costs
+mod observed; //      the session's observer and what the loop tells it
 mod proof; //         the session's ledger writer
 mod records; //       what the ledger records of decisions and verdicts
 pub mod run_record; // what a session records at its start for a replay

@@ -13,6 +13,7 @@ use tascer_core::{Message, ModelUsage, SystemMessage, Usage};
 use tascer_model::ModelClient;
 use tascer_store::{SessionStore, Totals};
 
+pub(crate) use crate::observed::Observed;
 use crate::proof::Proof;
 use crate::write_failure::WriteFailure;
 
@@ -63,9 +64,16 @@ pub(crate) struct LoopEnv {
     pub transcript: Option<Arc<crate::claude_transcript::Transcript>>,
     /// The session's file checkpoints, when file checkpointing is on.
     pub checkpoints: Option<Arc<crate::file_checkpoint::FileCheckpoints>>,
+    /// The session's observer (telemetry) and what it is told.
+    pub observed: Observed,
 }
 
 impl LoopEnv {
+    /// Tells the observer this session is open.
+    pub fn observe_session_opened(&self, model: &str) {
+        self.observed.session_opened(&self.session_id, model);
+    }
+
     /// Sends a message to the running turn's consumer and stores it.
     /// Stream events are sent but not stored. A store failure is recorded
     /// in [`failure`](Self::failure) and stops the turn; after one, nothing

@@ -167,6 +167,10 @@ pub struct Options {
     pub asker: Option<Arc<dyn Asker>>,
     /// Extra permission policies, checked next to the built-in ones.
     pub policies: Vec<Arc<dyn Policy>>,
+    /// Told the facts of the session as it runs: each agent invocation,
+    /// model call and tool call with its decision, gates, verdicts and
+    /// ledger hash (OpenTelemetry: `tascer-telemetry`, docs/telemetry.md).
+    pub observer: Option<Arc<dyn tascer_core::observe::Observer>>,
     /// Leave out the built-in file, shell and MCP policies.
     pub disable_default_policies: bool,
     /// Directories outside the working directory that file tools may use
@@ -532,6 +536,12 @@ impl Options {
     /// Adds a permission policy.
     pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
         self.policies.push(policy);
+        self
+    }
+
+    /// Sets the observer told the facts of the session as it runs.
+    pub fn observer(mut self, observer: Arc<dyn tascer_core::observe::Observer>) -> Self {
+        self.observer = Some(observer);
         self
     }
 

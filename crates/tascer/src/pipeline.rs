@@ -118,9 +118,11 @@ impl Agent {
                     governance.add_denial(&call.name, &call.id, &call.input);
                 }
                 let output = ToolOutput::error(refusal.message);
-                self.env
+                let closed = self
+                    .env
                     .proof
                     .close_tool(record, &output, ToolStatus::Blocked);
+                self.observe_closed(closed, &admitted.reviews);
                 return (output, refusal.stop);
             }
         };
@@ -154,11 +156,26 @@ impl Agent {
         }
         governance.context.after_call(&call.name);
         let ran = ToolCall { input, ..tool_call };
-        self.close_call(call, &ran, record, output, evidence).await
+        let (output, stop, closed) = self.close_call(call, &ran, record, output, evidence).await;
+        self.observe_closed(closed, &admitted.reviews);
+        (output, stop)
+    }
+
+    /// Tells the session's observer about a closed call.
+    fn observe_closed(
+        &self,
+        (record, hash): (ToolRecord, Option<String>),
+        reviews: &[tascer_guard::reviewers::ReviewRecord],
+    ) {
+        let hash = hash.filter(|h| !h.is_empty());
+        self.env
+            .observed
+            .tool_call(&self.env.session_id, &record, hash, reviews);
     }
 
     /// After the tool ran: its evidence, review (post-gates, PostToolUse
-    /// hooks), the proof check, and the record closed.
+    /// hooks), the proof check, and the record closed (returned with the
+    /// hash of its ledger entry).
     async fn close_call(
         &self,
         call: &Call,
@@ -166,7 +183,7 @@ impl Agent {
         mut record: ToolRecord,
         output: ToolOutput,
         evidence: CallEvidence,
-    ) -> (ToolOutput, Option<StopRun>) {
+    ) -> (ToolOutput, Option<StopRun>, (ToolRecord, Option<String>)) {
         let admission = &self.governance.admission;
         // The evidence the validation asks for, of a call that did its work.
         let missing =
@@ -202,15 +219,15 @@ impl Agent {
         if ran.input != call.input {
             record.input = admission.recorded_input(&call.name, &ran.input);
         }
-        if reviewed.found_secrets {
+        let closed = if reviewed.found_secrets {
             let mut stored = output.clone();
             stored.content = admission.redact(&output.content.to_text()).into();
             stored.raw = None;
-            self.env.proof.close_tool(record, &stored, status);
+            self.env.proof.close_tool(record, &stored, status)
         } else {
-            self.env.proof.close_tool(record, &output, status);
-        }
-        (output, reviewed.stop)
+            self.env.proof.close_tool(record, &output, status)
+        };
+        (output, reviewed.stop, closed)
     }
 
     /// Stages the evidence the call's validation asks for and lists it in

@@ -59,20 +59,27 @@ impl Inner {
     /// Writes everything staged, then `entry` if given, in one
     /// transaction. False when the write failed (the failure is recorded).
     fn commit(&self, entry: Option<(EntryKind, Value)>) -> bool {
+        self.commit_hash(entry).is_some()
+    }
+
+    /// [`commit`](Self::commit), returning the hash of the last entry
+    /// written (`Some("")` when there was nothing to write); `None` when
+    /// the write failed.
+    fn commit_hash(&self, entry: Option<(EntryKind, Value)>) -> Option<String> {
         let Staged {
             mut entries,
             evidence,
         } = std::mem::take(&mut *self.staged.lock());
         entries.extend(entry);
         if entries.is_empty() && evidence.is_empty() {
-            return true;
+            return Some(String::new());
         }
         let first = entries.first().map(|(kind, _)| *kind);
         match self
             .ledger
             .append_batch(&self.session_id, entries, &evidence)
         {
-            Ok(_) => true,
+            Ok(written) => Some(written.last().map(|e| e.hash.clone()).unwrap_or_default()),
             Err(err) => {
                 let what = match first {
                     Some(kind) => format!("the ledger entry {}", kind.as_str()),
@@ -84,7 +91,7 @@ impl Inner {
                     self.ledger.store().location(),
                     &err,
                 );
-                false
+                None
             }
         }
     }
@@ -281,17 +288,30 @@ impl Proof {
         record
     }
 
-    /// Closes a tool record with the call's output and status.
-    pub fn close_tool(&self, mut record: ToolRecord, output: &ToolOutput, status: ToolStatus) {
+    /// Closes a tool record with the call's output and status; returns
+    /// the closed record and the hash of the ledger entry that holds it
+    /// (`None` when it could not be written).
+    pub fn close_tool(
+        &self,
+        mut record: ToolRecord,
+        output: &ToolOutput,
+        status: ToolStatus,
+    ) -> (ToolRecord, Option<String>) {
         let text = output.content.to_text();
         let digest = self.evidence(text.as_bytes());
         record.finish(output, text, digest, status);
         let sealed = if self.seals() { record.seal() } else { Ok(()) };
         let payload = sealed.and_then(|()| record.to_payload());
-        match payload {
-            Ok(payload) => self.append(EntryKind::ToolRecord, payload),
-            Err(err) => tracing::error!("cannot encode tool_record entry: {err}"),
-        }
+        let hash = match payload {
+            Ok(payload) => self
+                .inner
+                .commit_hash(Some((EntryKind::ToolRecord, payload))),
+            Err(err) => {
+                tracing::error!("cannot encode tool_record entry: {err}");
+                None
+            }
+        };
+        (record, hash)
     }
 
     /// Appends a compaction: the conversation so far was replaced by
@@ -382,7 +402,7 @@ mod tests {
                 EntryKind::PermissionDecision
             ]
         );
-        proof.close_tool(record, &ToolOutput::text("ok"), ToolStatus::Validated);
+        let _ = proof.close_tool(record, &ToolOutput::text("ok"), ToolStatus::Validated);
         let entries = ledger.store().entries("s").unwrap();
         let closed = entries.last().unwrap();
         assert_eq!(closed.kind, EntryKind::ToolRecord);

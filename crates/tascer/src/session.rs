@@ -17,7 +17,7 @@ use crate::agent::Agent;
 use crate::commands::SlashCommand;
 use crate::error::Error;
 use crate::governance::Governance;
-use crate::loop_env::{Costs, LoopEnv};
+use crate::loop_env::{Costs, LoopEnv, Observed};
 use crate::memory::{MemoryFile, MemoryLocations};
 use crate::options::Options;
 use crate::plugins::{PluginInfo, PluginLoadError};
@@ -143,14 +143,20 @@ impl Session {
         if let Some(point) = &opened.fork_point {
             context["resumed_at"] = point.ledger_value();
         }
+        let options_value = options_digest_value(&options, &provider.model);
+        let observed = Observed {
+            observer: options.observer.clone(),
+            provider: provider.name,
+            policy_digest: policy_digest(&options_value, &settings),
+        };
         proof.start(
             &provider.model,
-            &options_digest_value(&options, &provider.model),
+            &options_value,
             &system_prompt,
             context,
         )?;
         let tool_env = std::mem::take(&mut parts.env);
-        let env = loop_env(
+        let mut env = loop_env(
             &options,
             &cwd,
             &opened,
@@ -159,6 +165,8 @@ impl Session {
             tool_env,
             proof,
         );
+        env.observed = observed;
+        env.observe_session_opened(&provider.model);
         let governance = governance(
             &env,
             &provider.model,
@@ -237,6 +245,8 @@ struct Provider {
     api_key_source: String,
     /// The provider's own keys, which must never leak into output.
     secrets: Vec<String>,
+    /// `anthropic` or `openai` (telemetry's `gen_ai.provider.name`).
+    name: &'static str,
 }
 
 impl Provider {
@@ -251,6 +261,7 @@ impl Provider {
             provider.fallback_model = options.fallback_model.clone();
         }
         let api_key_source = api_key_source(&provider);
+        let name = provider.kind.name();
         let model = options
             .model
             .clone()
@@ -267,6 +278,7 @@ impl Provider {
             model,
             api_key_source,
             secrets,
+            name,
         })
     }
 }
@@ -532,6 +544,7 @@ fn loop_env(
         pending_totals: Arc::default(),
         failure: proof.failure().clone(),
         proof,
+        observed: Observed::default(),
         transcript: options.transcript_dir.as_ref().map(|dir| {
             Arc::new(crate::claude_transcript::Transcript::open(
                 dir, cwd, &opened.id,
@@ -642,6 +655,16 @@ fn options_digest_value(options: &Options, model: &str) -> serde_json::Value {
             .collect();
     }
     value
+}
+
+/// The digest of what governs the session, for telemetry: the options
+/// the ledger's `options_digest` covers and every settings layer read.
+fn policy_digest(options_value: &serde_json::Value, settings: &LoadedSettings) -> String {
+    let layers: Vec<_> = settings.layers.iter().map(|l| &l.settings).collect();
+    tascer_ledger::input_digest(&serde_json::json!({
+        "options": options_value,
+        "settings": layers,
+    }))
 }
 
 fn resolve_cwd(cwd: Option<&PathBuf>) -> Result<PathBuf, Error> {

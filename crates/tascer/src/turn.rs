@@ -20,6 +20,7 @@ use crate::compact::compact;
 use crate::duration::millis;
 use crate::governance::StopVerdict;
 use crate::history::push_user;
+use crate::observed::TurnEnd;
 use crate::session::Session;
 
 /// The running totals of one turn.
@@ -67,6 +68,11 @@ pub(crate) async fn run_turn(
     cancel: CancellationToken,
 ) {
     session.agent.env.set_sink(Some(tx));
+    session
+        .agent
+        .env
+        .observed
+        .agent_started(&session.id, &session.agent.model);
     let mut state = TurnState {
         started: Instant::now(),
         child_turns_before: session.agent.env.child_turns(),
@@ -139,6 +145,17 @@ pub(crate) async fn run_turn(
         result.total_cost_usd,
         status,
         result.num_turns,
+    );
+    let subtype = serde_json::to_value(result.subtype).unwrap_or_default();
+    env.observed.agent_ended(
+        &session.id,
+        TurnEnd {
+            status,
+            subtype: subtype.as_str().unwrap_or_default(),
+            num_turns: result.num_turns,
+            usage: result.usage,
+            cost_usd: result.total_cost_usd,
+        },
     );
     env.emit(Message::Result(result));
     env.set_sink(None);

@@ -73,6 +73,19 @@ fn program(path: &str, home: &Path, cwd: &Path) -> Command {
     cmd
 }
 
+/// A Tascer home and a project whose `.tascer/settings.json` is `settings`.
+pub fn project_with_settings(settings: &Value) -> (tempfile::TempDir, tempfile::TempDir) {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join(".tascer")).unwrap();
+    std::fs::write(
+        work.path().join(".tascer/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    (home, work)
+}
+
 /// Runs `cmd` with `input` on its standard input and collects its output.
 pub fn run_with_stdin(mut cmd: Command, input: &str) -> std::process::Output {
     cmd.stdin(std::process::Stdio::piped())
