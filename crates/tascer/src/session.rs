@@ -149,12 +149,7 @@ impl Session {
             provider: provider.name,
             policy_digest: policy_digest(&options_value, &settings),
         };
-        proof.start(
-            &provider.model,
-            &options_value,
-            &system_prompt,
-            context,
-        )?;
+        proof.start(&provider.model, &options_value, &system_prompt, context)?;
         let tool_env = std::mem::take(&mut parts.env);
         let mut env = loop_env(
             &options,
