@@ -399,6 +399,46 @@ async fn a_twenty_call_session_exports_spans_metrics_and_events() {
     assert_eq!(text(&rejected[0].attributes, "session.id"), session);
 }
 
+/// The same session as the SDKs run it (`cli_path`: the control protocol
+/// over stdin and stdout) exports the same spans.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_run_by_an_sdk_exports_its_spans_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockServer::start(scenario()).await.unwrap();
+    let (addr, received) = receiver().await;
+    let prompt = json!({"type": "user", "message": {"role": "user", "content": "go"}});
+    let input = dir.path().join("stdin.jsonl");
+    std::fs::write(&input, format!("{prompt}\n")).unwrap();
+    let mut cmd = common::tascer(&dir.path().join("home"), dir.path());
+    cmd.env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{addr}"))
+        .args(common::protocol::PROTOCOL)
+        .args([
+            "--model",
+            MODEL,
+            "--allowedTools=Bash(echo:*),Write",
+            "--disallowedTools=Bash(rm:*)",
+        ])
+        .stdin(std::fs::File::open(&input).unwrap());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#""subtype":"success""#),
+        "no successful result: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let received = received.lock().unwrap();
+    let names: Vec<&str> = received.spans.iter().map(|s| s.name.as_str()).collect();
+    let count = |name: &str| names.iter().filter(|n| **n == name).count();
+    assert_eq!(count("invoke_agent"), 1, "{names:?}");
+    assert_eq!(count(&format!("chat {MODEL}")), ECHOES + 3, "{names:?}");
+    assert_eq!(count("execute_tool Bash"), ECHOES + 1, "{names:?}");
+    assert_eq!(count("execute_tool Write"), 1, "{names:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_collector_that_never_answers_holds_neither_the_session_nor_its_exit() {
     let dir = tempfile::tempdir().unwrap();

@@ -80,7 +80,9 @@ pub fn main(invocation: Invocation) -> ExitCode {
 /// Runs the control protocol over a session built from the command line.
 async fn run(cli: SdkCli) -> ExitCode {
     let outcome = match session(&cli) {
-        Ok(session) => tascer_control::run(session)
+        // The telemetry sends its last batch when dropped, once the
+        // session ended.
+        Ok((session, _telemetry)) => tascer_control::run(session)
             .await
             .map_err(anyhow::Error::from),
         Err(err) => Err(err),
@@ -96,8 +98,9 @@ async fn run(cli: SdkCli) -> ExitCode {
 
 /// The session the SDK's command line asks for: `tascer run`'s options
 /// (plus `--system-prompt-file`), the SDK-only flags, and archival once it
-/// ended.
-fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
+/// ended; with the OpenTelemetry exporters its options configure, which
+/// run as long as the returned value is kept (docs/telemetry.md).
+fn session(cli: &SdkCli) -> anyhow::Result<(ControlSession, crate::telemetry::Running)> {
     let mut options = crate::run::options_from_args(&cli.run)?;
     // The SDKs run Claude Code, which reads its own settings files: so
     // does this mode, for the setting sources the SDK names.
@@ -122,6 +125,10 @@ fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
             None => SystemPrompt::Replace(text),
         };
     }
+    let telemetry = crate::telemetry::start(&options, "tascer");
+    if let Some(observer) = telemetry.observer() {
+        options.observer = Some(observer);
+    }
     let session = ControlSession::new(options)
         .include_hook_events(cli.sdk.include_hook_events)
         .replay_user_messages(cli.sdk.replay_user_messages)
@@ -129,11 +136,12 @@ fn session(cli: &SdkCli) -> anyhow::Result<ControlSession> {
         .on_session_end(|session_id| async move {
             crate::archive_cmds::after_session(&session_id).await;
         });
-    Ok(if cli.run.execute_contracts.is_some() {
+    let session = if cli.run.execute_contracts.is_some() {
         session.judge_results(ManagerJudge(tascer_contracts::ManagerWatch::new()))
     } else {
         session
-    })
+    };
+    Ok((session, telemetry))
 }
 
 /// `--betas a,b`: Anthropic's `anthropic-beta` header on every model
