@@ -12,9 +12,9 @@ use std::path::Path;
 use std::process::Output;
 
 use serde_json::{Value, json};
-use tascer_testkit::{MockServer, Scenario, Turn};
+use tascer_testkit::{Scenario, Turn};
 
-use common::{json_lines, texts};
+use common::texts;
 
 /// A session's workspace: `.tascer/settings.json` holds `settings`.
 fn workspace(settings: Option<Value>) -> tempfile::TempDir {
@@ -66,18 +66,7 @@ fn refused_scenario() -> Scenario {
 /// Runs `scenario` as a `tascer run` in `ws`; returns the session id and
 /// its permission denials' tool_use ids count.
 async fn record(home: &Path, ws: &Path, scenario: Scenario) -> (String, usize) {
-    let server = MockServer::start(scenario).await.unwrap();
-    let mut cmd = common::tascer(home, ws);
-    cmd.env("ANTHROPIC_API_KEY", "k")
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .args(["run", "--output-format", "stream-json", "--verbose", "go"]);
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    let (stdout, stderr) = texts(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let frames = json_lines(&out.stdout);
-    let result = frames.iter().find(|f| f["type"] == "result").unwrap();
+    let result = common::record_run(home, ws, scenario, &[]).await;
     let denials = result["permission_denials"].as_array().unwrap().len();
     (result["session_id"].as_str().unwrap().to_string(), denials)
 }

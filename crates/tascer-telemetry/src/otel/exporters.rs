@@ -12,19 +12,8 @@ use crate::error::TelemetryError;
 /// The span exporter `config` describes.
 pub(crate) fn spans(config: &SignalConfig) -> Result<SpanExporter, TelemetryError> {
     let built = match config.protocol {
-        Protocol::HttpProtobuf => SpanExporter::builder()
-            .with_http()
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(&config.endpoint)
-            .with_timeout(config.timeout)
-            .with_headers(config.headers.clone().into_iter().collect())
-            .build(),
-        Protocol::Grpc => SpanExporter::builder()
-            .with_tonic()
-            .with_endpoint(&config.endpoint)
-            .with_timeout(config.timeout)
-            .with_metadata(metadata(config)?)
-            .build(),
+        Protocol::HttpProtobuf => http(SpanExporter::builder().with_http(), config).build(),
+        Protocol::Grpc => grpc(SpanExporter::builder().with_tonic(), config)?.build(),
     };
     built.map_err(|e| exporter_error(Signal::Traces, e))
 }
@@ -32,19 +21,8 @@ pub(crate) fn spans(config: &SignalConfig) -> Result<SpanExporter, TelemetryErro
 /// The metric exporter `config` describes.
 pub(crate) fn metrics(config: &SignalConfig) -> Result<MetricExporter, TelemetryError> {
     let built = match config.protocol {
-        Protocol::HttpProtobuf => MetricExporter::builder()
-            .with_http()
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(&config.endpoint)
-            .with_timeout(config.timeout)
-            .with_headers(config.headers.clone().into_iter().collect())
-            .build(),
-        Protocol::Grpc => MetricExporter::builder()
-            .with_tonic()
-            .with_endpoint(&config.endpoint)
-            .with_timeout(config.timeout)
-            .with_metadata(metadata(config)?)
-            .build(),
+        Protocol::HttpProtobuf => http(MetricExporter::builder().with_http(), config).build(),
+        Protocol::Grpc => grpc(MetricExporter::builder().with_tonic(), config)?.build(),
     };
     built.map_err(|e| exporter_error(Signal::Metrics, e))
 }
@@ -52,21 +30,32 @@ pub(crate) fn metrics(config: &SignalConfig) -> Result<MetricExporter, Telemetry
 /// The log exporter `config` describes.
 pub(crate) fn logs(config: &SignalConfig) -> Result<LogExporter, TelemetryError> {
     let built = match config.protocol {
-        Protocol::HttpProtobuf => LogExporter::builder()
-            .with_http()
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(&config.endpoint)
-            .with_timeout(config.timeout)
-            .with_headers(config.headers.clone().into_iter().collect())
-            .build(),
-        Protocol::Grpc => LogExporter::builder()
-            .with_tonic()
-            .with_endpoint(&config.endpoint)
-            .with_timeout(config.timeout)
-            .with_metadata(metadata(config)?)
-            .build(),
+        Protocol::HttpProtobuf => http(LogExporter::builder().with_http(), config).build(),
+        Protocol::Grpc => grpc(LogExporter::builder().with_tonic(), config)?.build(),
     };
     built.map_err(|e| exporter_error(Signal::Logs, e))
+}
+
+/// An HTTP/protobuf exporter builder set to `config`'s endpoint, timeout
+/// and headers.
+fn http<B: WithExportConfig + WithHttpConfig>(builder: B, config: &SignalConfig) -> B {
+    builder
+        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+        .with_endpoint(&config.endpoint)
+        .with_timeout(config.timeout)
+        .with_headers(config.headers.clone().into_iter().collect())
+}
+
+/// A gRPC exporter builder set to `config`'s endpoint, timeout and
+/// headers (as metadata).
+fn grpc<B: WithExportConfig + WithTonicConfig>(
+    builder: B,
+    config: &SignalConfig,
+) -> Result<B, TelemetryError> {
+    Ok(builder
+        .with_endpoint(&config.endpoint)
+        .with_timeout(config.timeout)
+        .with_metadata(metadata(config)?))
 }
 
 /// The headers as gRPC metadata.
