@@ -25,4 +25,7 @@ pub enum TelemetryError {
         /// The SDK's message.
         message: String,
     },
+    /// The thread that builds spans from the loop's facts could not start.
+    #[error("cannot start the telemetry thread: {0}")]
+    Thread(String),
 }

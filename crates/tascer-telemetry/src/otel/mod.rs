@@ -1,11 +1,13 @@
 //! The OpenTelemetry SDK set up from a [`TelemetryConfig`]: a tracer,
 //! meter and logger provider, each with a batching exporter (a background
-//! thread sends; the loop only queues), and their shutdown at exit with a
-//! bounded deadline.
+//! thread sends), a thread that builds the spans from the facts the loop
+//! queues (the loop only copies and queues), and their shutdown at exit
+//! with a bounded deadline.
 
 mod exporters;
 mod ids;
 mod observer;
+mod queue;
 mod signals;
 
 use std::sync::Arc;
@@ -25,6 +27,7 @@ use tascer_core::observe::Observer;
 use crate::config::TelemetryConfig;
 use crate::error::TelemetryError;
 use observer::OtelObserver;
+use queue::{QueueWorker, QueuedObserver};
 use signals::Signals;
 
 /// The instrumentation scope's name.
@@ -36,7 +39,8 @@ pub struct Telemetry {
     tracer: Option<SdkTracerProvider>,
     meter: Option<SdkMeterProvider>,
     logger: Option<SdkLoggerProvider>,
-    observer: Arc<OtelObserver>,
+    observer: Arc<QueuedObserver>,
+    worker: QueueWorker,
     shutdown_timeout: Duration,
     endpoints: String,
 }
@@ -88,6 +92,10 @@ impl Telemetry {
             logger.as_ref().map(|l| l.logger(SCOPE)),
         );
         let observer = OtelObserver::new(tracer.as_ref().map(|t| t.tracer(SCOPE)), signals, host);
+        // The spans are built off the loop's thread: a tool call only
+        // queues its facts.
+        let (observer, worker) =
+            queue::start(Box::new(observer)).map_err(|e| TelemetryError::Thread(e.to_string()))?;
         let endpoints = [&config.traces, &config.metrics, &config.logs]
             .into_iter()
             .flatten()
@@ -99,6 +107,7 @@ impl Telemetry {
             meter,
             logger,
             observer: Arc::new(observer),
+            worker,
             shutdown_timeout: config.shutdown_timeout,
             endpoints,
         })
@@ -119,6 +128,7 @@ impl Telemetry {
             meter,
             logger,
             observer,
+            worker,
             shutdown_timeout,
             endpoints,
         } = self;
@@ -131,6 +141,12 @@ impl Telemetry {
             .name("tascer-otel-shutdown".into())
             .spawn(move || {
                 let mut failed = Vec::new();
+                let dropped = worker.finish();
+                if dropped > 0 {
+                    failed.push(format!(
+                        "{dropped} facts dropped: the telemetry queue was full"
+                    ));
+                }
                 if let Some(t) = tracer
                     && let Err(e) = t.shutdown()
                 {
