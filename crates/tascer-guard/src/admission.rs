@@ -25,14 +25,21 @@
 //! Both return data — the decision, every hook run, every gate result —
 //! and write nothing: the caller (the agent loop, `tascer hook`, `tascer
 //! mcp serve`) records what they return and runs the tool.
+//!
+//! The three return boxed futures. An `async fn`'s state machine is
+//! compiled again in every crate that awaits it (with everything it
+//! awaits in turn); a boxed one is compiled once, here. The allocation
+//! per call costs nothing next to a tool call, and the release build and
+//! the binary shrink (BENCHMARKS.md, 2026-12-02).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use serde_json::Value;
-use tascer_core::{ToolCall, ToolOutput};
+use tascer_core::ToolCall;
 
 use crate::gates::{
     EvidenceKind, GateContext, GateResult, GateRunner, GateVerdict, Phase, ToolValidation,
@@ -40,7 +47,7 @@ use crate::gates::{
 };
 use crate::hooks::{
     HookCommon, HookRunner, NotificationInput, PermissionRequestDecision, PermissionRequestInput,
-    PostToolUseFailureInput, PostToolUseInput, PreToolDecision, PreToolUseInput, deciding_hook,
+    PreToolDecision, PreToolUseInput, deciding_hook,
 };
 use crate::permissions::{
     Asker, Behavior, DecisionSource, HookPermission, PermissionDecision, PermissionEngine,
@@ -49,6 +56,7 @@ use crate::permissions::{
 use crate::reviewers::{CallReview, FailedCall, ReviewRecord, Reviewers, StopReview};
 
 mod outcome;
+mod review;
 mod validate;
 
 pub use outcome::{Admitted, CallRequest, HookActivity, Refusal, RefusedBy, Reviewed, StopRun};
@@ -141,7 +149,16 @@ impl Admission {
 
     /// `intent-validate` on a stop (see [`Reviewers::validate_stop`]):
     /// whether the agent may stop, or must go on with a correction.
-    pub async fn validate_stop(
+    pub fn validate_stop<'a>(
+        &'a self,
+        last_answer: &'a str,
+        blocks_so_far: u32,
+        stop_hook_active: bool,
+    ) -> BoxFuture<'a, StopReview> {
+        Box::pin(self.validate_stop_steps(last_answer, blocks_so_far, stop_hook_active))
+    }
+
+    async fn validate_stop_steps(
         &self,
         last_answer: &str,
         blocks_so_far: u32,
@@ -229,7 +246,11 @@ impl Admission {
 
     /// Decides whether `request.call` runs, and with which input: the
     /// steps of the module docs, in order.
-    pub async fn admit(&self, request: CallRequest<'_>) -> Admitted {
+    pub fn admit<'a>(&'a self, request: CallRequest<'a>) -> BoxFuture<'a, Admitted> {
+        Box::pin(self.admit_steps(request))
+    }
+
+    async fn admit_steps(&self, request: CallRequest<'_>) -> Admitted {
         let call = request.call;
         let deadline = self.deadline();
         let common = self.common(request.hook_common.clone());
@@ -513,72 +534,6 @@ impl Admission {
         decision
     }
 
-    /// Reviews a call that ran with `request.call.input`: post-gates, then
-    /// `PostToolUse` (or `PostToolUseFailure`) hooks. A successful
-    /// `ExitPlanMode` also ends plan mode here.
-    pub async fn review(&self, request: CallRequest<'_>, output: ToolOutput) -> Reviewed {
-        let call = request.call;
-        if call.tool_name == "ExitPlanMode"
-            && !output.is_error
-            && self.permissions.mode() == PermissionMode::Plan
-            && let Err(err) = self.permissions.set_mode(PermissionMode::Default)
-        {
-            tracing::warn!("cannot leave plan mode: {err}");
-        }
-
-        let ctx = GateContext::new(
-            Phase::Post,
-            call.tool_name.as_str(),
-            call.input.clone(),
-            call.cwd.clone(),
-        )
-        .with_session_secrets(self.secrets.clone())
-        .with_sandbox(self.sandbox.clone())
-        .with_output(output.clone());
-        let (post_gates, verdict) = self.run_gates(Phase::Post, &ctx).await;
-        let gate_failed = verdict.mark_failed;
-        let found_secrets = post_gates
-            .iter()
-            .any(|r| !r.passed && r.gate == "no_secrets_leaked");
-        let mut output = output;
-        if gate_failed
-            && self
-                .validation
-                .for_tool(&call.tool_name)
-                .tell_model_on_failure
-            && let Some(message) = &verdict.message
-        {
-            output.content = format!("{}\n\n{message}", output.content.to_text()).into();
-        }
-
-        if output.is_error {
-            self.note_failure(FailedCall {
-                tool_name: call.tool_name.clone(),
-                input: call.input.clone(),
-                tool_use_id: call.tool_use_id.clone(),
-                error: output.content.to_text(),
-            });
-        }
-
-        let mut hooks = HookActivity::default();
-        let stop = match &self.hooks {
-            None => None,
-            Some(runner) => {
-                let common = self.common(request.hook_common.clone());
-                self.after_hooks(runner, common, call, &mut output, &mut hooks)
-                    .await
-            }
-        };
-        Reviewed {
-            output,
-            post_gates,
-            gate_failed,
-            found_secrets,
-            stop,
-            hooks,
-        }
-    }
-
     /// The validation config the gates run by.
     pub fn validation(&self) -> &ValidationConfig {
         &self.validation
@@ -714,76 +669,6 @@ impl Admission {
             }
             None => self.permissions.resolve_non_interactive(decision),
         }
-    }
-
-    /// `PostToolUse` (or `PostToolUseFailure`) hooks: their feedback and
-    /// context are appended to the output the model sees.
-    async fn after_hooks(
-        &self,
-        runner: &HookRunner,
-        common: HookCommon,
-        call: &ToolCall,
-        output: &mut ToolOutput,
-        hooks: &mut HookActivity,
-    ) -> Option<StopRun> {
-        let (feedback, context, outcome_common, runs) = if output.is_error {
-            let (outcome, runs) = runner
-                .post_tool_use_failure(PostToolUseFailureInput {
-                    common,
-                    tool_name: call.tool_name.clone(),
-                    tool_input: call.input.clone(),
-                    tool_use_id: call.tool_use_id.clone(),
-                    error: output.content.to_text(),
-                    is_interrupt: None,
-                    ..Default::default()
-                })
-                .await;
-            (
-                outcome.block_reason,
-                outcome.additional_context,
-                outcome.common,
-                runs,
-            )
-        } else {
-            let response = output
-                .raw
-                .clone()
-                .unwrap_or_else(|| Value::String(output.content.to_text()));
-            let (outcome, runs) = runner
-                .post_tool_use(PostToolUseInput {
-                    common,
-                    tool_name: call.tool_name.clone(),
-                    tool_input: call.input.clone(),
-                    tool_response: response,
-                    tool_use_id: call.tool_use_id.clone(),
-                    ..Default::default()
-                })
-                .await;
-            if let Some(updated) = outcome.updated_tool_output.clone() {
-                output.content = match &updated {
-                    Value::String(s) => s.clone().into(),
-                    other => other.to_string().into(),
-                };
-                output.raw = Some(updated);
-            }
-            (
-                outcome.block_reason,
-                outcome.additional_context,
-                outcome.common,
-                runs,
-            )
-        };
-        hooks.add(runs, &outcome_common);
-        let mut extra = Vec::new();
-        if let Some(reason) = feedback {
-            extra.push(format!("PostToolUse hook feedback: {reason}"));
-        }
-        extra.extend(context);
-        if !extra.is_empty() {
-            let text = format!("{}\n\n{}", output.content.to_text(), extra.join("\n"));
-            output.content = text.into();
-        }
-        outcome_common.stop.map(StopRun::Hook)
     }
 
     async fn run_gates(&self, phase: Phase, ctx: &GateContext) -> (Vec<GateResult>, GateVerdict) {

@@ -8,6 +8,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
@@ -338,7 +339,21 @@ fn header_map(
 impl Connection {
     /// Connects and performs the MCP handshake. `sdk` servers go through
     /// `tunnel` (without one they cannot be reached).
-    pub async fn connect(
+    ///
+    /// Boxed: the state machine of the whole connection (rmcp's service,
+    /// its transports, OAuth) is compiled once, here, instead of in every
+    /// crate that awaits it.
+    pub fn connect<'a>(
+        server: &'a str,
+        config: &'a McpServerConfig,
+        tunnel: Option<&'a Arc<dyn McpTunnel>>,
+        auth: Option<&'a Arc<ServerAuth>>,
+        answerers: Answerers,
+    ) -> BoxFuture<'a, Result<Self, McpError>> {
+        Box::pin(Self::connect_now(server, config, tunnel, auth, answerers))
+    }
+
+    async fn connect_now(
         server: &str,
         config: &McpServerConfig,
         tunnel: Option<&Arc<dyn McpTunnel>>,

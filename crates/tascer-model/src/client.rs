@@ -1,5 +1,6 @@
 //! [`ModelClient`]: one HTTP client, the retry loop and provider dispatch.
 
+use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -166,7 +167,20 @@ impl ModelClient {
     /// attempt have already been sent when its retry is announced, and the
     /// next attempt starts again with `message_start`. When `cancel` fires the HTTP
     /// request is dropped and [`ModelError::Cancelled`] returned.
-    pub async fn send(
+    ///
+    /// Boxed: the state machine of the request with its retries and
+    /// stream parsing is compiled once, here, not in every crate that
+    /// calls a model.
+    pub fn send<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        events: Option<&'a UnboundedSender<ModelEvent>>,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(self.send_now(request, events, cancel))
+    }
+
+    async fn send_now(
         &self,
         request: &ModelRequest,
         events: Option<&UnboundedSender<ModelEvent>>,

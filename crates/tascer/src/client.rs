@@ -1,5 +1,6 @@
 //! [`Client`]: a session kept open for many prompts.
 
+use futures::future::BoxFuture;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -91,7 +92,18 @@ impl Client {
     /// Starts a turn with this prompt. Read its messages with
     /// [`Client::receive_response`]. If the previous turn is still running,
     /// this waits for it to end first (its messages stay readable).
-    pub async fn query(&mut self, prompt: impl Into<String>) -> Result<(), Error> {
+    pub fn query(&mut self, prompt: impl Into<String>) -> BoxFuture<'_, Result<(), Error>> {
+        self.query_text(prompt.into())
+    }
+
+    /// [`query`](Self::query), boxed in a function of its own: the turn's
+    /// whole state machine is compiled once, here, not in every crate that
+    /// sends a prompt.
+    fn query_text(&mut self, prompt: String) -> BoxFuture<'_, Result<(), Error>> {
+        Box::pin(self.query_now(prompt))
+    }
+
+    async fn query_now(&mut self, prompt: String) -> Result<(), Error> {
         if let Some(task) = self.task.take() {
             task.await
                 .map_err(|_| Error::State("the previous turn crashed"))?;
@@ -100,7 +112,6 @@ impl Client {
         *self.cancel.lock() = cancel.clone();
         let (tx, rx) = unbounded_channel();
         let session = Arc::clone(&self.session);
-        let prompt = prompt.into();
         let next_model = Arc::clone(&self.next_model);
         self.task = Some(tokio::spawn(async move {
             let mut session = session.lock().await;

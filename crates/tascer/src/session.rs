@@ -1,6 +1,7 @@
 //! A session: its identity, history, tools, model client and store, and
 //! how one starts ([`Session::start`], in named steps).
 
+use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -115,7 +116,15 @@ impl Session {
     /// store, write to the ledger and tell hooks: the store's session row,
     /// the ledger's `session_start`, the webhooks, the MCP servers, then
     /// the SessionStart hooks.
-    pub async fn start(mut options: Options) -> Result<Session, Error> {
+    ///
+    /// Boxed: the state machine of the session's start (store, ledger, MCP
+    /// servers, hooks) is compiled once, here, not in every crate that
+    /// opens a session.
+    pub fn start(options: Options) -> BoxFuture<'static, Result<Session, Error>> {
+        Box::pin(Session::start_now(options))
+    }
+
+    async fn start_now(mut options: Options) -> Result<Session, Error> {
         let cwd = resolve_cwd(options.cwd.as_ref())?;
         let provider = Provider::from_options(&options)?;
         let home = options.home.clone().unwrap_or_else(crate::tascer_home);

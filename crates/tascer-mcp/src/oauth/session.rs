@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+use futures::future::BoxFuture;
 use oauth2::TokenResponse;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
@@ -86,7 +87,11 @@ impl ServerAuth {
 
     /// The access token to send (refreshed when it is about to expire);
     /// `None` when there is no usable authorization yet.
-    pub async fn token(&self) -> Result<Option<String>, AuthError> {
+    pub fn token(&self) -> BoxFuture<'_, Result<Option<String>, AuthError>> {
+        Box::pin(self.token_now())
+    }
+
+    async fn token_now(&self) -> Result<Option<String>, AuthError> {
         let mut guard = self.manager.lock().await;
         if guard.is_none()
             && !self.loaded.swap(true, Ordering::SeqCst)
@@ -145,7 +150,16 @@ impl ServerAuth {
     /// `insufficient`) with `challenge`: refresh, or authorize again (with
     /// the challenged scopes). Errors when that is not possible here (an
     /// unattended run: the message names `tascer mcp login`).
-    pub async fn recover(
+    pub fn recover<'a>(
+        &'a self,
+        challenge: &'a str,
+        sent: Option<&'a str>,
+        insufficient: bool,
+    ) -> BoxFuture<'a, Result<(), AuthError>> {
+        Box::pin(self.recover_now(challenge, sent, insufficient))
+    }
+
+    async fn recover_now(
         &self,
         challenge: &str,
         sent: Option<&str>,
@@ -208,7 +222,11 @@ impl ServerAuth {
     }
 
     /// Logs in now (`tascer mcp login`); returns the granted scopes.
-    pub async fn login(&self) -> Result<Vec<String>, McpError> {
+    pub fn login(&self) -> BoxFuture<'_, Result<Vec<String>, McpError>> {
+        Box::pin(self.login_now())
+    }
+
+    async fn login_now(&self) -> Result<Vec<String>, McpError> {
         let _flow = self.flow.lock().await;
         let challenge = self.probe_challenge().await;
         let result = match self.config.grant {
