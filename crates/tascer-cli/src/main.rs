@@ -17,6 +17,10 @@ mod asker;
 mod audit_cmds;
 mod contractor;
 mod contracts_cmds;
+#[cfg(feature = "postgres")]
+mod contracts_queue_cmds;
+#[cfg(not(feature = "postgres"))]
+#[path = "contracts_queue_unbuilt.rs"]
 mod contracts_queue_cmds;
 mod demo;
 mod demo_contracts;

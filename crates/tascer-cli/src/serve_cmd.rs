@@ -11,6 +11,27 @@ use tascer_serve::{ContractSources, ServeOptions, Server, TOKEN_ENV, token_from}
 
 use crate::args::ViewerArgs;
 
+/// The contract queue the contracts page shows: `--queue` (or
+/// `TASCER_QUEUE`) with its name.
+#[cfg(feature = "postgres")]
+fn queue_to_show(args: &ViewerArgs) -> Option<(String, String)> {
+    let url = args.queue.queue.clone()?;
+    Some((url, args.queue.queue_name.clone()))
+}
+
+/// Without PostgreSQL support no queue can be shown: a configured one is
+/// named in a warning, not silently dropped.
+#[cfg(not(feature = "postgres"))]
+fn queue_to_show(args: &ViewerArgs) -> Option<(String, String)> {
+    if args.queue.queue.is_some() {
+        eprintln!(
+            "warning: the contracts page shows no queue: {}",
+            crate::contracts_queue_cmds::NO_POSTGRES
+        );
+    }
+    None
+}
+
 /// `tascer serve [--port P] [--bind ADDR] [--allow-remote] [--open]`.
 pub async fn serve(args: ViewerArgs) -> anyhow::Result<ExitCode> {
     let home = tascer::tascer_home();
@@ -19,11 +40,7 @@ pub async fn serve(args: ViewerArgs) -> anyhow::Result<ExitCode> {
     let contracts = ContractSources {
         dir: run.contracts_dir()?,
         completed_dir: run.completed_dir()?,
-        queue: args
-            .queue
-            .queue
-            .clone()
-            .map(|url| (url, args.queue.queue_name.clone())),
+        queue: queue_to_show(&args),
     };
     let server = Server::bind(ServeOptions {
         home: home.clone(),

@@ -31,6 +31,7 @@ mod manager;
 mod options;
 mod parse;
 mod progress;
+mod queue;
 mod report;
 mod roles;
 mod runner;
@@ -53,6 +54,7 @@ pub use options::{
 };
 pub use parse::{Contract, Status, contract_files, parse, parse_str};
 pub use progress::{Progress, ProgressFn};
+pub use queue::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
 pub use report::{ContractReport, RunStatus, RunSummary, SessionOutcome, result_markdown};
 pub use roles::{
     CONTRACTOR_MODEL_VAR, CONTRACTOR_PREFIX, CONTRACTOR_PROVIDER_VAR, Role, RoleChoice,

@@ -25,11 +25,7 @@ use tokio_postgres::Row;
 use crate::db::{Failure, connect, retry};
 use crate::error::Result;
 
-/// The queue name used when none is given.
-pub const DEFAULT_QUEUE: &str = "default";
-
-/// How many times a job is started before a worker's death fails it.
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+pub use tascer_contracts::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
 
 /// Where a job stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -7,10 +7,20 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use tascer_contracts::{ContractStatus, read_statuses};
-use tascer_fleet::{JobView, Queue};
-use tokio::sync::OnceCell;
 
 use crate::error::ApiError;
+
+#[cfg(feature = "postgres")]
+mod queue;
+#[cfg(feature = "postgres")]
+pub use queue::{QueueView, Worker};
+
+/// A queue's jobs and workers: none in a build without PostgreSQL
+/// support (the cargo feature `postgres`), where the view's `queue` is
+/// always null.
+#[cfg(not(feature = "postgres"))]
+#[derive(Debug, Serialize)]
+pub enum QueueView {}
 
 /// Where the contracts are.
 #[derive(Debug, Clone)]
@@ -36,43 +46,12 @@ pub struct ContractsView {
     pub queue: Option<QueueView>,
 }
 
-/// A queue's jobs and workers.
-#[derive(Debug, Serialize)]
-pub struct QueueView {
-    /// The queue's name.
-    pub name: String,
-    /// The server (URL without its password).
-    pub server: String,
-    /// Its jobs, each with its attempts and, while running, its lease.
-    pub jobs: Vec<JobView>,
-    /// The workers holding a job now.
-    pub workers: Vec<Worker>,
-}
-
-/// A worker running a job now (from the job's lease).
-#[derive(Debug, Serialize)]
-pub struct Worker {
-    /// Worker id.
-    pub holder: String,
-    /// Host.
-    pub host: String,
-    /// Pid.
-    pub pid: i32,
-    /// The job it holds.
-    pub job: i64,
-    /// The job's contract.
-    pub contract: String,
-    /// When its lease expires unless renewed.
-    pub expires_at: String,
-    /// Its last heartbeat.
-    pub heartbeat_at: Option<String>,
-}
-
 /// The contracts and, opened once, the queue.
 #[derive(Debug)]
 pub struct Contracts {
     sources: ContractSources,
-    queue: OnceCell<Queue>,
+    #[cfg(feature = "postgres")]
+    queue: queue::OpenQueue,
 }
 
 impl Contracts {
@@ -80,7 +59,8 @@ impl Contracts {
     pub fn new(sources: ContractSources) -> Self {
         Self {
             sources,
-            queue: OnceCell::new(),
+            #[cfg(feature = "postgres")]
+            queue: queue::OpenQueue::default(),
         }
     }
 
@@ -91,7 +71,16 @@ impl Contracts {
         let contracts =
             read_statuses(&[&dir, &completed_dir]).map_err(|e| ApiError::internal(&e))?;
         let queue = match &self.sources.queue {
-            Some((url, name)) => Some(self.queue_view(url, name).await?),
+            #[cfg(feature = "postgres")]
+            Some((url, name)) => Some(self.queue.view(url, name).await?),
+            #[cfg(not(feature = "postgres"))]
+            Some(_) => {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::NOT_IMPLEMENTED,
+                    "a contract queue is configured, but this build of Tascer has no \
+                     PostgreSQL support (the `postgres` cargo feature)",
+                ));
+            }
             None => None,
         };
         Ok(ContractsView {
@@ -99,36 +88,6 @@ impl Contracts {
             completed_dir,
             contracts,
             queue,
-        })
-    }
-
-    async fn queue_view(&self, url: &str, name: &str) -> Result<QueueView, ApiError> {
-        let queue = self
-            .queue
-            .get_or_try_init(|| Queue::open(url, name, 1))
-            .await
-            .map_err(|e| ApiError::internal(&e))?;
-        let jobs = queue.jobs().await.map_err(|e| ApiError::internal(&e))?;
-        let workers = jobs
-            .iter()
-            .filter_map(|job| {
-                let lease = job.lease.as_ref()?;
-                Some(Worker {
-                    holder: lease.holder.clone(),
-                    host: lease.host.clone(),
-                    pid: lease.pid,
-                    job: job.id,
-                    contract: job.contract_path.clone(),
-                    expires_at: lease.expires_at.clone(),
-                    heartbeat_at: lease.heartbeat_at.clone(),
-                })
-            })
-            .collect();
-        Ok(QueueView {
-            name: queue.name().to_string(),
-            server: queue.server().to_string(),
-            jobs,
-            workers,
         })
     }
 }

@@ -23,6 +23,7 @@ use tascer_settings::{HostSettings, home_settings_file};
 use crate::backend::Backend;
 use crate::db::HOME_DB_FILE;
 use crate::error::StoreError;
+#[cfg(feature = "postgres")]
 use crate::postgres::{PgBackend, describe_config, parse_url};
 use crate::sqlite::SqliteBackend;
 
@@ -74,6 +75,7 @@ impl StoreConfig {
     pub fn parse(value: &str, home: &Path) -> Result<StoreConfig, String> {
         let value = value.trim();
         if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
             parse_url(value).map_err(|e| e.to_string())?;
             return Ok(StoreConfig::Postgres(value.to_string()));
         }
@@ -95,10 +97,13 @@ impl StoreConfig {
     pub fn describe(&self) -> String {
         match self {
             StoreConfig::Sqlite(path) => path.display().to_string(),
+            #[cfg(feature = "postgres")]
             StoreConfig::Postgres(url) => match parse_url(url) {
                 Ok(config) => describe_config(&config),
                 Err(_) => "postgres://(invalid URL)".to_string(),
             },
+            #[cfg(not(feature = "postgres"))]
+            StoreConfig::Postgres(url) => describe_without_password(url),
         }
     }
 
@@ -117,7 +122,7 @@ impl StoreConfig {
     pub fn open(&self) -> Result<Arc<dyn Backend>, StoreError> {
         Ok(match self {
             StoreConfig::Sqlite(path) => Arc::new(SqliteBackend::open(path)?),
-            StoreConfig::Postgres(url) => Arc::new(PgBackend::open(url)?),
+            StoreConfig::Postgres(url) => open_postgres(url)?,
         })
     }
 
@@ -129,8 +134,41 @@ impl StoreConfig {
     pub fn open_short_lived(&self) -> Result<Arc<dyn Backend>, StoreError> {
         Ok(match self {
             StoreConfig::Sqlite(path) => Arc::new(SqliteBackend::open_short_lived(path)?),
-            StoreConfig::Postgres(url) => Arc::new(PgBackend::open(url)?),
+            StoreConfig::Postgres(url) => open_postgres(url)?,
         })
+    }
+}
+
+/// Opens the PostgreSQL store at `url`.
+#[cfg(feature = "postgres")]
+fn open_postgres(url: &str) -> Result<Arc<dyn Backend>, StoreError> {
+    Ok(Arc::new(PgBackend::open(url)?))
+}
+
+/// This build has no PostgreSQL client: a clear error instead of a store.
+#[cfg(not(feature = "postgres"))]
+fn open_postgres(url: &str) -> Result<Arc<dyn Backend>, StoreError> {
+    Err(StoreError::Config(format!(
+        "the store is {}, but this build of Tascer has no PostgreSQL support (it was built \
+         without the `postgres` cargo feature); rebuild with the default features, or set \
+         {STORE_ENV}=sqlite",
+        describe_without_password(url)
+    )))
+}
+
+/// `postgres://user@host:port/db` from a URL this build cannot parse
+/// fully: the user's password (between `:` and `@`) and any query are
+/// left out.
+#[cfg(not(feature = "postgres"))]
+fn describe_without_password(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    match rest.rsplit_once('@') {
+        Some((userinfo, server)) => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("postgres://{user}@{server}")
+        }
+        None => format!("postgres://{rest}"),
     }
 }
 
@@ -165,8 +203,36 @@ mod tests {
         assert!(!format!("{pg:?}").contains("s3cret"));
         let err = StoreConfig::parse("mysql://x", home).unwrap_err();
         assert!(err.contains("expected postgres://"), "{err}");
-        let err = StoreConfig::parse("postgres://u:pw@h:notaport/db", home).unwrap_err();
-        assert!(!err.contains("pw"), "{err}");
+        #[cfg(feature = "postgres")]
+        {
+            let err = StoreConfig::parse("postgres://u:pw@h:notaport/db", home).unwrap_err();
+            assert!(!err.contains("pw"), "{err}");
+        }
+    }
+
+    /// A build without the `postgres` feature still reads a PostgreSQL
+    /// store setting, and opening it says why it cannot, without the
+    /// password (`cargo test -p tascer-store --no-default-features`).
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn without_postgres_opening_a_postgres_store_says_so() {
+        let home = Path::new("/h");
+        let pg =
+            StoreConfig::parse("postgres://app:s3cret@db.example:6543/tascer?x=1", home).unwrap();
+        assert_eq!(pg.describe(), "postgres://app@db.example:6543/tascer");
+        for opened in [pg.open(), pg.open_short_lived()] {
+            let Err(err) = opened else {
+                panic!("a PostgreSQL store opened without the postgres feature")
+            };
+            let err = err.to_string();
+            assert!(err.contains("no PostgreSQL support"), "{err}");
+            assert!(err.contains("`postgres` cargo feature"), "{err}");
+            assert!(
+                err.contains("postgres://app@db.example:6543/tascer"),
+                "{err}"
+            );
+            assert!(!err.contains("s3cret"), "{err}");
+        }
     }
 
     #[test]

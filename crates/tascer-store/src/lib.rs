@@ -3,8 +3,9 @@
 //!
 //! Everything goes through one trait, [`Backend`], with two
 //! implementations: [`SqliteBackend`], one SQLite file (WAL mode) under
-//! `$TASCER_HOME` — the embedded default — and [`PgBackend`], a shared
-//! PostgreSQL database for teams that run agents on many hosts.
+//! `$TASCER_HOME` — the embedded default — and `PgBackend`, a shared
+//! PostgreSQL database for teams that run agents on many hosts (cargo
+//! feature `postgres`, on by default).
 //! [`StoreConfig`] decides which one a home uses (`TASCER_STORE`, the
 //! home's `store` setting, else SQLite). Messages are written as they
 //! happen, so a session can be resumed with its full history from another
@@ -24,6 +25,7 @@ mod file_history;
 mod history;
 mod lease;
 pub mod outbox;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 mod review_cache;
 mod schema;
@@ -52,6 +54,7 @@ pub use lease::{
     now_ms,
 };
 pub use outbox::{Delivery, DropRecord, Enqueued, NewDelivery, WebhookOutbox};
+#[cfg(feature = "postgres")]
 pub use postgres::{PgBackend, PgOptions};
 pub use review_cache::{CachedReview, ReviewCacheStore};
 pub use sqlite::SqliteBackend;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use tascer_fleet::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
+use tascer_contracts::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
 
 /// Arguments of `tascer contracts`.
 #[derive(Debug, Args)]
