@@ -19,9 +19,9 @@ use tascer::host_sandbox::HostBashSandbox;
 use tascer_core::{HookEvent, ToolCall, ToolOutput};
 use tascer_guard::admission::CallRequest;
 use tascer_hook_client::Reply as HookReply;
-use tascer_ledger::{EntryKind, Evidence, Ledger, ToolRecord, ToolStatus};
+use tascer_ledger::{EntryKind, Evidence, GitHeads, Ledger, ToolRecord, ToolStatus};
 
-use crate::session::{HookSession, encode, event_note, now, text};
+use crate::session::{HookSession, Warm, encode, event_note, now, text};
 
 /// Answers one Claude Code hook event. `stdin` is the event's JSON,
 /// `home` Tascer's home (`$TASCER_HOME`: the ledger and user settings).
@@ -37,15 +37,37 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
 /// ([`open_ledger`](crate::open_ledger)), as the hook server keeps it
 /// between events; `None` opens it for this event.
 pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) -> HookReply {
+    let warm = Warm {
+        ledger,
+        heads: None,
+    };
+    let (reply, session) = answer_leaving_open(stdin, home, warm).await;
+    if let Some(session) = session {
+        session.close();
+    }
+    reply
+}
+
+/// [`answer_with`], returning the event's session still open: the hook
+/// server sends the answer first and closes the session
+/// ([`HookSession::close`]: the store's WAL kept bounded) after, off the
+/// time Claude Code waits. Everything the answer depends on, the ledger's
+/// entries included, is written before it returns.
+pub(crate) async fn answer_leaving_open(
+    stdin: &str,
+    home: &Path,
+    warm: Warm,
+) -> (HookReply, Option<HookSession>) {
     let input: Value = match serde_json::from_str(stdin) {
         Ok(v) => v,
         Err(e) => {
-            return HookReply::error(
+            let reply = HookReply::error(
                 1,
                 format!(
                     "tascer hook: the hook input is not JSON ({e}); expected Claude Code's hook event on standard input"
                 ),
             );
+            return (reply, None);
         }
     };
     let event = text(&input, "hook_event_name");
@@ -58,14 +80,18 @@ pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) 
         1
     };
     let Some(session_id) = input.get("session_id").and_then(Value::as_str) else {
-        return HookReply::error(
+        let reply = HookReply::error(
             error_code,
             format!("tascer hook: the {event} hook input has no session_id"),
         );
+        return (reply, None);
     };
-    let session = match HookSession::open(&input, session_id, home, ledger) {
+    let session = match HookSession::open(&input, session_id, home, warm) {
         Ok(session) => session,
-        Err(message) => return HookReply::error(error_code, format!("tascer hook: {message}")),
+        Err(message) => {
+            let reply = HookReply::error(error_code, format!("tascer hook: {message}"));
+            return (reply, None);
+        }
     };
     let result = match known {
         Some(known) => session.answer(&input, known).await,
@@ -74,8 +100,7 @@ pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) 
     let mut reply = result
         .unwrap_or_else(|message| HookReply::error(error_code, format!("tascer hook: {message}")));
     reply.webhooks_queued = known.is_some_and(|known| session.webhook(&input, known, &reply));
-    session.close();
-    reply
+    (reply, Some(session))
 }
 
 impl HookSession {
@@ -116,7 +141,7 @@ impl HookSession {
             admission.recorded_input(&call.tool_name, &call.input),
             now(),
         );
-        record.context = head_context(&self.cwd);
+        record.context = head_context(&self.cwd, self.heads.as_deref());
         let (admitted, answer) = governance.admit(&call, self.hook_common.clone()).await;
         self.keep_denials(admission, &denials);
         record.hooks = hook_records(&admitted.hooks.runs);
@@ -395,7 +420,7 @@ fn close_record(
 /// The worktree status (changed and untracked files, diff digest) is not
 /// captured: it walks the whole worktree, on every call, in a new process
 /// each time. The record says so (`git_status`).
-fn head_context(cwd: &Path) -> Value {
+fn head_context(cwd: &Path, heads: Option<&GitHeads>) -> Value {
     let env: serde_json::Map<String, Value> = DEFAULT_CONTEXT_ENV
         .iter()
         .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_string(), json!(v))))
@@ -407,7 +432,11 @@ fn head_context(cwd: &Path) -> Value {
         "captured_at": now(),
         "git_status": "not captured: tascer hook records HEAD only",
     });
-    match tascer_ledger::git_head(cwd) {
+    let head = match heads {
+        Some(heads) => heads.head(cwd),
+        None => tascer_ledger::git_head(cwd),
+    };
+    match head {
         Ok(head) => context["git"] = json!(head),
         Err(e) => context["git_error"] = json!(e.to_string()),
     }

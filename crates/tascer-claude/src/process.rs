@@ -92,8 +92,10 @@ pub fn start_flusher(home: &Path) -> Result<(), String> {
 /// [`server::serve`]), on a runtime of its own; when it ends to renew
 /// itself, starts a fresh server on the same socket before returning.
 pub fn serve(home: PathBuf, socket: PathBuf) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: an event is answered where it was accepted, without
+    // waking a worker for it (the blocking pool still takes the store's
+    // upkeep after each answer, server.rs).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;

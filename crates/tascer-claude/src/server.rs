@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use tascer_hook_client::make_private_dir;
-use tascer_ledger::Ledger;
+use tascer_ledger::{GitHeads, Ledger};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::answer::answer_with;
-use crate::session::open_ledger;
+use crate::answer::answer_leaving_open;
+use crate::session::{Warm, open_ledger};
 
 /// Environment variable: seconds a hook server waits for an event before
 /// it exits (default 600).
@@ -114,10 +114,12 @@ pub enum Ended {
 }
 
 /// The home's ledger as the server keeps it: reopened when the database
-/// file it was opened on is no longer the one at its path.
+/// file it was opened on is no longer the one at its path. With it, the
+/// repositories whose `HEAD` each call's record names.
 struct LedgerCache {
     home: PathBuf,
     open: Mutex<Option<Arc<Ledger>>>,
+    heads: Arc<GitHeads>,
 }
 
 impl LedgerCache {
@@ -189,6 +191,7 @@ pub async fn serve(
     let cache = Arc::new(LedgerCache {
         home: home.clone(),
         open: Mutex::new(None),
+        heads: Arc::new(GitHeads::new()),
     });
     let mut events = tokio::task::JoinSet::new();
     let answer = |events: &mut tokio::task::JoinSet<()>, stream| {
@@ -269,13 +272,14 @@ async fn handle(
         tracing::warn!("hook server: the hook went away before its event was taken: {err}");
         return;
     }
-    let ledger = {
-        let cache = Arc::clone(&cache);
-        tokio::task::spawn_blocking(move || cache.get())
-            .await
-            .unwrap_or(None)
+    // Opened once; then a lock and a look at the file's identity, quicker
+    // than handing the call to another thread.
+    let ledger = cache.get();
+    let warm = Warm {
+        ledger,
+        heads: Some(Arc::clone(&cache.heads)),
     };
-    let mut reply = answer_with(&event, &home, ledger).await;
+    let (mut reply, session) = answer_leaving_open(&event, &home, warm).await;
     tracing::debug!(
         exit_code = reply.exit_code,
         "hook server answered an event ({} bytes)",
@@ -299,4 +303,8 @@ async fn handle(
         tracing::warn!("hook server: cannot send an answer: {err}");
     }
     let _ = stream.shutdown().await;
+    // The hook has its answer: what is left is the store's upkeep.
+    if let Some(session) = session {
+        let _ = tokio::task::spawn_blocking(move || session.close()).await;
+    }
 }

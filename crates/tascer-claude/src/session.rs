@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tascer_core::HookEvent;
 use tascer_guard::hooks::HookCommon;
 use tascer_guard::settings::LoadedSettings;
-use tascer_ledger::{EntryKind, Evidence, Ledger, SessionStart};
+use tascer_ledger::{EntryKind, Evidence, GitHeads, Ledger, SessionStart};
 use tascer_store::Db;
 
 /// One event's view of its Claude Code session: where it runs, its ledger
@@ -20,6 +20,9 @@ pub(crate) struct HookSession {
     pub(crate) cwd: PathBuf,
     pub(crate) home: PathBuf,
     pub(crate) ledger: Arc<Ledger>,
+    /// The repositories the hook server keeps open between events; `None`
+    /// in a hook process of its own.
+    pub(crate) heads: Option<Arc<GitHeads>>,
     pub(crate) hook_common: HookCommon,
     settings: OnceLock<Result<LoadedSettings, String>>,
     local_db: OnceLock<Result<Arc<Db>, String>>,
@@ -28,14 +31,25 @@ pub(crate) struct HookSession {
     agents: parking_lot::Mutex<Vec<Value>>,
 }
 
+/// What the hook server keeps open between events (nothing in a hook
+/// process of its own).
+#[derive(Default)]
+pub(crate) struct Warm {
+    /// The home's ledger; `None` opens it for the event.
+    pub(crate) ledger: Option<Arc<Ledger>>,
+    /// The repositories read for each call's `HEAD`; `None` opens the
+    /// repository for the event.
+    pub(crate) heads: Option<Arc<GitHeads>>,
+}
+
 impl HookSession {
     /// Opens the ledger (starting the session's ledger session on its
-    /// first event).
+    /// first event), or takes what the hook server keeps open.
     pub(crate) fn open(
         input: &Value,
         session_id: &str,
         home: &Path,
-        ledger: Option<Arc<Ledger>>,
+        warm: Warm,
     ) -> Result<Self, String> {
         let cwd = input
             .get("cwd")
@@ -43,7 +57,7 @@ impl HookSession {
             .map(PathBuf::from)
             .or_else(|| std::env::current_dir().ok())
             .ok_or("no cwd in the hook input and no current directory")?;
-        let ledger = match ledger {
+        let ledger = match warm.ledger {
             Some(ledger) => ledger,
             None => Arc::new(open_ledger(home)?),
         };
@@ -58,6 +72,7 @@ impl HookSession {
             cwd,
             home: home.to_path_buf(),
             ledger,
+            heads: warm.heads,
             settings: OnceLock::new(),
             local_db: OnceLock::new(),
             agents: parking_lot::Mutex::new(Vec::new()),

@@ -45,6 +45,10 @@ use sha2::{Digest as _, Sha256};
 
 use crate::worktree_watch::WorktreeWatch;
 
+mod head;
+
+pub use head::{GitHead, GitHeads, git_head};
+
 /// The default maximum number of untracked entries listed in
 /// [`GitState::untracked`].
 pub const DEFAULT_UNTRACKED_CAP: usize = 200;
@@ -433,47 +437,6 @@ impl ContextCapturer {
             is_bare,
         }))
     }
-}
-
-/// Where `HEAD` of a repository points, read without the worktree status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GitHead {
-    /// The worktree root (or the git dir for a bare repository), lossy UTF-8.
-    pub root: String,
-    /// The commit `HEAD` resolves to (hex); `None` before the first commit.
-    pub head: Option<String>,
-    /// The short branch name `HEAD` points to; `None` when detached.
-    pub branch: Option<String>,
-    /// `HEAD` points directly at a commit.
-    pub detached: bool,
-}
-
-/// `HEAD` of the repository enclosing `cwd` (`Ok(None)` outside one),
-/// without the worktree status: what a process that captures context only
-/// once can afford (`tascer hook` runs once per Claude Code event, and a
-/// full status walks the whole worktree).
-///
-/// The repository is opened isolated: its own `.git/config` is read, but
-/// not the system or user git configuration nor the `GIT_*` environment,
-/// which say nothing about where `HEAD` points and would cost every hook
-/// process a few more files.
-pub fn git_head(cwd: &Path) -> Result<Option<GitHead>, ContextError> {
-    let isolated = gix::open::Options::isolated();
-    let trust = gix::sec::trust::Mapping {
-        full: isolated.clone(),
-        reduced: isolated,
-    };
-    let RepoSlot::Open(repo) = discover_with(cwd, trust)? else {
-        return Ok(None);
-    };
-    let head = head_info(&repo)?;
-    let root = repo.workdir().unwrap_or_else(|| repo.git_dir());
-    Ok(Some(GitHead {
-        root: root.to_string_lossy().into_owned(),
-        head: head.head,
-        branch: head.branch,
-        detached: head.detached,
-    }))
 }
 
 fn watch(path: PathBuf) -> (PathBuf, Option<StatSig>) {

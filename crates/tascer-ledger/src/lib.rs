@@ -50,8 +50,8 @@ pub use audit::{
 };
 pub use chain::{BreakReason, Broken};
 pub use context::{
-    CaptureStats, ContextCapturer, ContextError, ContextSnapshot, Freshness, GitHead, GitState,
-    git_head,
+    CaptureStats, ContextCapturer, ContextError, ContextSnapshot, Freshness, GitHead, GitHeads,
+    GitState, git_head,
 };
 pub use digest::{GENESIS_PREV_HASH, sha256_hex, sha256_ref};
 pub use dsse::{Envelope, EnvelopeSignature, IN_TOTO_PAYLOAD_TYPE, pae};
