@@ -3,9 +3,10 @@
 //! glibc 2.36 or later, the first glibc that applies them.
 //!
 //! A position-independent executable carries one relocation per pointer in
-//! its data (2.3 MB for `tascer`), which the dynamic loader applies at every
-//! start, touching those pages; packed, they take a few KB and the start is
-//! about a tenth faster (BENCHMARKS.md). A binary linked this way does not
+//! its data (2.3 MB for `tascer`), which the dynamic loader reads at every
+//! start; packed, they take a few KB: the binary is 2.4 MB smaller and a
+//! session's peak resident memory about 5 MiB lower (BENCHMARKS.md,
+//! 2026-12-03). A binary linked this way does not
 //! start on an older glibc, so the flag is only passed when the glibc of
 //! the building machine has it and the target is that machine.
 //! `TASCER_PACKED_RELOCS=0` leaves it out (for a binary meant for older
