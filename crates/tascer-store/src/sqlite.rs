@@ -375,22 +375,23 @@ impl Backend for SqliteBackend {
 
     fn head(&self, session_id: &str) -> Result<Option<SignedHead>, StoreError> {
         self.db.read(|conn| {
+            // Cached: a hook server reads it at every event, where parsing
+            // the statement again cost more than the read itself.
             Ok(conn
-                .query_row(
+                .prepare_cached(
                     "SELECT session_id, seq, hash, signature, key_id, signed_at
                      FROM ledger_heads WHERE session_id = ?1",
-                    params![session_id],
-                    |r| {
-                        Ok(SignedHead {
-                            session_id: r.get(0)?,
-                            seq: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-                            hash: r.get(2)?,
-                            signature: r.get(3)?,
-                            key_id: r.get(4)?,
-                            signed_at: r.get(5)?,
-                        })
-                    },
-                )
+                )?
+                .query_row(params![session_id], |r| {
+                    Ok(SignedHead {
+                        session_id: r.get(0)?,
+                        seq: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                        hash: r.get(2)?,
+                        signature: r.get(3)?,
+                        key_id: r.get(4)?,
+                        signed_at: r.get(5)?,
+                    })
+                })
                 .optional()?)
         })
     }
