@@ -290,3 +290,56 @@ fn kill_9_of_an_unsigned_session_verifies_with_the_cut_off_warning() {
         );
     }
 }
+
+/// `kill -9` after a model response is stored and before its tool call is
+/// admitted (here: by the PreToolUse hook, which kills `tascer run`):
+/// the stored assistant message and the ledger's model response were
+/// written in one transaction, so verify finds the store and the ledger
+/// agreeing (turns, assistant messages), and so does the resumed session.
+#[test]
+fn kill_9_between_a_stored_response_and_its_admission_leaves_store_and_ledger_agreeing() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    let ws = root.path().join("ws");
+    std::fs::create_dir_all(ws.join(".tascer")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    // The hook's shell is a child of `tascer run`: `$PPID` is tascer.
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "kill -9 $PPID; sleep 5"}]}]}});
+    std::fs::write(ws.join(".tascer/settings.json"), settings.to_string()).unwrap();
+    let server = MockServer::start_blocking(
+        Scenario::new()
+            .turn(Turn::new().with_text("Running it.").with_tool_id(
+                "toolu_killed",
+                "Bash",
+                json!({"command": "echo never"}),
+            ))
+            .turn(Turn::text("Resumed.")),
+    )
+    .unwrap();
+    let session = tascer::new_id();
+    let out = run_cmd(&home, &ws, &server.url(), "go", &["--session-id", &session])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.signal(), Some(9), "{:?}", texts(&out));
+
+    let rows = ledger_rows(&home, &session);
+    let kinds: Vec<&str> = rows.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["session_start", "user_prompt", "model_response"]);
+    let (code, report) = verify_json(&home, &ws, &session);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true, "{report}");
+
+    // Resumed without the hook: the cut-off call is closed in the history,
+    // and the chain and the store still agree at the end.
+    std::fs::remove_file(ws.join(".tascer/settings.json")).unwrap();
+    let out = run_cmd(&home, &ws, &server.url(), "on", &["--resume", &session])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    let (code, report) = verify_json(&home, &ws, &session);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true, "{report}");
+}

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde_json::{Value, json};
-use tascer_store::DecisionFilter;
+use tascer_store::{AttachedMessage, DecisionFilter};
 
 use crate::digest::sha256_ref;
 use crate::dsse::{Envelope, IN_TOTO_PAYLOAD_TYPE};
@@ -183,7 +183,7 @@ impl Ledger {
             .iter()
             .map(String::as_str)
             .zip(evidence.iter().map(Vec::as_slice));
-        self.write(session_id, entries, pairs)
+        self.write(session_id, entries, pairs, None)
     }
 
     /// [`append_many`](Self::append_many) with evidence whose digests are
@@ -196,7 +196,23 @@ impl Ledger {
         evidence: &[Evidence],
     ) -> Result<Vec<LedgerEntry>> {
         let pairs = evidence.iter().map(|e| (e.digest(), e.bytes()));
-        self.write(session_id, entries, pairs)
+        self.write(session_id, entries, pairs, None)
+    }
+
+    /// [`append_batch`](Self::append_batch) that also appends `message` to
+    /// the session store in the same transaction, as when a model
+    /// response's entry and its assistant message must be written together
+    /// or not at all. The store is this ledger's backend: the session store
+    /// must share it (as a session's store and ledger do).
+    pub fn append_batch_with_message(
+        &self,
+        session_id: &str,
+        entries: Vec<(EntryKind, Value)>,
+        evidence: &[Evidence],
+        message: AttachedMessage<'_>,
+    ) -> Result<Vec<LedgerEntry>> {
+        let pairs = evidence.iter().map(|e| (e.digest(), e.bytes()));
+        self.write(session_id, entries, pairs, Some(message))
     }
 
     /// Writes evidence (`(digest, bytes)`) and entries: large evidence as
@@ -207,6 +223,7 @@ impl Ledger {
         session_id: &str,
         mut entries: Vec<(EntryKind, Value)>,
         evidence: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+        message: Option<AttachedMessage<'_>>,
     ) -> Result<Vec<LedgerEntry>> {
         for (kind, payload) in &mut entries {
             if *kind == EntryKind::SessionStart
@@ -226,7 +243,7 @@ impl Ledger {
             }
         }
         self.store
-            .append_many(session_id, entries, self.key.as_ref(), &blobs)
+            .append_many_with(session_id, entries, self.key.as_ref(), &blobs, message)
     }
 
     /// Appends the `session_start` entry.

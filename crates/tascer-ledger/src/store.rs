@@ -24,8 +24,8 @@ use ed25519_dalek::SigningKey;
 use parking_lot::Mutex;
 use serde_json::Value;
 use tascer_store::{
-    Backend, Db, DecisionFilter, DecisionRow, EntryRow, HookRunRow, LedgerBatch, MetricRow,
-    Projection, SignedHead, SqliteBackend, StoreError,
+    AttachedMessage, Backend, Db, DecisionFilter, DecisionRow, EntryRow, HookRunRow, LedgerBatch,
+    MetricRow, Projection, SignedHead, SqliteBackend, StoreError,
 };
 
 use crate::digest::GENESIS_PREV_HASH;
@@ -123,7 +123,21 @@ impl LedgerStore {
         key: Option<&SigningKey>,
         blobs: &[(String, &[u8])],
     ) -> Result<Vec<LedgerEntry>> {
-        if entries.is_empty() && blobs.is_empty() {
+        self.append_many_with(session_id, entries, key, blobs, None)
+    }
+
+    /// [`append_many`](Self::append_many) that, with `message`, also
+    /// appends that message to the session store in the same transaction
+    /// (see [`Backend::append_entries`]).
+    pub fn append_many_with(
+        &self,
+        session_id: &str,
+        entries: Vec<(EntryKind, Value)>,
+        key: Option<&SigningKey>,
+        blobs: &[(String, &[u8])],
+        message: Option<AttachedMessage<'_>>,
+    ) -> Result<Vec<LedgerEntry>> {
+        if entries.is_empty() && blobs.is_empty() && message.is_none() {
             return Ok(Vec::new());
         }
         // Canonicalize first: a payload without a canonical form never
@@ -151,6 +165,7 @@ impl LedgerStore {
                 session_id,
                 &blobs,
                 Box::new(move |tail| builder.build(tail).map_err(Into::into)),
+                message,
             )
             .map_err(from_store)?;
         Ok(std::mem::take(&mut *appended.lock()))

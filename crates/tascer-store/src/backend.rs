@@ -212,6 +212,16 @@ pub struct MessageRow {
     pub prompt: Option<String>,
 }
 
+/// A message written in the same transaction as ledger entries (see
+/// [`Backend::append_entries`]), with the running totals it carries.
+#[derive(Debug, Clone, Copy)]
+pub struct AttachedMessage<'a> {
+    /// The message.
+    pub row: &'a MessageRow,
+    /// The session's running totals, recorded with it when given.
+    pub totals: Option<&'a Totals>,
+}
+
 /// A stored message: its seq and JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredMessage {
@@ -340,11 +350,17 @@ pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// the session's chain, reads its tail, calls `build`, and writes the
     /// entries, projections and head it returns. Two writers to one
     /// session serialize; `(session_id, seq)` is unique.
+    ///
+    /// With `message`, the same transaction also appends that message to
+    /// the session (as [`append_message`](Self::append_message)): a model
+    /// response's ledger entry and its stored assistant message are then
+    /// both written or neither, whenever the process is killed.
     fn append_entries(
         &self,
         session_id: &str,
         blobs: &[Blob],
         build: BatchBuilder,
+        message: Option<AttachedMessage<'_>>,
     ) -> Result<(), StoreError>;
 
     /// Every ledger row of a session, ordered by seq, unchecked.

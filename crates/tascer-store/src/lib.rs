@@ -39,8 +39,8 @@ pub use audit::{
     DecisionFilter, DecisionRow, HookRunRow, MetricKind, MetricRow, SinceError, parse_since,
 };
 pub use backend::{
-    Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, LedgerBatch, MessageRow,
-    NewSession, Projection, SessionInfo, SignedHead, StoredMessage, Tail, Totals,
+    AttachedMessage, Backend, BackendKind, BatchBuilder, Blob, BuildError, EntryRow, LedgerBatch,
+    MessageRow, NewSession, Projection, SessionInfo, SignedHead, StoredMessage, Tail, Totals,
 };
 pub use config::{
     STORE_ENV, STORE_SETTING, StoreConfig, open_home_backend, open_home_backend_short_lived,

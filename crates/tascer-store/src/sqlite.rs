@@ -8,8 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::audit::{DecisionFilter, DecisionRow, HookRunRow, MetricRow};
 use crate::backend::{
-    Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
-    SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
+    AttachedMessage, Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession,
+    Projection, SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::db::Db;
 use crate::error::StoreError;
@@ -120,42 +120,8 @@ impl Backend for SqliteBackend {
         totals: Option<&Totals>,
     ) -> Result<(), StoreError> {
         let ts = now();
-        self.db.write(|tx| {
-            let seq: i64 = tx
-                .prepare_cached(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1",
-                )?
-                .query_row(params![session_id], |r| r.get(0))?;
-            tx.prepare_cached(
-                "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                session_id,
-                seq,
-                message.uuid,
-                message.kind,
-                message.data,
-                ts
-            ])?;
-            tx.prepare_cached(
-                "UPDATE sessions SET updated_at = ?2,
-                     first_prompt = COALESCE(first_prompt, ?3),
-                     num_turns = COALESCE(?4, num_turns),
-                     total_cost_usd = COALESCE(?5, total_cost_usd),
-                     status = COALESCE(?6, status)
-                 WHERE id = ?1",
-            )?
-            .execute(params![
-                session_id,
-                ts,
-                message.prompt,
-                totals.map(|t| t.num_turns),
-                totals.map(|t| t.total_cost_usd),
-                totals.map(|t| t.status.as_str())
-            ])?;
-            Ok(())
-        })
+        self.db
+            .write(|tx| Ok(insert_message(tx, session_id, message, totals, &ts)?))
     }
 
     fn update_totals(&self, session_id: &str, totals: &Totals) -> Result<(), StoreError> {
@@ -316,7 +282,9 @@ impl Backend for SqliteBackend {
         session_id: &str,
         blobs: &[Blob],
         mut build: BatchBuilder,
+        message: Option<AttachedMessage<'_>>,
     ) -> Result<(), StoreError> {
+        let ts = now();
         // BEGIN IMMEDIATE holds the file's write lock: the tail cannot
         // move under the builder.
         self.db.write(|tx| {
@@ -344,6 +312,9 @@ impl Backend for SqliteBackend {
             }
             if let Some(head) = &batch.head {
                 write_head(tx, head)?;
+            }
+            if let Some(attached) = message {
+                insert_message(tx, session_id, attached.row, attached.totals, &ts)?;
             }
             Ok(())
         })
@@ -474,6 +445,49 @@ impl Backend for SqliteBackend {
 }
 
 /// Inserts a session row, refusing an id that exists.
+/// Appends `message` at the next seq of its session and records `totals`
+/// (when given) on the session row.
+fn insert_message(
+    tx: &Connection,
+    session_id: &str,
+    message: &MessageRow,
+    totals: Option<&Totals>,
+    ts: &str,
+) -> rusqlite::Result<()> {
+    let seq: i64 = tx
+        .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1")?
+        .query_row(params![session_id], |r| r.get(0))?;
+    tx.prepare_cached(
+        "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        session_id,
+        seq,
+        message.uuid,
+        message.kind,
+        message.data,
+        ts
+    ])?;
+    tx.prepare_cached(
+        "UPDATE sessions SET updated_at = ?2,
+             first_prompt = COALESCE(first_prompt, ?3),
+             num_turns = COALESCE(?4, num_turns),
+             total_cost_usd = COALESCE(?5, total_cost_usd),
+             status = COALESCE(?6, status)
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        session_id,
+        ts,
+        message.prompt,
+        totals.map(|t| t.num_turns),
+        totals.map(|t| t.total_cost_usd),
+        totals.map(|t| t.status.as_str())
+    ])?;
+    Ok(())
+}
+
 fn insert_session(
     tx: &rusqlite::Transaction<'_>,
     new: &NewSession<'_>,

@@ -80,6 +80,15 @@ impl SessionStore {
         message: &Message,
         totals: Option<&Totals>,
     ) -> Result<(), StoreError> {
+        let row = Self::message_row(message)?;
+        self.backend.append_message(session_id, &row, totals)
+    }
+
+    /// The row a message is stored as (its kind, uuid, JSON, and its text
+    /// when it may be the session's first prompt), for a backend write
+    /// made elsewhere: with the model response's ledger entry, say (see
+    /// [`Backend::append_entries`]).
+    pub fn message_row(message: &Message) -> Result<MessageRow, StoreError> {
         let data = serde_json::to_string(message)?;
         let (kind, uuid) = describe(message);
         let prompt = match message {
@@ -95,7 +104,7 @@ impl SessionStore {
             data,
             prompt,
         };
-        self.backend.append_message(session_id, &row, totals)
+        Ok(row)
     }
 
     /// Records a session's running totals and status.

@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use tascer_core::{Message, ModelUsage, SystemMessage, Usage};
 use tascer_model::ModelClient;
-use tascer_store::{SessionStore, Totals};
+use tascer_store::{AttachedMessage, SessionStore, Totals};
 
 pub(crate) use crate::observed::Observed;
 use crate::proof::Proof;
@@ -79,28 +79,56 @@ impl LoopEnv {
     /// in [`failure`](Self::failure) and stops the turn; after one, nothing
     /// more is stored, so the stored history is a prefix of the session
     /// with no hole in it.
+    ///
+    /// An assistant message is stored in the same transaction as what the
+    /// ledger has staged (its model response's entry): a process killed at
+    /// any point leaves both or neither, so the stored turns never run
+    /// ahead of the ledger.
     pub fn emit(&self, message: Message) {
-        if !matches!(message, Message::StreamEvent(_)) && !self.failure.is_set() {
-            let totals = self.pending_totals.lock().take();
-            if let Err(err) =
-                self.store
-                    .append_message_with_totals(&self.session_id, &message, totals.as_ref())
-            {
-                self.failure.record(
-                    &self.session_id,
-                    &format!("a {} message", message_kind(&message)),
-                    self.store.location(),
-                    &err,
-                );
-            } else if let Some(transcript) = &self.transcript {
-                transcript.record(&message);
-            }
+        if !matches!(message, Message::StreamEvent(_))
+            && !self.failure.is_set()
+            && self.store_message(&message)
+            && let Some(transcript) = &self.transcript
+        {
+            transcript.record(&message);
         }
         if let Some(sink) = self.sink.lock().as_ref() {
             // A consumer that went away is not an error: the turn still
             // finishes and is stored.
             let _ = sink.send(message);
         }
+    }
+
+    /// Stores `message` with the running totals deferred for it; false
+    /// when the write failed (the failure is recorded).
+    fn store_message(&self, message: &Message) -> bool {
+        let totals = self.pending_totals.lock().take();
+        let written = SessionStore::message_row(message).and_then(|row| {
+            if matches!(message, Message::Assistant(_)) {
+                // The session's ledger shares the store's backend (see
+                // `session::open_ledger`): one transaction writes both,
+                // and the ledger records a failure itself.
+                let attached = AttachedMessage {
+                    row: &row,
+                    totals: totals.as_ref(),
+                };
+                Ok(self.proof.flush_with_message(attached))
+            } else {
+                let backend = self.store.backend();
+                backend
+                    .append_message(&self.session_id, &row, totals.as_ref())
+                    .map(|()| true)
+            }
+        });
+        written.unwrap_or_else(|err| {
+            self.failure.record(
+                &self.session_id,
+                &format!("a {} message", message_kind(message)),
+                self.store.location(),
+                &err,
+            );
+            false
+        })
     }
 
     /// Stores the session's running totals with the next stored message

@@ -18,6 +18,7 @@ use tascer_ledger::{
     EntryKind, Evidence, Ledger, LedgerError, ModelResponsePayload, SessionEnd, SessionStart,
     ToolRecord, ToolStatus, sha256_hex,
 };
+use tascer_store::AttachedMessage;
 
 use crate::records::verdict_entries;
 use crate::write_failure::WriteFailure;
@@ -27,12 +28,13 @@ use crate::write_failure::WriteFailure;
 /// Writes are grouped to keep a governed call cheap (one SQLite
 /// transaction costs more than all the hashing): evidence is staged when
 /// its digest is taken ([`evidence`](Self::evidence)) and stored in the
-/// same transaction as the entry that refers to it; the model response,
-/// `tool_call_opened` and the permission decision are staged too and
-/// committed together by [`flush`](Self::flush), which the pipeline calls
-/// before a tool runs. Every other entry is appended at once, with
-/// whatever is staged before it, so the chain's order is the order of
-/// events.
+/// same transaction as the entry that refers to it. The model response is
+/// staged and written with its assistant message
+/// ([`flush_with_message`](Self::flush_with_message)); `tool_call_opened`
+/// and the permission decision are staged and committed together by
+/// [`flush`](Self::flush), which the pipeline calls before a tool runs.
+/// Every other entry is appended at once, with whatever is staged before
+/// it, so the chain's order is the order of events.
 #[derive(Clone)]
 pub(crate) struct Proof {
     inner: Arc<Inner>,
@@ -66,24 +68,46 @@ impl Inner {
     /// written (`Some("")` when there was nothing to write); `None` when
     /// the write failed.
     fn commit_hash(&self, entry: Option<(EntryKind, Value)>) -> Option<String> {
+        self.commit_with(entry, None)
+    }
+
+    /// [`commit_hash`](Self::commit_hash) that also stores `message` in
+    /// the same transaction, when given.
+    fn commit_with(
+        &self,
+        entry: Option<(EntryKind, Value)>,
+        message: Option<AttachedMessage<'_>>,
+    ) -> Option<String> {
         let Staged {
             mut entries,
             evidence,
         } = std::mem::take(&mut *self.staged.lock());
         entries.extend(entry);
-        if entries.is_empty() && evidence.is_empty() {
+        if entries.is_empty() && evidence.is_empty() && message.is_none() {
             return Some(String::new());
         }
         let first = entries.first().map(|(kind, _)| *kind);
-        match self
-            .ledger
-            .append_batch(&self.session_id, entries, &evidence)
-        {
+        let written = match message {
+            Some(message) => {
+                self.ledger
+                    .append_batch_with_message(&self.session_id, entries, &evidence, message)
+            }
+            None => self
+                .ledger
+                .append_batch(&self.session_id, entries, &evidence),
+        };
+        match written {
             Ok(written) => Some(written.last().map(|e| e.hash.clone()).unwrap_or_default()),
             Err(err) => {
-                let what = match first {
-                    Some(kind) => format!("the ledger entry {}", kind.as_str()),
-                    None => "ledger evidence".to_string(),
+                let what = match (first, message) {
+                    (Some(kind), Some(message)) => format!(
+                        "the ledger entry {} and its {} message",
+                        kind.as_str(),
+                        message.row.kind
+                    ),
+                    (Some(kind), None) => format!("the ledger entry {}", kind.as_str()),
+                    (None, Some(message)) => format!("a {} message", message.row.kind),
+                    (None, None) => "ledger evidence".to_string(),
                 };
                 self.failure.record(
                     &self.session_id,
@@ -172,6 +196,16 @@ impl Proof {
         self.inner.commit(None)
     }
 
+    /// Writes every staged entry (the model response, say) and, in the
+    /// same transaction, stores `message` in the session store, which
+    /// shares this ledger's backend: a process killed at any point leaves
+    /// both or neither. False when the write failed (the failure is
+    /// recorded).
+    #[must_use]
+    pub fn flush_with_message(&self, message: AttachedMessage<'_>) -> bool {
+        self.inner.commit_with(None, Some(message)).is_some()
+    }
+
     /// Stages bytes as evidence of the next entry written; returns their
     /// `sha256:` digest.
     pub fn evidence(&self, bytes: &[u8]) -> String {
@@ -221,8 +255,9 @@ impl Proof {
     /// Stages a model response: digest of its content (kept as evidence),
     /// usage, model, the Task call it belongs to for a subagent, how long
     /// the provider took and what the call cost (when known). It is
-    /// written with the first entry of what the response leads to (a tool
-    /// call or the turn's end).
+    /// written with the response's assistant message
+    /// ([`flush_with_message`](Self::flush_with_message)), or with the next
+    /// entry when no message follows (an MCP sampling call).
     pub fn model_response(
         &self,
         model: &str,

@@ -70,3 +70,5 @@ pub fn record_session(ledger: &Ledger, session: &str) -> (String, String) {
         .unwrap();
     (small, large)
 }
+
+pub mod under;

@@ -21,8 +21,8 @@ use super::rows::{
 use super::{PgBackend, Tx};
 use crate::audit::{DecisionFilter, DecisionRow, HookRunRow, MetricRow};
 use crate::backend::{
-    Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession, Projection,
-    SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
+    AttachedMessage, Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession,
+    Projection, SessionInfo, SignedHead, StoredMessage, Tail, Totals, now, with_session_id,
 };
 use crate::error::StoreError;
 use crate::file_history::{DeletedSession, FileChange};
@@ -53,6 +53,78 @@ const UPSERT_HEAD: &str =
      VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
          signature = excluded.signature, key_id = excluded.key_id, signed_at = excluded.signed_at";
+
+/// A message to append, owned so a retried transaction can write it again.
+struct OwnedMessage {
+    session_id: String,
+    row: MessageRow,
+    totals: Option<Totals>,
+    ts: String,
+}
+
+impl OwnedMessage {
+    fn new(session_id: &str, row: &MessageRow, totals: Option<&Totals>) -> Self {
+        OwnedMessage {
+            session_id: session_id.to_string(),
+            row: row.clone(),
+            totals: totals.cloned(),
+            ts: now(),
+        }
+    }
+
+    /// True when this very message is already stored (a previous attempt
+    /// committed before its connection dropped).
+    async fn stored(&self, tx: &Tx<'_>) -> Result<bool, Failure> {
+        exists(
+            tx,
+            "SELECT 1 FROM messages WHERE session_id = $1 AND uuid = $2 AND data = $3",
+            &[&self.session_id, &self.row.uuid, &self.row.data],
+        )
+        .await
+    }
+
+    /// Appends the message at the next seq of its session and records the
+    /// totals (when given) on the session row. The caller holds the
+    /// session's messages lock.
+    async fn insert(&self, tx: &Tx<'_>) -> Result<(), Failure> {
+        let (session_id, message, ts) = (&self.session_id, &self.row, &self.ts);
+        let next = tx
+            .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = $1")
+            .await?;
+        let seq: i64 = tx.query_one(&next, &[session_id]).await?.try_get(0)?;
+        let insert = tx
+            .prepare_cached(
+                "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .await?;
+        let kind = message.kind.to_string();
+        tx.execute(
+            &insert,
+            &[session_id, &seq, &message.uuid, &kind, &message.data, ts],
+        )
+        .await?;
+        let update = tx
+            .prepare_cached(
+                "UPDATE sessions SET updated_at = $2,
+                     first_prompt = COALESCE(first_prompt, $3),
+                     num_turns = COALESCE($4, num_turns),
+                     total_cost_usd = COALESCE($5, total_cost_usd),
+                     status = COALESCE($6, status)
+                 WHERE id = $1",
+            )
+            .await?;
+        let turns = self.totals.as_ref().map(|t| i64::from(t.num_turns));
+        let cost = self.totals.as_ref().map(|t| t.total_cost_usd);
+        let status = self.totals.as_ref().map(|t| t.status.clone());
+        tx.execute(
+            &update,
+            &[session_id, ts, &message.prompt, &turns, &cost, &status],
+        )
+        .await?;
+        Ok(())
+    }
+}
 
 /// A statement parameter.
 type Param<'a> = &'a (dyn ToSql + Sync);
@@ -226,64 +298,15 @@ impl Backend for PgBackend {
         message: &MessageRow,
         totals: Option<&Totals>,
     ) -> Result<(), StoreError> {
-        let args = Arc::new((
-            session_id.to_string(),
-            message.clone(),
-            totals.cloned(),
-            now(),
-        ));
+        let args = Arc::new(OwnedMessage::new(session_id, message, totals));
         self.transact("append a message", move |tx, attempt| {
             let args = Arc::clone(&args);
             Box::pin(async move {
-                let (session_id, message, totals, ts) = &*args;
-                lock_session(tx, MESSAGES_LOCK, session_id).await?;
-                if attempt > 1
-                    && exists(
-                        tx,
-                        "SELECT 1 FROM messages WHERE session_id = $1 AND uuid = $2 AND data = $3",
-                        &[session_id, &message.uuid, &message.data],
-                    )
-                    .await?
-                {
+                lock_session(tx, MESSAGES_LOCK, &args.session_id).await?;
+                if attempt > 1 && args.stored(tx).await? {
                     return Ok(());
                 }
-                let next = tx
-                    .prepare_cached(
-                        "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = $1",
-                    )
-                    .await?;
-                let seq: i64 = tx.query_one(&next, &[session_id]).await?.try_get(0)?;
-                let insert = tx
-                    .prepare_cached(
-                        "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
-                         VALUES ($1, $2, $3, $4, $5, $6)",
-                    )
-                    .await?;
-                let kind = message.kind.to_string();
-                tx.execute(
-                    &insert,
-                    &[session_id, &seq, &message.uuid, &kind, &message.data, ts],
-                )
-                .await?;
-                let update = tx
-                    .prepare_cached(
-                        "UPDATE sessions SET updated_at = $2,
-                             first_prompt = COALESCE(first_prompt, $3),
-                             num_turns = COALESCE($4, num_turns),
-                             total_cost_usd = COALESCE($5, total_cost_usd),
-                             status = COALESCE($6, status)
-                         WHERE id = $1",
-                    )
-                    .await?;
-                let turns = totals.as_ref().map(|t| i64::from(t.num_turns));
-                let cost = totals.as_ref().map(|t| t.total_cost_usd);
-                let status = totals.as_ref().map(|t| t.status.clone());
-                tx.execute(
-                    &update,
-                    &[session_id, ts, &message.prompt, &turns, &cost, &status],
-                )
-                .await?;
-                Ok(())
+                args.insert(tx).await
             })
         })
     }
@@ -531,20 +554,35 @@ impl Backend for PgBackend {
         session_id: &str,
         blobs: &[Blob],
         build: BatchBuilder,
+        message: Option<AttachedMessage<'_>>,
     ) -> Result<(), StoreError> {
         let session = Arc::new(session_id.to_string());
+        let message = Arc::new(
+            message.map(|attached| OwnedMessage::new(session_id, attached.row, attached.totals)),
+        );
         let blobs = Arc::new(blobs.to_vec());
         let build = Arc::new(Mutex::new(build));
         // (seq, hash) of the last entry the previous attempt wrote.
         let previous: Arc<Mutex<Option<(i64, String)>>> = Arc::default();
         self.transact("append to the ledger", move |tx, attempt| {
-            let (session, blobs, build, previous) = (
+            let (session, message, blobs, build, previous) = (
                 Arc::clone(&session),
+                Arc::clone(&message),
                 Arc::clone(&blobs),
                 Arc::clone(&build),
                 Arc::clone(&previous),
             );
             Box::pin(async move {
+                // Messages before the ledger, as every writer that takes
+                // both locks does.
+                if let Some(message) = &*message {
+                    lock_session(tx, MESSAGES_LOCK, &session).await?;
+                    if attempt > 1 && message.stored(tx).await? {
+                        // The previous attempt committed (message and
+                        // entries together) before its connection dropped.
+                        return Ok(());
+                    }
+                }
                 lock_session(tx, LEDGER_LOCK, &session).await?;
                 let written = previous.lock().clone();
                 if let Some((seq, hash)) = written.filter(|_| attempt > 1)
@@ -577,7 +615,11 @@ impl Backend for PgBackend {
                     (*build)(tail.as_ref()).map_err(StoreError::Build)?
                 };
                 *previous.lock() = batch.entries.last().map(|e| (e.seq, e.hash.clone()));
-                write_batch(tx, &session, &blobs, &batch).await
+                write_batch(tx, &session, &blobs, &batch).await?;
+                if let Some(message) = &*message {
+                    message.insert(tx).await?;
+                }
+                Ok(())
             })
         })
     }
