@@ -264,9 +264,10 @@ impl HookSession {
     /// evidence.
     async fn post_tool_use(&self, input: &Value, failed: bool) -> Result<HookReply, String> {
         let call = tool_call(input, &self.session_id, &self.cwd);
-        let path = self.pending_path(&call.tool_use_id);
-        let pending = std::fs::read_to_string(&path)
-            .ok()
+        let pending_calls = self.pending_calls()?;
+        let pending = pending_calls
+            .get(&self.session_id, &call.tool_use_id)
+            .map_err(|e| format!("cannot read the call's pending record: {e}"))?
             .and_then(|t| serde_json::from_str::<ToolRecord>(&t).ok());
         let mut entries = Vec::new();
         let mut record = match pending {
@@ -336,7 +337,11 @@ impl HookSession {
         entries.push((EntryKind::ToolRecord, record.to_payload().map_err(encode)?));
         let hash = self.write(entries, &[evidence])?;
         self.observe_tool(input, &record, hash, &[]);
-        let _ = std::fs::remove_file(&path);
+        if let Err(err) = pending_calls.remove(&self.session_id, &call.tool_use_id) {
+            // The call is closed on record; a leftover row only waits out
+            // its age.
+            tracing::warn!("cannot remove the call's pending record: {err}");
+        }
         if reviewed.gate_failed {
             let message = reviewed
                 .post_gates
@@ -386,13 +391,10 @@ impl HookSession {
     }
 
     fn keep_pending(&self, record: &ToolRecord) -> Result<(), String> {
-        let path = self.pending_path(&record.tool_use_id);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
         let text = serde_json::to_string(record).map_err(encode)?;
-        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        self.pending_calls()?
+            .put(&self.session_id, &record.tool_use_id, &text)
+            .map_err(|e| format!("cannot keep the call's record for its PostToolUse: {e}"))
     }
 }
 

@@ -11,7 +11,7 @@ use tascer_core::HookEvent;
 use tascer_guard::hooks::HookCommon;
 use tascer_guard::settings::LoadedSettings;
 use tascer_ledger::{EntryKind, Evidence, GitHeads, Ledger, SessionStart};
-use tascer_store::Db;
+use tascer_store::{Db, PendingCalls};
 
 /// One event's view of its Claude Code session: where it runs, its ledger
 /// session, and what it read once (the settings, the local database).
@@ -197,25 +197,18 @@ impl HookSession {
             .clone()
     }
 
-    /// Where an admitted call's record waits for its `PostToolUse` (ids
-    /// made safe as file names: `[A-Za-z0-9_-]` kept, anything else `_`).
-    pub(crate) fn pending_path(&self, tool_use_id: &str) -> PathBuf {
-        let safe = tascer_mcp::sanitize_name;
-        self.home
-            .join("claude-code")
-            .join("pending")
-            .join(safe(&self.session_id))
-            .join(format!("{}.json", safe(tool_use_id)))
+    /// Where an admitted call's record waits for its `PostToolUse`: the
+    /// home's local database.
+    pub(crate) fn pending_calls(&self) -> Result<PendingCalls, String> {
+        PendingCalls::with_db(self.local_db()?)
+            .map_err(|e| format!("cannot open the pending calls: {e}"))
     }
 
-    /// The session's file under `<home>/claude-code/<what>/`.
+    /// The session's file under `<home>/claude-code/<what>/` (the session
+    /// id made safe as a file name: `[A-Za-z0-9_-]` kept, anything else
+    /// `_`).
     pub(crate) fn session_file(&self, what: &str) -> PathBuf {
-        let pending = self.pending_path("_");
-        let session = pending
-            .parent()
-            .and_then(|d| d.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let session = tascer_mcp::sanitize_name(&self.session_id);
         self.home
             .join("claude-code")
             .join(what)

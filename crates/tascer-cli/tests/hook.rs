@@ -154,6 +154,23 @@ fn deny_rules_hold_in_every_mode_and_the_session_verifies() {
     };
     assert_eq!(status("toolu_rm2"), "blocked");
     assert_eq!(status("toolu_ls"), "validated");
+    // PostToolUse closed the record PreToolUse kept (with its permission
+    // decision); only the asked `git push`, which never ran, still waits.
+    let ls = calls
+        .iter()
+        .find(|c| c["record"]["tool_use_id"] == "toolu_ls")
+        .unwrap();
+    assert_eq!(ls["record"]["context"]["note"], Value::Null, "{ls}");
+    assert_eq!(ls["record"]["permission"]["behavior"], "ask", "{ls}");
+    let db = rusqlite::Connection::open(home.path().join("tascer.db")).unwrap();
+    let waiting: Vec<String> = db
+        .prepare("SELECT tool_use_id FROM pending_calls")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(waiting, ["toolu_push"]);
 }
 
 #[test]

@@ -12,8 +12,9 @@
 //! process (on another host, with PostgreSQL), continued by working
 //! directory, or forked. Beside them, always in the home's local SQLite
 //! file, are the contract leases, the LLM reviewers' cache
-//! ([`ReviewCacheStore`]) and the webhook outbox ([`WebhookOutbox`]), each
-//! in its own tables.
+//! ([`ReviewCacheStore`]), the webhook outbox ([`WebhookOutbox`]) and the
+//! Claude Code calls waiting for their `PostToolUse` ([`PendingCalls`]),
+//! each in its own tables.
 
 pub mod audit;
 pub mod backend;
@@ -25,6 +26,7 @@ mod file_history;
 mod history;
 mod lease;
 pub mod outbox;
+mod pending_calls;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod review_cache;
@@ -56,6 +58,7 @@ pub use lease::{
 pub use outbox::{Delivery, DropRecord, Enqueued, NewDelivery, WebhookOutbox};
 #[cfg(feature = "postgres")]
 pub use postgres::{PgBackend, PgOptions};
+pub use pending_calls::PendingCalls;
 pub use review_cache::{CachedReview, ReviewCacheStore};
 pub use sqlite::SqliteBackend;
 pub use store::SessionStore;
