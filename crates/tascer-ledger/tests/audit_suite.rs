@@ -6,85 +6,12 @@
 //! before the audit columns, migrated with their rows filled in.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
+use common::under::Under;
 use serde_json::json;
 use tascer_ledger::{EntryKind, Ledger, SessionStart, ToolRecord, ToolStatus};
-use tascer_store::{Backend, BackendKind, DecisionFilter, PgBackend, PgOptions, SqliteBackend};
-use tascer_testkit::postgres::PgServer;
-
-/// A fresh store of one kind.
-struct Under {
-    kind: BackendKind,
-    home: tempfile::TempDir,
-    /// SQLite: the file. PostgreSQL: the database URL.
-    target: String,
-    pg: Option<(&'static PgServer, String)>,
-}
-
-impl Under {
-    fn sqlite() -> Under {
-        let home = tempfile::tempdir().unwrap();
-        let target = home.path().join("tascer.db").display().to_string();
-        Under {
-            kind: BackendKind::Sqlite,
-            home,
-            target,
-            pg: None,
-        }
-    }
-
-    fn postgres(test: &str) -> Option<Under> {
-        let server = PgServer::shared(test)?;
-        let url = server.fresh_database(test).unwrap();
-        let db = url.rsplit('/').next().unwrap().to_string();
-        Some(Under {
-            kind: BackendKind::Postgres,
-            home: tempfile::tempdir().unwrap(),
-            target: url,
-            pg: Some((server, db)),
-        })
-    }
-
-    fn open(&self) -> Arc<dyn Backend> {
-        match self.kind {
-            BackendKind::Sqlite => Arc::new(SqliteBackend::open(&self.target).unwrap()),
-            BackendKind::Postgres => Arc::new(
-                PgBackend::open_with(
-                    &self.target,
-                    PgOptions {
-                        retry_for: Duration::from_secs(5),
-                        pool_size: 2,
-                        connect_timeout: Duration::from_secs(2),
-                    },
-                )
-                .unwrap(),
-            ),
-        }
-    }
-
-    fn ledger(&self) -> Ledger {
-        Ledger::with_backend(self.open(), self.home.path().join("evidence"), None)
-    }
-}
-
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[test]
-            fn sqlite() {
-                super::$name(super::Under::sqlite());
-            }
-            #[test]
-            fn postgres() {
-                if let Some(under) = super::Under::postgres(stringify!($name)) {
-                    super::$name(under);
-                }
-            }
-        }
-    )*};
-}
+use tascer_store::DecisionFilter;
 
 both!(
     decisions_hook_runs_and_metrics_are_typed_and_queryable,
@@ -127,7 +54,7 @@ fn decision(ledger: &Ledger, session: &str, id: &str, tool: &str, behavior: &str
 }
 
 fn decisions_hook_runs_and_metrics_are_typed_and_queryable(under: Under) {
-    let ledger = under.ledger();
+    let ledger = under.ledger(None);
     start(&ledger, "a");
     decision(&ledger, "a", "t1", "Bash", "allow", "rule");
     decision(&ledger, "a", "t2", "Write", "deny", "hook");
@@ -166,7 +93,7 @@ fn decisions_hook_runs_and_metrics_are_typed_and_queryable(under: Under) {
     decision(&ledger, "b", "u1", "Bash", "allow", "mode");
 
     // Another process reads.
-    let store = under.ledger();
+    let store = under.ledger(None);
     let store = store.store();
     let all = store.decisions(&DecisionFilter::default()).unwrap();
     assert_eq!(all.len(), 5, "{all:#?}");
@@ -358,7 +285,7 @@ fn a_store_made_before_the_audit_columns_is_migrated_with_its_rows_filled(under:
                 .unwrap();
         }
     }
-    let store = under.ledger();
+    let store = under.ledger(None);
     let store = store.store();
     let decisions = store
         .decisions(&DecisionFilter {

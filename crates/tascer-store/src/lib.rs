@@ -56,9 +56,9 @@ pub use lease::{
     now_ms,
 };
 pub use outbox::{Delivery, DropRecord, Enqueued, NewDelivery, WebhookOutbox};
+pub use pending_calls::PendingCalls;
 #[cfg(feature = "postgres")]
 pub use postgres::{PgBackend, PgOptions};
-pub use pending_calls::PendingCalls;
 pub use review_cache::{CachedReview, ReviewCacheStore};
 pub use sqlite::SqliteBackend;
 pub use store::SessionStore;

@@ -102,11 +102,20 @@ mod tests {
         pending.put("s1", "t2", "{\"a\":2}").unwrap();
         pending.put("s2", "t1", "{\"a\":3}").unwrap();
         pending.put("s1", "t1", "{\"a\":4}").unwrap();
-        assert_eq!(pending.get("s1", "t1").unwrap().as_deref(), Some("{\"a\":4}"));
+        assert_eq!(
+            pending.get("s1", "t1").unwrap().as_deref(),
+            Some("{\"a\":4}")
+        );
         pending.remove("s1", "t1").unwrap();
         assert_eq!(pending.get("s1", "t1").unwrap(), None, "removed");
-        assert_eq!(pending.get("s2", "t1").unwrap().as_deref(), Some("{\"a\":3}"));
-        assert_eq!(pending.get("s1", "t2").unwrap().as_deref(), Some("{\"a\":2}"));
+        assert_eq!(
+            pending.get("s2", "t1").unwrap().as_deref(),
+            Some("{\"a\":3}")
+        );
+        assert_eq!(
+            pending.get("s1", "t2").unwrap().as_deref(),
+            Some("{\"a\":2}")
+        );
         assert_eq!(pending.get("s9", "t9").unwrap(), None);
     }
 
