@@ -470,7 +470,22 @@ fn claude_code_hook_events_are_recorded_in_the_shared_store() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.code().is_some(), "{out:?}");
-    assert!(!home.join("tascer.db").exists());
+    // Only what stays on this host is in the home's local file: the
+    // admitted call's record, waiting for its PostToolUse. No session,
+    // message or ledger table is there.
+    let local = rusqlite::Connection::open(home.join("tascer.db")).unwrap();
+    let tables: Vec<String> = local
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(tables, ["pending_calls"]);
+    let waiting: String = local
+        .query_row("SELECT tool_use_id FROM pending_calls", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(waiting, "toolu_1");
     let report: Value = serde_json::from_str(&ok(&tascer(&home, &ws)
         .env("TASCER_STORE", &url)
         .args(["verify", session, "--json"])
