@@ -147,11 +147,29 @@ async fn an_mcp_servers_sampling_request_is_a_recorded_model_call_or_refused() {
     let after = requests[2].body.to_string();
     assert!(after.contains("LLM response: four"), "{after}");
     let session = result["session_id"].as_str().unwrap();
-    let responses = common::ledger_rows(&home, session)
+    let responses: Vec<_> = common::ledger_rows(&home, session)
         .into_iter()
         .filter(|r| r.kind == "model_response")
-        .count();
-    assert_eq!(responses, 3, "the sampling call is in the ledger");
+        .collect();
+    assert_eq!(responses.len(), 3, "the sampling call is in the ledger");
+    let servers: Vec<_> = responses
+        .iter()
+        .map(|r| r.payload["mcp_sampling_server"].clone())
+        .collect();
+    assert_eq!(servers, [json!(null), json!("conf"), json!(null)]);
+    // The stored summary agrees with the ledger: the sampling call is not
+    // one of the session's turns.
+    let verify = Command::new(env!("CARGO_BIN_EXE_tascer"))
+        .env("TASCER_HOME", &home)
+        .args(["verify", session])
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
 
     let (server, result, home, _keep) = run_sampling(true).await;
     let requests = server.requests();

@@ -55,6 +55,11 @@ pub struct ModelResponsePayload {
     /// else the usage at the model's price).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Set for a call made to answer an MCP server's sampling request:
+    /// the server's name. Such a call is not a turn of the session and
+    /// leaves no assistant message in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_sampling_server: Option<String>,
 }
 
 /// Payload of [`EntryKind::SessionEnd`](crate::EntryKind::SessionEnd).

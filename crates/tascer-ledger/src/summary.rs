@@ -53,6 +53,13 @@ fn is_compaction(entry: Option<&LedgerEntry>) -> bool {
     })
 }
 
+fn is_sampling(entry: &LedgerEntry) -> bool {
+    entry
+        .payload
+        .get("mcp_sampling_server")
+        .is_some_and(|server| !server.is_null())
+}
+
 impl FromLedger {
     fn read(entries: &[LedgerEntry]) -> Self {
         let mut out = FromLedger::default();
@@ -65,9 +72,12 @@ impl FromLedger {
                         .and_then(Value::as_str)
                         .map(str::to_string);
                 }
-                // A compaction's summary call is not a turn and leaves no
-                // assistant message: its checkpoint follows it directly.
-                EntryKind::ModelResponse if !is_compaction(entries.get(i + 1)) => {
+                // A compaction's summary call (its checkpoint follows it
+                // directly) and an MCP server's sampling call are not
+                // turns and leave no assistant message.
+                EntryKind::ModelResponse
+                    if !is_compaction(entries.get(i + 1)) && !is_sampling(entry) =>
+                {
                     out.responses += 1;
                     out.responses_after_last_end += 1;
                     if entry
@@ -99,12 +109,12 @@ fn same_cost(a: f64, b: f64) -> bool {
 ///
 /// - `model`: the model the session started with;
 /// - `num_turns`: main-loop model calls (`model_response` entries without
-///   a `parent_tool_use_id`, compaction calls excepted);
+///   a `parent_tool_use_id`, compaction and MCP sampling calls excepted);
 /// - `total_cost_usd`: the last `session_end`'s cost when no model call
 ///   followed it, else at least that much (a turn is under way or was cut
 ///   off);
 /// - `assistant_messages` and `prompts`: one stored assistant message per
-///   model call and one stored prompt per `user_prompt` entry (not checked
+///   model call (the same exceptions) and one stored prompt per `user_prompt` entry (not checked
 ///   for a fork, whose copied messages are in its parent's ledger).
 pub fn check_summary(entries: &[LedgerEntry], stored: &SessionSummary) -> Vec<SummaryMismatch> {
     let ledger = FromLedger::read(entries);

@@ -256,29 +256,62 @@ impl Proof {
     /// usage, model, the Task call it belongs to for a subagent, how long
     /// the provider took and what the call cost (when known). It is
     /// written with the response's assistant message
-    /// ([`flush_with_message`](Self::flush_with_message)), or with the next
-    /// entry when no message follows (an MCP sampling call).
+    /// ([`flush_with_message`](Self::flush_with_message)).
     pub fn model_response(
         &self,
         model: &str,
         content: &[ContentBlock],
         usage: &Usage,
         parent_tool_use_id: Option<&str>,
-        (api_duration, cost_usd): (std::time::Duration, Option<f64>),
+        timing: (std::time::Duration, Option<f64>),
     ) {
+        let mut payload = self.response_payload(model, content, usage, timing);
+        payload.parent_tool_use_id = parent_tool_use_id.map(str::to_string);
+        self.stage_response(&payload);
+    }
+
+    /// Stages the response to an MCP server's sampling request, as
+    /// [`model_response`](Self::model_response) with the server's name:
+    /// not a turn of the session, and no assistant message follows (it is
+    /// written with the next entry).
+    pub fn sampling_response(
+        &self,
+        server: &str,
+        model: &str,
+        content: &[ContentBlock],
+        usage: &Usage,
+        timing: (std::time::Duration, Option<f64>),
+    ) {
+        let mut payload = self.response_payload(model, content, usage, timing);
+        payload.mcp_sampling_server = Some(server.to_string());
+        self.stage_response(&payload);
+    }
+
+    /// A response's entry, its content staged as evidence.
+    fn response_payload(
+        &self,
+        model: &str,
+        content: &[ContentBlock],
+        usage: &Usage,
+        (api_duration, cost_usd): (std::time::Duration, Option<f64>),
+    ) -> ModelResponsePayload {
         let value = serde_json::to_value(content).unwrap_or(Value::Null);
         let bytes = tascer_ledger::jcs::canonicalize(&value)
             .unwrap_or_else(|_| value.to_string().into_bytes());
         let evidence = self.evidence(&bytes);
-        let payload = ModelResponsePayload {
+        ModelResponsePayload {
             content_digest: evidence.clone(),
             usage: *usage,
             model: model.to_string(),
             evidence: vec![evidence],
-            parent_tool_use_id: parent_tool_use_id.map(str::to_string),
+            parent_tool_use_id: None,
             duration_ms: Some(u64::try_from(api_duration.as_millis()).unwrap_or(u64::MAX)),
             cost_usd,
-        };
+            mcp_sampling_server: None,
+        }
+    }
+
+    fn stage_response(&self, payload: &ModelResponsePayload) {
         match payload.to_payload() {
             Ok(p) => self.stage(EntryKind::ModelResponse, p),
             Err(err) => tracing::error!("cannot encode model response entry: {err}"),

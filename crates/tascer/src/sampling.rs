@@ -67,11 +67,11 @@ impl Sampler for SessionSampler {
             let cost = self
                 .env
                 .add_usage(&response.model, &response.usage, response.cost_usd);
-            self.env.proof.model_response(
+            self.env.proof.sampling_response(
+                &request.server,
                 &response.model,
                 &response.content,
                 &response.usage,
-                None,
                 (response.api_duration, cost),
             );
             tracing::info!(server = %request.server, model = %response.model, "answered an MCP sampling request");
