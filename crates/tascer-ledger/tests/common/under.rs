@@ -14,6 +14,7 @@ use tascer_testkit::postgres::PgServer;
 
 /// A fresh store of one kind, and the means to reach around it.
 pub struct Under {
+    /// SQLite or PostgreSQL.
     pub kind: BackendKind,
     /// A home for evidence files (and the SQLite file).
     pub home: tempfile::TempDir,
@@ -24,6 +25,7 @@ pub struct Under {
 }
 
 impl Under {
+    /// A fresh SQLite file in a temporary home.
     pub fn sqlite() -> Under {
         let home = tempfile::tempdir().unwrap();
         let target = home.path().join("tascer.db").display().to_string();
@@ -35,6 +37,8 @@ impl Under {
         }
     }
 
+    /// A fresh database of the shared PostgreSQL server for `test`;
+    /// `None` when PostgreSQL is not installed.
     pub fn postgres(test: &str) -> Option<Under> {
         let server = PgServer::shared(test)?;
         let url = server.fresh_database(test).unwrap();
@@ -56,10 +60,12 @@ impl Under {
         }
     }
 
+    /// A ledger over a new backend, signed with `key` when given.
     pub fn ledger(&self, key: Option<SigningKey>) -> Ledger {
         Ledger::with_backend(self.open(), self.home.path().join("evidence"), key)
     }
 
+    /// A session store over a new backend.
     pub fn sessions(&self) -> SessionStore {
         SessionStore::with_backend(self.open())
     }
@@ -102,11 +108,11 @@ macro_rules! both {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
             #[test]
-            pub fn sqlite() {
+            fn sqlite() {
                 super::$name($crate::common::under::Under::sqlite());
             }
             #[test]
-            pub fn postgres() {
+            fn postgres() {
                 if let Some(under) = $crate::common::under::Under::postgres(stringify!($name)) {
                     super::$name(under);
                 }
