@@ -21,6 +21,7 @@
 
 mod audit;
 mod error;
+mod message;
 pub mod migrate;
 mod pool;
 mod queries;
@@ -91,6 +92,17 @@ impl PgOptions {
 
 /// A transaction on a pooled connection.
 pub(crate) type Tx<'t> = deadpool_postgres::Transaction<'t>;
+
+/// True when the query returns a row.
+pub(crate) async fn exists(
+    tx: &Tx<'_>,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<bool, Failure> {
+    let stmt = tx.prepare_cached(sql).await?;
+    Ok(tx.query_opt(&stmt, params).await?.is_some())
+}
+
 /// What one attempt of an operation returns.
 pub(crate) type Attempt<'t, T> = BoxFuture<'t, Result<T, Failure>>;
 

@@ -15,10 +15,11 @@ use tokio_postgres::types::ToSql;
 
 use super::audit;
 use super::error::Failure;
+use super::message::OwnedMessage;
 use super::rows::{
     entry_from_row, head_from_row, info_from_row, projection_params, to_i64, to_u64,
 };
-use super::{PgBackend, Tx};
+use super::{PgBackend, Tx, exists};
 use crate::audit::{DecisionFilter, DecisionRow, HookRunRow, MetricRow};
 use crate::backend::{
     AttachedMessage, Backend, BackendKind, BatchBuilder, Blob, EntryRow, MessageRow, NewSession,
@@ -54,78 +55,6 @@ const UPSERT_HEAD: &str =
      ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
          signature = excluded.signature, key_id = excluded.key_id, signed_at = excluded.signed_at";
 
-/// A message to append, owned so a retried transaction can write it again.
-struct OwnedMessage {
-    session_id: String,
-    row: MessageRow,
-    totals: Option<Totals>,
-    ts: String,
-}
-
-impl OwnedMessage {
-    fn new(session_id: &str, row: &MessageRow, totals: Option<&Totals>) -> Self {
-        OwnedMessage {
-            session_id: session_id.to_string(),
-            row: row.clone(),
-            totals: totals.cloned(),
-            ts: now(),
-        }
-    }
-
-    /// True when this very message is already stored (a previous attempt
-    /// committed before its connection dropped).
-    async fn stored(&self, tx: &Tx<'_>) -> Result<bool, Failure> {
-        exists(
-            tx,
-            "SELECT 1 FROM messages WHERE session_id = $1 AND uuid = $2 AND data = $3",
-            &[&self.session_id, &self.row.uuid, &self.row.data],
-        )
-        .await
-    }
-
-    /// Appends the message at the next seq of its session and records the
-    /// totals (when given) on the session row. The caller holds the
-    /// session's messages lock.
-    async fn insert(&self, tx: &Tx<'_>) -> Result<(), Failure> {
-        let (session_id, message, ts) = (&self.session_id, &self.row, &self.ts);
-        let next = tx
-            .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = $1")
-            .await?;
-        let seq: i64 = tx.query_one(&next, &[session_id]).await?.try_get(0)?;
-        let insert = tx
-            .prepare_cached(
-                "INSERT INTO messages (session_id, seq, uuid, kind, data, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .await?;
-        let kind = message.kind.to_string();
-        tx.execute(
-            &insert,
-            &[session_id, &seq, &message.uuid, &kind, &message.data, ts],
-        )
-        .await?;
-        let update = tx
-            .prepare_cached(
-                "UPDATE sessions SET updated_at = $2,
-                     first_prompt = COALESCE(first_prompt, $3),
-                     num_turns = COALESCE($4, num_turns),
-                     total_cost_usd = COALESCE($5, total_cost_usd),
-                     status = COALESCE($6, status)
-                 WHERE id = $1",
-            )
-            .await?;
-        let turns = self.totals.as_ref().map(|t| i64::from(t.num_turns));
-        let cost = self.totals.as_ref().map(|t| t.total_cost_usd);
-        let status = self.totals.as_ref().map(|t| t.status.clone());
-        tx.execute(
-            &update,
-            &[session_id, ts, &message.prompt, &turns, &cost, &status],
-        )
-        .await?;
-        Ok(())
-    }
-}
-
 /// A statement parameter.
 type Param<'a> = &'a (dyn ToSql + Sync);
 /// One statement of a pipelined batch.
@@ -138,12 +67,6 @@ async fn lock_session(tx: &Tx<'_>, class: i32, session_id: &str) -> Result<(), F
         .await?;
     tx.execute(&stmt, &[&class, &session_id]).await?;
     Ok(())
-}
-
-/// True when the query returns a row.
-async fn exists(tx: &Tx<'_>, sql: &str, params: &[Param<'_>]) -> Result<bool, Failure> {
-    let stmt = tx.prepare_cached(sql).await?;
-    Ok(tx.query_opt(&stmt, params).await?.is_some())
 }
 
 /// Sends one statement with owned parameters (part of a pipelined batch).
