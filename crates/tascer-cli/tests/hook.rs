@@ -11,7 +11,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::{Value, json};
 
-use common::{hook, ledger_rows, report_json, run_with_stdin, tascer, tascer_hook};
+use common::{home_db_texts, hook, ledger_rows, report_json, run_with_stdin, tascer, tascer_hook};
 
 const SESSION: &str = "5f0c2a1e-cc00-4d7e-9a51-0123456789ab";
 
@@ -162,14 +162,7 @@ fn deny_rules_hold_in_every_mode_and_the_session_verifies() {
         .unwrap();
     assert_eq!(ls["record"]["context"]["note"], Value::Null, "{ls}");
     assert_eq!(ls["record"]["permission"]["behavior"], "ask", "{ls}");
-    let db = rusqlite::Connection::open(home.path().join("tascer.db")).unwrap();
-    let waiting: Vec<String> = db
-        .prepare("SELECT tool_use_id FROM pending_calls")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let waiting = home_db_texts(home.path(), "SELECT tool_use_id FROM pending_calls");
     assert_eq!(waiting, ["toolu_push"]);
 }
 

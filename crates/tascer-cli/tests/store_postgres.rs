@@ -473,15 +473,12 @@ fn claude_code_hook_events_are_recorded_in_the_shared_store() {
     // Only what stays on this host is in the home's local file: the
     // admitted call's record, waiting for its PostToolUse. No session,
     // message or ledger table is there.
-    let local = rusqlite::Connection::open(home.join("tascer.db")).unwrap();
-    let tables: Vec<String> = local
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let tables = home_db_texts(
+        &home,
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+    );
     assert_eq!(tables, ["pending_calls"]);
+    let local = rusqlite::Connection::open(home.join("tascer.db")).unwrap();
     let waiting: String = local
         .query_row("SELECT tool_use_id FROM pending_calls", [], |r| r.get(0))
         .unwrap();

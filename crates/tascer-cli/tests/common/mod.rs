@@ -416,6 +416,18 @@ pub struct LedgerRow {
     pub hash: String,
 }
 
+/// The first column, as text, of each row `sql` returns from the home's
+/// SQLite file (`tascer.db`).
+pub fn home_db_texts(home: &Path, sql: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(home.join("tascer.db")).unwrap();
+    conn.prepare(sql)
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
 /// A session's ledger rows ordered by seq, read straight from the database
 /// (empty when the database or the session does not exist yet).
 pub fn ledger_rows(home: &Path, session: &str) -> Vec<LedgerRow> {
