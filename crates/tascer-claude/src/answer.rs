@@ -39,7 +39,7 @@ pub async fn answer(stdin: &str, home: &Path) -> HookReply {
 pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) -> HookReply {
     let warm = Warm {
         ledger,
-        heads: None,
+        ..Warm::default()
     };
     let (reply, session) = answer_leaving_open(stdin, home, warm).await;
     if let Some(session) = session {
@@ -50,8 +50,8 @@ pub async fn answer_with(stdin: &str, home: &Path, ledger: Option<Arc<Ledger>>) 
 
 /// [`answer_with`], returning the event's session still open: the hook
 /// server sends the answer first and closes the session
-/// ([`HookSession::close`]: the store's WAL kept bounded) after, off the
-/// time Claude Code waits. Everything the answer depends on, the ledger's
+/// ([`HookSession::close_kept_open`]: the store's WAL checkpointed once
+/// it has grown) after, off the time Claude Code waits. Everything the answer depends on, the ledger's
 /// entries included, is written before it returns.
 pub(crate) async fn answer_leaving_open(
     stdin: &str,

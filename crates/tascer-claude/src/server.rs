@@ -36,6 +36,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::answer::answer_leaving_open;
 use crate::session::{Warm, open_ledger};
+use crate::settings_cache::SettingsCache;
 
 /// Environment variable: seconds a hook server waits for an event before
 /// it exits (default 600).
@@ -115,11 +116,13 @@ pub enum Ended {
 
 /// The home's ledger as the server keeps it: reopened when the database
 /// file it was opened on is no longer the one at its path. With it, the
-/// repositories whose `HEAD` each call's record names.
+/// repositories whose `HEAD` each call's record names, and the settings
+/// read for earlier events.
 struct LedgerCache {
     home: PathBuf,
     open: Mutex<Option<Arc<Ledger>>>,
     heads: Arc<GitHeads>,
+    settings: Arc<SettingsCache>,
 }
 
 impl LedgerCache {
@@ -192,6 +195,7 @@ pub async fn serve(
         home: home.clone(),
         open: Mutex::new(None),
         heads: Arc::new(GitHeads::new()),
+        settings: Arc::new(SettingsCache::default()),
     });
     let mut events = tokio::task::JoinSet::new();
     let answer = |events: &mut tokio::task::JoinSet<()>, stream| {
@@ -252,6 +256,11 @@ pub async fn serve(
         answer(&mut events, stream);
     }
     while events.join_next().await.is_some() {}
+    // The next process to open the store recovers what the WAL holds:
+    // leave it bounded.
+    if let Some(ledger) = cache.open.lock().take() {
+        ledger.store().backend().bound_wal();
+    }
     drop(lock);
     Ok(ended)
 }
@@ -278,6 +287,7 @@ async fn handle(
     let warm = Warm {
         ledger,
         heads: Some(Arc::clone(&cache.heads)),
+        settings: Some(Arc::clone(&cache.settings)),
     };
     let (mut reply, session) = answer_leaving_open(&event, &home, warm).await;
     tracing::debug!(
@@ -305,6 +315,6 @@ async fn handle(
     let _ = stream.shutdown().await;
     // The hook has its answer: what is left is the store's upkeep.
     if let Some(session) = session {
-        let _ = tokio::task::spawn_blocking(move || session.close()).await;
+        let _ = tokio::task::spawn_blocking(move || session.close_kept_open()).await;
     }
 }

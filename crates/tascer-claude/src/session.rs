@@ -13,6 +13,8 @@ use tascer_guard::settings::LoadedSettings;
 use tascer_ledger::{EntryKind, Evidence, GitHeads, Ledger, SessionStart};
 use tascer_store::{Db, PendingCalls};
 
+use crate::settings_cache::{self, SettingsCache};
+
 /// One event's view of its Claude Code session: where it runs, its ledger
 /// session, and what it read once (the settings, the local database).
 pub(crate) struct HookSession {
@@ -24,7 +26,9 @@ pub(crate) struct HookSession {
     /// in a hook process of its own.
     pub(crate) heads: Option<Arc<GitHeads>>,
     pub(crate) hook_common: HookCommon,
-    settings: OnceLock<Result<LoadedSettings, String>>,
+    settings: OnceLock<Result<Arc<LoadedSettings>, String>>,
+    /// The hook server's settings, kept between events.
+    settings_cache: Option<Arc<SettingsCache>>,
     local_db: OnceLock<Result<Arc<Db>, String>>,
     /// The agents' verdicts this event produced, for the webhooks
     /// (`tascer.agents`).
@@ -40,6 +44,9 @@ pub(crate) struct Warm {
     /// The repositories read for each call's `HEAD`; `None` opens the
     /// repository for the event.
     pub(crate) heads: Option<Arc<GitHeads>>,
+    /// The settings read for earlier events; `None` reads them for the
+    /// event.
+    pub(crate) settings: Option<Arc<SettingsCache>>,
 }
 
 impl HookSession {
@@ -74,6 +81,7 @@ impl HookSession {
             ledger,
             heads: warm.heads,
             settings: OnceLock::new(),
+            settings_cache: warm.settings,
             local_db: OnceLock::new(),
             agents: parking_lot::Mutex::new(Vec::new()),
         };
@@ -87,6 +95,14 @@ impl HookSession {
     /// ([`Backend::bound_wal`](tascer_store::Backend::bound_wal)).
     pub(crate) fn close(self) {
         self.ledger.store().backend().bound_wal();
+    }
+
+    /// Ends an event of the hook server, which keeps the ledger open: the
+    /// WAL is checkpointed in place once it has grown
+    /// ([`Backend::checkpoint_wal_in_place`](tascer_store::Backend::checkpoint_wal_in_place));
+    /// the server bounds it when it stops.
+    pub(crate) fn close_kept_open(self) {
+        self.ledger.store().backend().checkpoint_wal_in_place();
     }
 
     /// Keeps the reviewers' verdicts of this event for its webhook
@@ -167,18 +183,16 @@ impl HookSession {
             .map_err(|e| format!("cannot write the ledger: {e}"))
     }
 
-    /// Tascer's settings for `cwd` (read once per event).
+    /// Tascer's settings for `cwd` (read once per event, or kept by the
+    /// hook server while their files stay the same).
     pub(crate) fn settings(&self) -> Result<&LoadedSettings, String> {
         self.settings
-            .get_or_init(|| {
-                let settings = tascer::host::load_settings(&self.cwd, &self.home)
-                    .map_err(|e| format!("cannot read Tascer's settings: {e}"))?;
-                for warning in &settings.warnings {
-                    tracing::warn!("{warning}");
-                }
-                Ok(settings)
+            .get_or_init(|| match &self.settings_cache {
+                Some(cache) => cache.load(&self.cwd, &self.home),
+                None => settings_cache::read(&self.cwd, &self.home).map(Arc::new),
             })
             .as_ref()
+            .map(|settings| &**settings)
             .map_err(Clone::clone)
     }
 

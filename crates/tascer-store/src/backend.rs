@@ -280,6 +280,16 @@ pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// Nothing to do elsewhere (the default).
     fn bound_wal(&self) {}
 
+    /// Keeps the store's write-ahead log from growing, for a process that
+    /// keeps a store opened short-lived open between writes (the hook
+    /// server): SQLite copies the WAL into the database once the process
+    /// has committed [`WAL_CHECKPOINT_COMMITS`](crate::db::WAL_CHECKPOINT_COMMITS)
+    /// transactions since the last time, without truncating it, so that
+    /// the next writes reuse it. Such a
+    /// process calls [`bound_wal`](Self::bound_wal) before it ends.
+    /// Nothing to do elsewhere (the default).
+    fn checkpoint_wal_in_place(&self) {}
+
     /// True when the store's file is no longer the one this backend opened
     /// (deleted or replaced, as when a home is removed): a long-lived
     /// process then opens the store again. Always false for a store that

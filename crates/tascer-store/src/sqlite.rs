@@ -100,6 +100,10 @@ impl Backend for SqliteBackend {
         self.db.bound_wal();
     }
 
+    fn checkpoint_wal_in_place(&self) {
+        self.db.checkpoint_in_place();
+    }
+
     fn replaced(&self) -> bool {
         file_identity(self.db.path()) != self.identity
     }
