@@ -49,6 +49,7 @@ mod safety;
 #[cfg(unix)]
 pub mod server;
 mod session;
+mod settings_cache;
 mod start;
 mod transcript;
 mod webhooks;

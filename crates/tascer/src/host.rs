@@ -75,11 +75,24 @@ pub fn project_root(cwd: &Path) -> PathBuf {
 /// user's `settings.json` in `$CLAUDE_CONFIG_DIR` or `~/.claude`), the
 /// project's found by [`project_root`]. Claude Code runs the hooks of its
 /// own files itself: they are not Tascer's to run, and are left out.
+///
+/// A process that keeps the settings between calls reads them again when
+/// one of [`settings_files`] changed.
 pub fn load_settings(cwd: &Path, home: &Path) -> Result<LoadedSettings, Error> {
     let project = project_root(cwd);
     let mut settings = setup::load_settings_in(&host_options(None), cwd, Some(&project), home)?;
     settings.without_claude_code_hooks();
     Ok(settings)
+}
+
+/// Every file [`load_settings`] reads for `cwd`, whether or not it
+/// exists (in the order it reads them): what a process that keeps the
+/// settings between calls watches.
+pub fn settings_files(cwd: &Path, home: &Path) -> Vec<PathBuf> {
+    let project = project_root(cwd);
+    setup::settings_loader(&host_options(None), cwd, Some(&project), home)
+        .map(|loader| loader.files().into_iter().map(|f| f.path).collect())
+        .unwrap_or_default()
 }
 
 impl HostGovernance {

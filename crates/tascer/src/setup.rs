@@ -74,9 +74,23 @@ pub(crate) fn load_settings_in(
     project: Option<&Path>,
     home: &Path,
 ) -> Result<LoadedSettings, Error> {
+    match settings_loader(options, cwd, project, home) {
+        Some(loader) => Ok(loader.load()?),
+        None => Ok(LoadedSettings::default()),
+    }
+}
+
+/// The loader [`load_settings_in`] reads with; `None` when the options
+/// read no settings at all.
+pub(crate) fn settings_loader(
+    options: &Options,
+    cwd: &Path,
+    project: Option<&Path>,
+    home: &Path,
+) -> Option<SettingsLoader> {
     let sources = &options.setting_sources;
     if sources.is_empty() && options.settings.is_none() {
-        return Ok(LoadedSettings::default());
+        return None;
     }
     let has = |s: SettingsSource| sources.contains(&s);
     let mut loader = SettingsLoader::for_home(cwd, home)
@@ -92,7 +106,7 @@ pub(crate) fn load_settings_in(
     if let Some(flag) = &options.settings {
         loader = loader.flag_settings(flag.clone());
     }
-    Ok(loader.load()?)
+    Some(loader)
 }
 
 /// Builds the governance of a session in `cwd`. `secrets` are the
