@@ -35,7 +35,7 @@ use tascer_ledger::{GitHeads, Ledger};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::answer::answer_leaving_open;
-use crate::session::{Warm, open_ledger};
+use crate::session::{HookSession, Warm, open_ledger};
 use crate::settings_cache::SettingsCache;
 
 /// Environment variable: seconds a hook server waits for an event before
@@ -313,8 +313,9 @@ async fn handle(
         tracing::warn!("hook server: cannot send an answer: {err}");
     }
     let _ = stream.shutdown().await;
-    // The hook has its answer: what is left is the store's upkeep.
-    if let Some(session) = session {
+    // The hook has its answer: what is left is the store's upkeep, now and
+    // then (a thread is woken for it only then).
+    if let Some(session) = session.filter(HookSession::wal_checkpoint_due) {
         let _ = tokio::task::spawn_blocking(move || session.close_kept_open()).await;
     }
 }

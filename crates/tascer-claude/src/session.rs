@@ -105,6 +105,11 @@ impl HookSession {
         self.ledger.store().backend().checkpoint_wal_in_place();
     }
 
+    /// True when [`close_kept_open`](Self::close_kept_open) has work to do.
+    pub(crate) fn wal_checkpoint_due(&self) -> bool {
+        self.ledger.store().backend().wal_checkpoint_due()
+    }
+
     /// Keeps the reviewers' verdicts of this event for its webhook
     /// payload; `told` is what Claude Code was told when they refused
     /// the call or blocked the stop.

@@ -290,6 +290,13 @@ pub trait Backend: std::any::Any + fmt::Debug + Send + Sync {
     /// Nothing to do elsewhere (the default).
     fn checkpoint_wal_in_place(&self) {}
 
+    /// True when [`checkpoint_wal_in_place`](Self::checkpoint_wal_in_place)
+    /// has work to do (a caller hands it to another thread only then).
+    /// Never, elsewhere (the default).
+    fn wal_checkpoint_due(&self) -> bool {
+        false
+    }
+
     /// True when the store's file is no longer the one this backend opened
     /// (deleted or replaced, as when a home is removed): a long-lived
     /// process then opens the store again. Always false for a store that

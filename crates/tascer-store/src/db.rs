@@ -299,7 +299,7 @@ impl Db {
     /// Before such a process ends, [`bound_wal`](Self::bound_wal) leaves
     /// the WAL bounded for the next.
     pub(crate) fn checkpoint_in_place(&self) {
-        if self.commits.load(Ordering::Relaxed) < WAL_CHECKPOINT_COMMITS {
+        if !self.checkpoint_due() {
             return;
         }
         self.commits.store(0, Ordering::Relaxed);
@@ -311,6 +311,12 @@ impl Db {
         if let Err(e) = copied {
             tracing::debug!("cannot checkpoint the WAL: {e}");
         }
+    }
+
+    /// True once [`checkpoint_in_place`](Self::checkpoint_in_place) has
+    /// something to do.
+    pub(crate) fn checkpoint_due(&self) -> bool {
+        self.commits.load(Ordering::Relaxed) >= WAL_CHECKPOINT_COMMITS
     }
 
     /// Where the database file is.

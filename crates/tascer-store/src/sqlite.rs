@@ -104,6 +104,10 @@ impl Backend for SqliteBackend {
         self.db.checkpoint_in_place();
     }
 
+    fn wal_checkpoint_due(&self) -> bool {
+        self.db.checkpoint_due()
+    }
+
     fn replaced(&self) -> bool {
         file_identity(self.db.path()) != self.identity
     }
