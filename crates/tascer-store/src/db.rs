@@ -466,6 +466,15 @@ impl Db {
 mod tests {
     use super::*;
 
+    /// What a failed statement of a test becomes: a write error naming
+    /// the file.
+    fn write_error(path: &Path) -> impl Fn(rusqlite::Error) -> DbError + Copy + '_ {
+        move |source| DbError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
     fn quick() -> Contention {
         Contention {
             busy_timeout: Duration::from_millis(20),
@@ -480,10 +489,7 @@ mod tests {
         let db = Db::open_with(&path, Contention::default()).unwrap();
         db.write(|tx| {
             tx.execute_batch("CREATE TABLE t (x INTEGER)")
-                .map_err(|source| DbError::Write {
-                    path: path.clone(),
-                    source,
-                })
+                .map_err(write_error(&path))
         })
         .unwrap();
         let other = Connection::open(&path).unwrap();
@@ -496,10 +502,7 @@ mod tests {
         });
         db.write(|tx| {
             tx.execute("INSERT INTO t VALUES (2)", [])
-                .map_err(|source| DbError::Write {
-                    path: path.clone(),
-                    source,
-                })
+                .map_err(write_error(&path))
         })
         .unwrap();
         release.join().unwrap();
@@ -523,10 +526,7 @@ mod tests {
             .write(|tx| {
                 calls += 1;
                 tx.execute_batch("CREATE TABLE u (x INTEGER)")
-                    .map_err(|source| DbError::Write {
-                        path: path.clone(),
-                        source,
-                    })
+                    .map_err(write_error(&path))
             })
             .unwrap_err();
         assert_eq!(calls, 0, "the transaction never started");
@@ -547,19 +547,13 @@ mod tests {
         let insert = |db: &Db| {
             db.write(|tx| {
                 tx.execute("INSERT INTO t VALUES (zeroblob(3000))", [])
-                    .map_err(|source| DbError::Write {
-                        path: path.clone(),
-                        source,
-                    })
+                    .map_err(write_error(&path))
             })
             .unwrap();
         };
         db.write(|tx| {
             tx.execute_batch("CREATE TABLE t (x BLOB)")
-                .map_err(|source| DbError::Write {
-                    path: path.clone(),
-                    source,
-                })
+                .map_err(write_error(&path))
         })
         .unwrap();
         let wal = dir.path().join("t.db-wal");
@@ -594,10 +588,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
         let db = Db::open_with(&path, quick()).unwrap();
-        let wrapped = |source| DbError::Write {
-            path: path.clone(),
-            source,
-        };
+        let wrapped = write_error(&path);
         db.write(|tx| {
             tx.execute_batch("CREATE TABLE t (s TEXT, n INTEGER, PRIMARY KEY (s, n))")
                 .map_err(wrapped)
